@@ -1,0 +1,63 @@
+/**
+ * Development secrets for the zero-config start: generated once with a CSPRNG, kept in
+ * `<dataDir>/dev-secrets.json` (mode 0600), and used only for the variables the environment
+ * leaves unset. Persisted through unstorage's fs driver.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { chmod } from "node:fs/promises";
+import { join } from "node:path";
+import { createStorage } from "unstorage";
+import fsDriver from "unstorage/drivers/fs";
+
+export interface DevSecrets {
+  ESIGN_WEBHOOK_SECRET: string;
+  STAFFING_WEBHOOK_SECRET: string;
+  /** The admin API key in clear (printed for the developer); config holds only its hash. */
+  GATEWAY_ADMIN_KEY: string;
+}
+
+const FILE = "dev-secrets.json";
+
+/** Reads or creates the development secrets of `dataDir`. */
+export async function loadDevSecrets(dataDir: string): Promise<DevSecrets> {
+  const storage = createStorage({ driver: fsDriver({ base: dataDir }) });
+  try {
+    const existing = (await storage.getItem(FILE)) as DevSecrets | null;
+    if (existing?.ESIGN_WEBHOOK_SECRET && existing.STAFFING_WEBHOOK_SECRET && existing.GATEWAY_ADMIN_KEY) {
+      return existing;
+    }
+    const secrets: DevSecrets = {
+      ESIGN_WEBHOOK_SECRET: `dev_esign_${randomBytes(24).toString("hex")}`,
+      STAFFING_WEBHOOK_SECRET: `dev_staffing_${randomBytes(24).toString("hex")}`,
+      GATEWAY_ADMIN_KEY: `dev_admin_${randomBytes(24).toString("hex")}`,
+    };
+    await storage.setItem(FILE, secrets);
+    await chmod(join(dataDir, FILE), 0o600);
+    return secrets;
+  } finally {
+    await storage.dispose();
+  }
+}
+
+/**
+ * Fills the unset variables of `env` from the development secrets; returns the names it filled
+ * (empty when the environment provides everything, and then nothing is labelled development).
+ */
+export async function applyDevSecrets(env: Record<string, string | undefined>, dataDir: string) {
+  const wanted = ["ESIGN_WEBHOOK_SECRET", "STAFFING_WEBHOOK_SECRET", "GATEWAY_ADMIN_KEY_HASH"] as const;
+  if (wanted.every((name) => env[name])) return { filled: [] as string[], secrets: undefined };
+  const secrets = await loadDevSecrets(dataDir);
+  const filled: string[] = [];
+  const values: Record<(typeof wanted)[number], string> = {
+    ESIGN_WEBHOOK_SECRET: secrets.ESIGN_WEBHOOK_SECRET,
+    STAFFING_WEBHOOK_SECRET: secrets.STAFFING_WEBHOOK_SECRET,
+    GATEWAY_ADMIN_KEY_HASH: `sha256:${createHash("sha256").update(secrets.GATEWAY_ADMIN_KEY).digest("hex")}`,
+  };
+  for (const name of wanted) {
+    if (!env[name]) {
+      env[name] = values[name];
+      filled.push(name);
+    }
+  }
+  return { filled, secrets };
+}

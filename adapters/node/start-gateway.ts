@@ -1,0 +1,74 @@
+/**
+ * The Node runtime entry: builds the gateway around the configured store, serves it with h3's
+ * Node server, runs retention maintenance, and shuts down gracefully (stop accepting, finish
+ * in-flight requests, flush the store).
+ */
+import type { Server } from "node:http";
+import { serve } from "h3";
+import type { GatewayConfig } from "../../src/config/schema.ts";
+import { createGateway, type Gateway } from "../../src/create-gateway.ts";
+import { createLogger, type Logger } from "../../src/ops/logger.ts";
+import type { StoreDriver } from "../../src/store/contract.ts";
+import { createConfiguredStore } from "./create-store.ts";
+import { createNodeCrypto } from "./node-crypto.ts";
+
+export interface NodeGatewayOptions {
+  config: GatewayConfig;
+  /** Overrides `config.server.host`. */
+  host?: string;
+  /** Overrides `config.server.port`; 0 picks a free port. */
+  port?: number;
+  logger?: Logger;
+  /** Use this store instead of the configured one (tests). */
+  store?: StoreDriver;
+}
+
+export interface RunningGateway {
+  url: string;
+  gateway: Gateway;
+  /** Stops accepting, waits for in-flight requests, flushes and closes the store. */
+  stop(): Promise<void>;
+}
+
+const MAINTENANCE_INTERVAL_MS = 15 * 60 * 1000;
+const SHUTDOWN_GRACE_MS = 10_000;
+
+export async function startNodeGateway(options: NodeGatewayOptions): Promise<RunningGateway> {
+  const { config } = options;
+  const logger = options.logger ?? createLogger(config.log.level);
+  const store = options.store ?? (await createConfiguredStore(config.store));
+  const gateway = createGateway({ config, store, crypto: createNodeCrypto(), logger });
+  await gateway.runMaintenance();
+  const maintenance = setInterval(() => {
+    gateway.runMaintenance().catch((error) => logger.error("maintenance failed", { error: String(error) }));
+  }, MAINTENANCE_INTERVAL_MS);
+  maintenance.unref();
+
+  const server = serve(gateway.app, {
+    hostname: options.host ?? config.server.host,
+    port: options.port ?? config.server.port,
+    silent: true,
+    gracefulShutdown: false,
+  });
+  await server.ready();
+  const nodeServer = server.node?.server as Server | undefined;
+  const address = nodeServer?.address();
+  const port = address && typeof address === "object" ? address.port : Number(new URL(server.url ?? "").port);
+  const host = options.host ?? config.server.host;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      clearInterval(maintenance);
+      const closed = server.close();
+      nodeServer?.closeIdleConnections();
+      const force = setTimeout(() => nodeServer?.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      await closed;
+      clearTimeout(force);
+      await gateway.close();
+    })();
+    return stopping;
+  };
+  return { url, gateway, stop };
+}

@@ -1,0 +1,101 @@
+/**
+ * The memory store driver: everything in process memory, nothing durable. For tests and for
+ * trying the gateway out; a restart forgets every event.
+ */
+import type { ClaimResult, EventRecord, StoreDriver, StoreFactory } from "../../src/store/contract.ts";
+import { StoreUnavailableError } from "../../src/store/contract.ts";
+import { type EventSummary, pageSummaries, summarizeEvent } from "../../src/store/match-event-query.ts";
+
+export interface MemoryStoreOptions {
+  /** Clock for TTLs, epoch ms. Default `Date.now`. */
+  now?: () => number;
+}
+
+interface Mark {
+  /** Event id once recorded; undefined while only claimed. */
+  id?: string;
+  expiresAt: number;
+}
+
+/** Creates an in-memory store; `failWrites` lets tests simulate an unavailable store. */
+export const memoryStore: StoreFactory<MemoryStoreOptions> = (options = {}) => createMemoryStore(options);
+
+export function createMemoryStore(options: MemoryStoreOptions = {}): StoreDriver & { failWrites: boolean } {
+  const now = options.now ?? Date.now;
+  const marks = new Map<string, Mark>();
+  const byId = new Map<string, EventRecord>();
+  let ordered: EventSummary[] = [];
+  const kv = new Map<string, { value: string; expiresAt: number }>();
+  let seq = 0;
+
+  const liveKv = (key: string) => {
+    const entry = kv.get(key);
+    if (entry && entry.expiresAt <= now()) {
+      kv.delete(key);
+      return undefined;
+    }
+    return entry;
+  };
+
+  const store = {
+    name: "memory",
+    failWrites: false,
+    async claim(key: string, ttlMs: number): Promise<ClaimResult> {
+      const mark = marks.get(key);
+      const t = now();
+      if (mark && mark.expiresAt > t) {
+        return mark.id ? { status: "duplicate", id: mark.id } : { status: "in_progress" };
+      }
+      marks.set(key, { expiresAt: t + ttlMs });
+      return { status: "claimed" };
+    },
+    async append(record: EventRecord, key: string, dedupeTtlMs: number) {
+      if (store.failWrites) throw new StoreUnavailableError("memory store: writes disabled");
+      const existing = byId.get(record.id);
+      marks.set(key, { id: record.id, expiresAt: now() + dedupeTtlMs });
+      if (existing) return { inserted: false, seq: existing.seq };
+      const stored = { ...record, seq: ++seq };
+      byId.set(stored.id, stored);
+      ordered.push(summarizeEvent(stored));
+      return { inserted: true, seq: stored.seq };
+    },
+    async release(key: string) {
+      if (!marks.get(key)?.id) marks.delete(key);
+    },
+    async get(id: string) {
+      return byId.get(id);
+    },
+    async list(query: Parameters<StoreDriver["list"]>[0]) {
+      const { page, next } = pageSummaries(ordered, query);
+      return { events: page.map((s) => byId.get(s.id) as EventRecord), next };
+    },
+    async purge(before: number) {
+      const t = now();
+      const kept = ordered.filter((r) => r.receivedAt >= before);
+      const removed = ordered.length - kept.length;
+      for (const r of ordered) if (r.receivedAt < before) byId.delete(r.id);
+      ordered = kept;
+      for (const [key, mark] of marks) if (mark.expiresAt <= t) marks.delete(key);
+      return removed;
+    },
+    async ping() {
+      if (store.failWrites) throw new StoreUnavailableError("memory store: unavailable");
+    },
+    async kvGet(key: string) {
+      return liveKv(key)?.value;
+    },
+    async kvSet(key: string, value: string, ttlMs: number) {
+      kv.set(key, { value, expiresAt: now() + ttlMs });
+    },
+    async kvSetIfAbsent(key: string, value: string, ttlMs: number) {
+      if (liveKv(key)) return false;
+      kv.set(key, { value, expiresAt: now() + ttlMs });
+      return true;
+    },
+    async kvDelete(key: string) {
+      kv.delete(key);
+    },
+    async close() {},
+  };
+  return store;
+}

@@ -1,0 +1,24 @@
+/**
+ * Admin API authentication: `Authorization: Bearer <key>`, compared by SHA-256 hash against the
+ * configured `admin.apiKeyHashes` (keys are never stored in clear).
+ */
+import { toHex, utf8 } from "../crypto/crypto-port.ts";
+import { createGatewayError } from "../errors.ts";
+import type { GatewayContext } from "../gateway-context.ts";
+
+/** `sha256:<hex>` of an API key, the form stored in config. */
+export async function hashApiKey(key: string, ctx: Pick<GatewayContext, "crypto">): Promise<string> {
+  return `sha256:${toHex(await ctx.crypto.sha256(utf8(key)))}`;
+}
+
+/** Throws 401 unless the request carries an admin API key. */
+export async function requireAdmin(ctx: GatewayContext, request: Request): Promise<void> {
+  const header = request.headers.get("authorization") ?? "";
+  const match = /^Bearer ([\x21-\x7e]{1,512})$/.exec(header);
+  // Hash lookups compare digests of the presented key, so timing reveals nothing about stored keys.
+  if (!match?.[1] || !ctx.adminKeyHashes.has(await hashApiKey(match[1], ctx))) {
+    throw createGatewayError(401, "unauthorized", "a valid admin API key is required (Authorization: Bearer <key>)", {
+      headers: { "www-authenticate": 'Bearer realm="gateway-admin"' },
+    });
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * The gateway's configuration schema (valibot). Values live in `config/`; secrets come from the
+ * environment through `${VAR}` references resolved by `resolveConfig` before validation.
+ * Every field documents its default; the README's configuration reference mirrors this file.
+ */
+import * as v from "valibot";
+
+const id = v.pipe(
+  v.string(),
+  v.regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "an id of lower-case letters, digits, _ or - (max 63)"),
+);
+
+const secret = v.pipe(v.string(), v.minLength(16, "a secret of at least 16 characters"));
+
+/** SHA-256 of an API key, hex: `sha256:<64 hex>`. Generate with `gateway hash-key <key>`. */
+const keyHash = v.pipe(v.string(), v.regex(/^sha256:[0-9a-f]{64}$/, "`sha256:` followed by 64 lower-case hex digits"));
+
+export const SourceSchema = v.strictObject({
+  /** Path segment of `POST /webhooks/{id}`. */
+  id,
+  /** Which upstream signs and shapes the webhooks of this source. */
+  service: v.picklist(["esign", "staffing"], "`esign` or `staffing`"),
+  /** Active signing secrets; any one verifies (rotation). */
+  secrets: v.pipe(v.array(secret), v.minLength(1, "at least one secret"), v.maxLength(8)),
+  /** staffing: accepted |now - t| in seconds. Default 300. */
+  toleranceSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(86_400)), 300),
+  /** How long an upstream identity is remembered for dedupe, seconds. Default 72 h. */
+  dedupeWindowSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(60)), 72 * 3600),
+  /** Largest accepted body in bytes. Default 1 MiB. */
+  bodyLimitBytes: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(1024), v.maxValue(64 * 1024 * 1024)),
+    1024 * 1024,
+  ),
+  /** staffing: `delivery-id` (X-Svc-Delivery-Id, body hash when absent) or `body-sha256`. */
+  identity: v.optional(v.picklist(["delivery-id", "body-sha256"]), "delivery-id"),
+});
+
+export const StoreConfigSchema = v.variant("driver", [
+  v.strictObject({ driver: v.literal("memory") }),
+  v.strictObject({
+    driver: v.literal("disk"),
+    /** Directory of the journal. Default `.data`. */
+    dir: v.optional(v.pipe(v.string(), v.minLength(1)), ".data"),
+  }),
+]);
+
+export const GatewayConfigSchema = v.strictObject({
+  server: v.optional(
+    v.strictObject({
+      /** Default 127.0.0.1. */
+      host: v.optional(v.string(), "127.0.0.1"),
+      /** Default 8787; 0 picks a free port. */
+      port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(65_535)), 8787),
+    }),
+    {},
+  ),
+  store: v.optional(StoreConfigSchema, { driver: "disk" }),
+  sources: v.pipe(
+    v.array(SourceSchema),
+    v.check((sources) => new Set(sources.map((s) => s.id)).size === sources.length, "source ids must be unique"),
+  ),
+  admin: v.optional(
+    v.strictObject({
+      /** Hashes of the API keys allowed to read the event log and metrics. */
+      apiKeyHashes: v.optional(v.array(keyHash), []),
+    }),
+    {},
+  ),
+  /** Days an event stays in the log. Default 30. */
+  retentionDays: v.optional(v.pipe(v.number(), v.minValue(0.001), v.maxValue(3650)), 30),
+  /** Seconds an "in progress" claim lives before a retry may take over. Default 30. */
+  claimTtlSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600)), 30),
+  log: v.optional(
+    v.strictObject({
+      /** `debug`, `info` (default), `warn`, `error` or `silent`. */
+      level: v.optional(v.picklist(["debug", "info", "warn", "error", "silent"]), "info"),
+    }),
+    {},
+  ),
+});
+
+/** What a config file holds (defaults optional). */
+export type GatewayConfigInput = v.InferInput<typeof GatewayConfigSchema>;
+/** The validated configuration with defaults applied. */
+export type GatewayConfig = v.InferOutput<typeof GatewayConfigSchema>;
+export type SourceConfig = v.InferOutput<typeof SourceSchema>;
+export type StoreConfig = v.InferOutput<typeof StoreConfigSchema>;
+
+/** Identity helper for typed `.ts` config files. */
+export function defineConfig(config: GatewayConfigInput): GatewayConfigInput {
+  return config;
+}

@@ -1,0 +1,103 @@
+/**
+ * Builds the gateway: an h3 app with every route of the public surface, wired to a store driver
+ * and the runtime's crypto, clock and logger. Runtime adapters (`adapters/node`, later
+ * `adapters/cloudflare`) call this and serve `gateway.app`.
+ */
+import { H3 } from "h3";
+import { requireAdmin } from "./auth/admin-auth.ts";
+import type { GatewayConfig } from "./config/schema.ts";
+import { type CryptoPort, createWebCrypto } from "./crypto/crypto-port.ts";
+import { createGatewayError, toErrorResponse } from "./errors.ts";
+import { type Clock, type GatewayContext, systemClock } from "./gateway-context.ts";
+import { receiveWebhook } from "./ingress/receive-webhook.ts";
+import { getEvent, listEvents } from "./log/event-log-api.ts";
+import { checkHealth } from "./ops/check-health.ts";
+import { createLogger, type Logger } from "./ops/logger.ts";
+import { createMetrics, GATEWAY_METRICS, type Metrics } from "./ops/metrics.ts";
+import type { StoreDriver } from "./store/contract.ts";
+
+export interface GatewayOptions {
+  config: GatewayConfig;
+  store: StoreDriver;
+  /** Default: Web Crypto. */
+  crypto?: CryptoPort;
+  /** Default: the system clock. Tests inject their own. */
+  clock?: Clock;
+  /** Default: JSON lines on console.log at `config.log.level`. */
+  logger?: Logger;
+}
+
+export interface Gateway {
+  app: H3;
+  ctx: GatewayContext;
+  fetch(request: Request): Promise<Response>;
+  /** Enforces retention (drops events older than `retentionDays`); returns how many went. */
+  runMaintenance(): Promise<number>;
+  close(): Promise<void>;
+}
+
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+function requestIdOf(request: Request): string {
+  const given = request.headers.get("x-request-id");
+  return given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+}
+
+/** Creates the gateway app around a store driver. */
+export function createGateway(options: GatewayOptions): Gateway {
+  const { config, store } = options;
+  const logger = options.logger ?? createLogger(config.log.level);
+  const metrics: Metrics = createMetrics(GATEWAY_METRICS);
+  const ctx: GatewayContext = {
+    config,
+    sources: new Map(config.sources.map((s) => [s.id, s])),
+    store,
+    crypto: options.crypto ?? createWebCrypto(),
+    metrics,
+    logger,
+    clock: options.clock ?? systemClock,
+    adminKeyHashes: new Set(config.admin.apiKeyHashes),
+  };
+
+  const app = new H3({
+    onError(error, event) {
+      const response = toErrorResponse(error);
+      if (response.status >= 500 && !HTTPErrorIsExpected(error)) {
+        logger.error("unhandled error", { path: event.url.pathname, error: String(error.cause ?? error.message) });
+      }
+      return response;
+    },
+  });
+
+  app.post("/webhooks/:sourceId", (event) =>
+    receiveWebhook(ctx, event.context.params?.sourceId ?? "", event.req, requestIdOf(event.req)),
+  );
+  app.get("/events", async (event) => {
+    await requireAdmin(ctx, event.req);
+    return listEvents(ctx, event.url);
+  });
+  app.get("/events/:id", async (event) => {
+    await requireAdmin(ctx, event.req);
+    return getEvent(ctx, event.context.params?.id ?? "");
+  });
+  app.get("/healthz", () => checkHealth(ctx));
+  app.get(
+    "/metrics",
+    () => new Response(metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } }),
+  );
+  app.all("/**", () => {
+    throw createGatewayError(404, "not_found", "no such route");
+  });
+
+  return {
+    app,
+    ctx,
+    fetch: async (request) => app.fetch(request),
+    runMaintenance: () => store.purge(ctx.clock.now() - config.retentionDays * 86_400_000),
+    close: () => store.close(),
+  };
+}
+
+function HTTPErrorIsExpected(error: { data?: unknown }): boolean {
+  return typeof (error.data as { code?: unknown } | undefined)?.code === "string";
+}

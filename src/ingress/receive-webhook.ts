@@ -1,0 +1,159 @@
+/**
+ * `POST /webhooks/{sourceId}`: read the raw bytes, verify, normalize, claim the identity, record
+ * durably, and only then acknowledge. The order is the durability contract:
+ *   1. nothing touches the store before the signature is verified;
+ *   2. the identity is claimed atomically (a short "in progress" claim that expires), so that
+ *      concurrent copies produce one event and a crash between claim and record never turns
+ *      the upstream's retry into a dropped duplicate;
+ *   3. the 202 goes out only after `store.append` resolved (durable);
+ *   4. any failure after verification answers 5xx so the upstream retries.
+ */
+import { toBase64 } from "../_internal/base64.ts";
+import { createGatewayError } from "../errors.ts";
+import { normalizeEvent } from "../events/normalize-event.ts";
+import type { GatewayContext } from "../gateway-context.ts";
+import { redactHeaders } from "../ops/logger.ts";
+import { type EventRecord, toDedupeKey } from "../store/contract.ts";
+import { readRawBody } from "./read-raw-body.ts";
+import { verifyWebhook } from "./verify-webhook.ts";
+
+const STORE_RETRY_AFTER_SECONDS = "5";
+
+function json(status: number, body: unknown, requestId: string): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", "x-request-id": requestId },
+  });
+}
+
+/** Handles one webhook delivery; returns the answer or throws the gateway's HTTP error. */
+export async function receiveWebhook(
+  ctx: GatewayContext,
+  sourceId: string,
+  request: Request,
+  requestId: string,
+): Promise<Response> {
+  const { metrics, logger, store } = ctx;
+  const source = ctx.sources.get(sourceId);
+  const reject = (
+    status: number,
+    code: Parameters<typeof createGatewayError>[1],
+    message: string,
+    reason: string,
+    extra?: { details?: unknown; headers?: Record<string, string> },
+  ) => {
+    metrics.inc("gateway_webhooks_rejected_total", { source: source ? sourceId : "unknown", reason });
+    logger.info("webhook rejected", { requestId, source: source ? sourceId : undefined, reason });
+    return createGatewayError(status, code, message, {
+      details: extra?.details,
+      headers: { "x-request-id": requestId, ...extra?.headers },
+    });
+  };
+  if (!source) throw reject(404, "unknown_source", "no webhook source with this id", "unknown_source");
+
+  const body = await readRawBody(request, source.bodyLimitBytes);
+  if (!body.ok) {
+    throw reject(
+      413,
+      "payload_too_large",
+      `the body is larger than ${source.bodyLimitBytes} bytes`,
+      "payload_too_large",
+      {
+        details: { limit: source.bodyLimitBytes },
+      },
+    );
+  }
+  const started = performance.now();
+  const receivedAt = ctx.clock.now();
+  const verified = await verifyWebhook(source, request.headers, body.bytes, receivedAt, ctx.crypto);
+  if (!verified.ok) {
+    if (verified.reason === "timestamp_out_of_tolerance") {
+      throw reject(
+        401,
+        "timestamp_out_of_tolerance",
+        `the signature timestamp is more than ${source.toleranceSeconds} s from now`,
+        verified.reason,
+        {
+          details: { toleranceSeconds: source.toleranceSeconds },
+        },
+      );
+    }
+    throw reject(
+      401,
+      "invalid_signature",
+      "the webhook signature is missing, malformed or does not match",
+      verified.reason,
+      {
+        details: { reason: verified.reason },
+      },
+    );
+  }
+
+  // Verified: from here on the body may be parsed.
+  const normalized = await normalizeEvent(
+    { source, rawBody: body.bytes, headers: request.headers, receivedAt },
+    ctx.crypto,
+  );
+  if (!normalized.ok) throw reject(400, "invalid_body", normalized.message, "invalid_body");
+  const { event, identity, marks } = normalized;
+  const dedupeKey = toDedupeKey(source.id, identity);
+
+  let claim: Awaited<ReturnType<typeof store.claim>>;
+  try {
+    claim = await store.claim(dedupeKey, ctx.config.claimTtlSeconds * 1000);
+  } catch (cause) {
+    throw storeUnavailable(ctx, requestId, sourceId, cause);
+  }
+  if (claim.status === "duplicate") {
+    metrics.inc("gateway_webhooks_duplicate_total", { source: source.id });
+    logger.info("webhook duplicate", { requestId, source: source.id, id: claim.id });
+    return json(200, { id: claim.id, duplicate: true }, requestId);
+  }
+  if (claim.status === "in_progress") {
+    metrics.inc("gateway_webhooks_in_progress_total", { source: source.id });
+    throw createGatewayError(409, "in_progress", "this event is being recorded by another request", {
+      headers: { "retry-after": "1", "x-request-id": requestId },
+    });
+  }
+
+  const record: EventRecord = {
+    id: event.id,
+    seq: 0,
+    sourceId: source.id,
+    identity,
+    receivedAt,
+    event,
+    rawBody: toBase64(body.bytes),
+    headers: redactHeaders(request.headers),
+    marks,
+  };
+  let inserted: boolean;
+  try {
+    ({ inserted } = await store.append(record, dedupeKey, source.dedupeWindowSeconds * 1000));
+  } catch (cause) {
+    await store.release(dedupeKey).catch(() => {});
+    throw storeUnavailable(ctx, requestId, sourceId, cause);
+  }
+  if (!inserted) {
+    metrics.inc("gateway_webhooks_duplicate_total", { source: source.id });
+    return json(200, { id: event.id, duplicate: true }, requestId);
+  }
+  // Unknown types are labelled "unknown" so a sender cannot grow the label set without bound.
+  const typeLabel = marks.includes("unknown_type") ? "unknown" : event.type;
+  metrics.inc("gateway_webhooks_accepted_total", { source: source.id, type: typeLabel });
+  metrics.observe("gateway_webhook_verify_record_seconds", performance.now() - started, { source: source.id });
+  logger.info("webhook accepted", { requestId, source: source.id, id: event.id, type: event.type, marks });
+  return json(202, { id: event.id, duplicate: false }, requestId);
+}
+
+function storeUnavailable(ctx: GatewayContext, requestId: string, sourceId: string, cause: unknown) {
+  ctx.metrics.inc("gateway_webhooks_rejected_total", { source: sourceId, reason: "store_unavailable" });
+  ctx.logger.error("store could not record the webhook", {
+    requestId,
+    source: sourceId,
+    error: cause instanceof Error ? cause.message : String(cause),
+  });
+  return createGatewayError(503, "store_unavailable", "the event store cannot record right now; retry later", {
+    headers: { "retry-after": STORE_RETRY_AFTER_SECONDS, "x-request-id": requestId },
+  });
+}

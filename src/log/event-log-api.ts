@@ -1,0 +1,77 @@
+/**
+ * The event log API: `GET /events` (filters, cursor pagination, newest first) and
+ * `GET /events/{id}` (envelope, raw body, received headers with the signature redacted, state).
+ * Query parameters are validated with valibot at this boundary.
+ */
+import * as v from "valibot";
+import { createGatewayError } from "../errors.ts";
+import { isEventId } from "../events/event-id.ts";
+import type { GatewayContext } from "../gateway-context.ts";
+import type { EventRecord } from "../store/contract.ts";
+
+const timeParam = v.pipe(
+  v.string(),
+  v.transform((s) => (/^\d+$/.test(s) ? Number(s) : Date.parse(s))),
+  v.number("an RFC 3339 time or epoch milliseconds"),
+  v.check((n) => !Number.isNaN(n), "an RFC 3339 time or epoch milliseconds"),
+);
+
+const ListQuery = v.strictObject({
+  source: v.optional(v.pipe(v.string(), v.maxLength(63))),
+  type: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9_.*-]{1,100}$/, "an event type pattern such as agreement.*"))),
+  subject: v.optional(v.pipe(v.string(), v.maxLength(300))),
+  external_id: v.optional(v.pipe(v.string(), v.maxLength(300))),
+  from: v.optional(timeParam),
+  to: v.optional(timeParam),
+  cursor: v.optional(v.pipe(v.string(), v.regex(/^\d{1,15}$/, "a cursor from a previous page"), v.transform(Number))),
+  limit: v.optional(
+    v.pipe(v.string(), v.regex(/^\d{1,3}$/, "an integer 1..500"), v.transform(Number), v.minValue(1), v.maxValue(500)),
+    "50",
+  ),
+});
+
+function summarize(record: EventRecord) {
+  return { id: record.id, seq: record.seq, state: "recorded", marks: record.marks, event: record.event };
+}
+
+/** `GET /events` */
+export async function listEvents(ctx: GatewayContext, url: URL): Promise<Response> {
+  const params = Object.fromEntries(url.searchParams);
+  const parsed = v.safeParse(ListQuery, params);
+  if (!parsed.success) {
+    throw createGatewayError(400, "invalid_request", "invalid query parameters", {
+      details: parsed.issues.map((issue) => ({ field: v.getDotPath(issue), message: issue.message })),
+    });
+  }
+  const q = parsed.output;
+  const page = await ctx.store.list({
+    sourceId: q.source,
+    type: q.type,
+    subject: q.subject,
+    externalId: q.external_id,
+    from: q.from,
+    to: q.to,
+    after: q.cursor,
+    limit: q.limit,
+  });
+  return Response.json({
+    events: page.events.map(summarize),
+    next_cursor: page.next === null ? null : String(page.next),
+  });
+}
+
+/** `GET /events/{id}` */
+export async function getEvent(ctx: GatewayContext, id: string): Promise<Response> {
+  const record = isEventId(id) ? await ctx.store.get(id) : undefined;
+  if (!record || record.receivedAt < ctx.clock.now() - ctx.config.retentionDays * 86_400_000) {
+    throw createGatewayError(404, "not_found", "no event with this id");
+  }
+  return Response.json({
+    ...summarize(record),
+    source_id: record.sourceId,
+    received_at: new Date(record.receivedAt).toISOString(),
+    raw_body_base64: record.rawBody,
+    headers: record.headers,
+    deliveries: [],
+  });
+}

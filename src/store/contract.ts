@@ -1,0 +1,118 @@
+/**
+ * The store contract: everything the gateway keeps durably goes through this interface.
+ * Drivers live in `adapters/store/*` (memory, disk journal; later Redis, Upstash, Cloudflare)
+ * and all of them pass the same conformance suite (`test/store/conformance.ts`).
+ *
+ * Durability rule: a promise returned by `append` resolves only once the record would survive
+ * a crash of this process (for the disk driver: written and fdatasync'ed). The ingress path
+ * acknowledges an upstream webhook only after `append` resolved.
+ */
+import type { GatewayEvent } from "../events/envelope.ts";
+
+/** One recorded event as the store keeps it. */
+export interface EventRecord {
+  /** Gateway event id (deterministic from source id and upstream identity). */
+  id: string;
+  /** Position in the journal, strictly increasing per store, assigned by the driver. 0 before append. */
+  seq: number;
+  sourceId: string;
+  /** Upstream identity (e-sign `event_id`, staffing delivery id or body hash). */
+  identity: string;
+  /** Receive time in epoch milliseconds. */
+  receivedAt: number;
+  /** The CloudEvents envelope. `data` is the parsed upstream body. */
+  event: GatewayEvent;
+  /** The raw body exactly as received, base64 (bodies may hold invalid UTF-8). */
+  rawBody: string;
+  /** Received headers, lower-cased names, signature headers redacted. */
+  headers: Record<string, string>;
+  /** Marks: `unknown_type`, `extra_fields`, `schema_mismatch`. */
+  marks: string[];
+}
+
+export type ClaimResult =
+  /** The caller owns the claim and must `append` or `release`. */
+  | { status: "claimed" }
+  /** The identity is already recorded within the dedupe window (or still in the log). */
+  | { status: "duplicate"; id: string }
+  /** Another request holds an unexpired claim on the identity. */
+  | { status: "in_progress" };
+
+export interface AppendResult {
+  /** False when the id was already recorded (the caller lost a race or retried). */
+  inserted: boolean;
+  seq: number;
+}
+
+export interface EventQuery {
+  sourceId?: string;
+  /** Glob on the event type: `agreement.*`, `*`, `candidate.accepted`. */
+  type?: string;
+  subject?: string;
+  /** Matches `data.external_id` / `data.externalId` / `data.data.external_id`. */
+  externalId?: string;
+  /** Receive time range, epoch ms, inclusive from, exclusive to. */
+  from?: number;
+  to?: number;
+  /** Opaque cursor from a previous page (the seq to continue after, descending). */
+  after?: number;
+  /** Page size, 1..500. */
+  limit: number;
+}
+
+export interface EventPage {
+  events: EventRecord[];
+  /** seq of the last event of this page when more may follow, else null. */
+  next: number | null;
+}
+
+/**
+ * The contract every store driver implements.
+ * Keys passed to `claim`, `append` (dedupeKey) and `release` are `${sourceId}\u0000${identity}`.
+ */
+export interface StoreDriver {
+  readonly name: string;
+  /**
+   * Atomically claims an upstream identity for recording. A claim expires after `claimTtlMs`
+   * so that a process dying between claim and append never turns the upstream's retry into a
+   * dropped duplicate.
+   */
+  claim(dedupeKey: string, claimTtlMs: number): Promise<ClaimResult>;
+  /**
+   * Durably appends the event and marks `dedupeKey` as recorded for `dedupeTtlMs`, replacing the
+   * claim. Idempotent on `record.id`. Resolves only once durable. Rejects when the store cannot
+   * record right now (the caller answers 503).
+   */
+  append(record: EventRecord, dedupeKey: string, dedupeTtlMs: number): Promise<AppendResult>;
+  /** Drops a claim that will not be followed by an append (e.g. a failed request). */
+  release(dedupeKey: string): Promise<void>;
+  /** One event by gateway id. */
+  get(id: string): Promise<EventRecord | undefined>;
+  /** Events newest first, filtered, paginated by seq. */
+  list(query: EventQuery): Promise<EventPage>;
+  /** Removes events received before `before` (epoch ms) and expired dedupe marks; returns the count. */
+  purge(before: number): Promise<number>;
+  /** Throws when the store is unreachable. */
+  ping(): Promise<void>;
+  /** Small shared values with a TTL (token cache, locks). */
+  kvGet(key: string): Promise<string | undefined>;
+  kvSet(key: string, value: string, ttlMs: number): Promise<void>;
+  /** Sets only when absent (or expired); true when set. Used as a short lock. */
+  kvSetIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
+  kvDelete(key: string): Promise<void>;
+  /** Flushes pending writes and releases resources. */
+  close(): Promise<void>;
+}
+
+/** A typed factory per driver, as unstorage and crossws adapters do. */
+export type StoreFactory<Options> = (options: Options) => StoreDriver | Promise<StoreDriver>;
+
+/** Thrown by drivers when a write could not be made durable; answered as 503. */
+export class StoreUnavailableError extends Error {
+  override readonly name = "StoreUnavailableError";
+}
+
+/** Builds the dedupe key of an upstream identity within a source. */
+export function toDedupeKey(sourceId: string, identity: string): string {
+  return `${sourceId}\u0000${identity}`;
+}

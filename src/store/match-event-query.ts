@@ -1,0 +1,90 @@
+/**
+ * Filtering shared by drivers that keep an in-process index (memory, disk journal): the
+ * semantics of every `EventQuery` field live here once, applied to a small summary of each
+ * event so that drivers need not hold whole records in memory to answer a query.
+ */
+import type { EventQuery, EventRecord } from "./contract.ts";
+
+/** What a query can filter on, per event. */
+export interface EventSummary {
+  seq: number;
+  id: string;
+  sourceId: string;
+  type: string;
+  subject: string | undefined;
+  externalId: string | undefined;
+  receivedAt: number;
+}
+
+/** Compiles an event-type glob (`agreement.*`, `*`, `candidate.accepted`) to a predicate. */
+export function compileTypePattern(pattern: string): (type: string) => boolean {
+  if (pattern === "*") return () => true;
+  if (!pattern.includes("*")) return (type) => type === pattern;
+  const source = pattern
+    .split("*")
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+    .join(".*");
+  const regex = new RegExp(`^${source}$`);
+  return (type) => regex.test(type);
+}
+
+/** The external id an event carries (e-sign `external_id`, top level or in `data`; staffing `externalId`). */
+function externalIdOf(data: unknown): string | undefined {
+  if (!data || typeof data !== "object") return undefined;
+  const body = data as Record<string, unknown>;
+  const nested = body.data as Record<string, unknown> | undefined;
+  const value = body.external_id ?? body.externalId ?? nested?.external_id;
+  return typeof value === "string" ? value : undefined;
+}
+
+/** The summary of a record. */
+export function summarizeEvent(record: EventRecord): EventSummary {
+  return {
+    seq: record.seq,
+    id: record.id,
+    sourceId: record.sourceId,
+    type: record.event.type,
+    subject: record.event.subject,
+    externalId: externalIdOf(record.event.data),
+    receivedAt: record.receivedAt,
+  };
+}
+
+/** Builds the predicate of a query (everything but cursor and limit). */
+export function compileEventQuery(query: EventQuery): (summary: EventSummary) => boolean {
+  const typeMatches = query.type ? compileTypePattern(query.type) : undefined;
+  return (s) =>
+    (query.sourceId === undefined || s.sourceId === query.sourceId) &&
+    (typeMatches === undefined || typeMatches(s.type)) &&
+    (query.subject === undefined || s.subject === query.subject) &&
+    (query.externalId === undefined || s.externalId === query.externalId) &&
+    (query.from === undefined || s.receivedAt >= query.from) &&
+    (query.to === undefined || s.receivedAt < query.to);
+}
+
+/**
+ * One page of summaries held in ascending seq order, newest first. `after` is the seq of the
+ * last summary of the previous page; `next` is set when more matches may follow.
+ */
+export function pageSummaries<T extends EventSummary>(ascending: readonly T[], query: EventQuery) {
+  const matches = compileEventQuery(query);
+  const page: T[] = [];
+  let i = ascending.length - 1;
+  if (query.after !== undefined) {
+    let lo = 0;
+    let hi = ascending.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((ascending[mid] as T).seq < query.after) lo = mid + 1;
+      else hi = mid;
+    }
+    i = lo - 1;
+  }
+  for (; i >= 0; i--) {
+    const summary = ascending[i] as T;
+    if (!matches(summary)) continue;
+    if (page.length === query.limit) return { page, next: (page[page.length - 1] as T).seq };
+    page.push(summary);
+  }
+  return { page, next: null as number | null };
+}
