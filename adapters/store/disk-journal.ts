@@ -31,7 +31,7 @@ import type {
   StoreFactory,
 } from "../../src/store/contract.ts";
 import { StoreUnavailableError } from "../../src/store/contract.ts";
-import { type EventSummary, pageSummaries, summarizeEvent } from "../../src/store/match-event-query.ts";
+import { type EventSummary, pageSummaries, summariesAfter, summarizeEvent } from "../../src/store/match-event-query.ts";
 
 export interface DiskStoreOptions {
   /** Directory of the journal; created when missing. */
@@ -282,6 +282,13 @@ export async function openDiskStore(options: DiskStoreOptions): Promise<StoreDri
     async list(query: EventQuery) {
       const { page, next } = pageSummaries(entries, query);
       return { events: await Promise.all(page.map(readRecord)), next };
+    },
+    async readAfter(afterSeq, limit, filter) {
+      return Promise.all(summariesAfter(entries, afterSeq, limit, filter).map(readRecord));
+    },
+    async lastSeq() {
+      // Only durable events count: `entries` holds what the journal has fsync'ed.
+      return entries.length > 0 ? (entries[entries.length - 1] as Entry).seq : 0;
     },
     async purge(before) {
       ensureOpen();

@@ -4,7 +4,7 @@
  */
 import type { ClaimResult, EventRecord, StoreDriver, StoreFactory } from "../../src/store/contract.ts";
 import { StoreUnavailableError } from "../../src/store/contract.ts";
-import { type EventSummary, pageSummaries, summarizeEvent } from "../../src/store/match-event-query.ts";
+import { type EventSummary, pageSummaries, summariesAfter, summarizeEvent } from "../../src/store/match-event-query.ts";
 
 export interface MemoryStoreOptions {
   /** Clock for TTLs, epoch ms. Default `Date.now`. */
@@ -68,6 +68,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StoreDriver
     async list(query: Parameters<StoreDriver["list"]>[0]) {
       const { page, next } = pageSummaries(ordered, query);
       return { events: page.map((s) => byId.get(s.id) as EventRecord), next };
+    },
+    async readAfter(afterSeq: number, limit: number, filter?: Parameters<StoreDriver["readAfter"]>[2]) {
+      return summariesAfter(ordered, afterSeq, limit, filter).map((s) => byId.get(s.id) as EventRecord);
+    },
+    async lastSeq() {
+      return seq;
     },
     async purge(before: number) {
       const t = now();

@@ -90,6 +90,14 @@ export interface StoreDriver {
   get(id: string): Promise<EventRecord | undefined>;
   /** Events newest first, filtered, paginated by seq. */
   list(query: EventQuery): Promise<EventPage>;
+  /**
+   * Events with seq > `afterSeq` in ascending seq order, at most `limit`, optionally filtered
+   * (cursor and limit fields of the query are ignored). The journal read used by the outbox and
+   * by live-stream resume.
+   */
+  readAfter(afterSeq: number, limit: number, filter?: Omit<EventQuery, "after" | "limit">): Promise<EventRecord[]>;
+  /** The highest seq recorded so far (0 when empty). */
+  lastSeq(): Promise<number>;
   /** Removes events received before `before` (epoch ms) and expired dedupe marks; returns the count. */
   purge(before: number): Promise<number>;
   /** Throws when the store is unreachable. */

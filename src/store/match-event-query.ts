@@ -88,3 +88,26 @@ export function pageSummaries<T extends EventSummary>(ascending: readonly T[], q
   }
   return { page, next: null as number | null };
 }
+
+/** Summaries with seq > `afterSeq`, ascending, matching `filter`, at most `limit`. */
+export function summariesAfter<T extends EventSummary>(
+  ascending: readonly T[],
+  afterSeq: number,
+  limit: number,
+  filter: Omit<EventQuery, "after" | "limit"> = {},
+): T[] {
+  const matches = compileEventQuery({ ...filter, limit });
+  let lo = 0;
+  let hi = ascending.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((ascending[mid] as T).seq <= afterSeq) lo = mid + 1;
+    else hi = mid;
+  }
+  const out: T[] = [];
+  for (let i = lo; i < ascending.length && out.length < limit; i++) {
+    const summary = ascending[i] as T;
+    if (matches(summary)) out.push(summary);
+  }
+  return out;
+}
