@@ -5,15 +5,18 @@
  */
 import { H3 } from "h3";
 import { requireAdmin } from "./auth/admin-auth.ts";
+import { createClientAuthenticator } from "./auth/authenticate-client.ts";
 import type { GatewayConfig } from "./config/schema.ts";
 import { type CryptoPort, createWebCrypto } from "./crypto/crypto-port.ts";
 import { createGatewayError, toErrorResponse } from "./errors.ts";
+import { createEventHub } from "./events/event-hub.ts";
 import { type Clock, type GatewayContext, systemClock } from "./gateway-context.ts";
 import { receiveWebhook } from "./ingress/receive-webhook.ts";
 import { getEvent, listEvents } from "./log/event-log-api.ts";
 import { checkHealth } from "./ops/check-health.ts";
 import { createLogger, type Logger } from "./ops/logger.ts";
 import { createMetrics, GATEWAY_METRICS, type Metrics } from "./ops/metrics.ts";
+import { compileRoutes } from "./routes/match-routes.ts";
 import type { StoreDriver } from "./store/contract.ts";
 
 export interface GatewayOptions {
@@ -48,14 +51,19 @@ export function createGateway(options: GatewayOptions): Gateway {
   const { config, store } = options;
   const logger = options.logger ?? createLogger(config.log.level);
   const metrics: Metrics = createMetrics(GATEWAY_METRICS);
+  const crypto = options.crypto ?? createWebCrypto();
+  const clock = options.clock ?? systemClock;
   const ctx: GatewayContext = {
     config,
     sources: new Map(config.sources.map((s) => [s.id, s])),
     store,
-    crypto: options.crypto ?? createWebCrypto(),
+    crypto,
     metrics,
     logger,
-    clock: options.clock ?? systemClock,
+    clock,
+    clients: createClientAuthenticator(config.clients, config.auth, crypto, () => clock.now()),
+    routes: compileRoutes(config.routes),
+    hub: createEventHub((error) => logger.error("event subscriber failed", { error: String(error) })),
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
   };
 

@@ -3,10 +3,14 @@
  * port, metrics, logger and clock. Built once by `createGateway`; runtime adapters supply the
  * parts that differ per runtime.
  */
+
+import type { ClientAuthenticator } from "./auth/authenticate-client.ts";
 import type { GatewayConfig, SourceConfig } from "./config/schema.ts";
 import type { CryptoPort } from "./crypto/crypto-port.ts";
+import type { EventHub } from "./events/event-hub.ts";
 import type { Logger } from "./ops/logger.ts";
 import type { Metrics } from "./ops/metrics.ts";
+import type { CompiledRoute } from "./routes/match-routes.ts";
 import type { StoreDriver } from "./store/contract.ts";
 
 export interface Clock {
@@ -22,6 +26,12 @@ export interface GatewayContext {
   metrics: Metrics;
   logger: Logger;
   clock: Clock;
+  /** Notified after each durable append (outbox, live stream). */
+  hub: EventHub;
+  /** Authenticates clients (API keys, JWTs). */
+  clients: ClientAuthenticator;
+  /** The configured routes, compiled. */
+  routes: readonly CompiledRoute[];
   /** Hashes (`sha256:<hex>`) of the admin API keys. */
   adminKeyHashes: ReadonlySet<string>;
 }

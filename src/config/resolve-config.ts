@@ -59,7 +59,9 @@ function describeIssue(issue: v.BaseIssue<unknown>): string {
   // valibot's messages read "Invalid type: Expected number but received "x""; keep them, they
   // say what was expected and what was found. Custom messages name the expectation directly.
   if (issue.kind === "validation" && !issue.message.startsWith("Invalid")) {
-    return `expected ${issue.message}, received ${issue.received}`;
+    return issue.type === "raw_check"
+      ? `expected ${issue.message}`
+      : `expected ${issue.message}, received ${issue.received}`;
   }
   return issue.message;
 }

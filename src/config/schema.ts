@@ -4,6 +4,8 @@
  * Every field documents its default; the README's configuration reference mirrors this file.
  */
 import * as v from "valibot";
+import { AuthSchema, ClientSchema } from "./clients-schema.ts";
+import { RouteSchema, StreamDestinationSchema } from "./routes-schema.ts";
 
 const id = v.pipe(
   v.string(),
@@ -44,7 +46,13 @@ export const StoreConfigSchema = v.variant("driver", [
   }),
 ]);
 
-export const GatewayConfigSchema = v.strictObject({
+/**
+ * Destination variants by `type`. Each destination module adds its schema here
+ * (`http`, `queue`, `email` in src/delivery; `stream` in src/stream).
+ */
+export const DestinationSchema = v.variant("type", [StreamDestinationSchema]);
+
+const GatewayConfigObject = v.strictObject({
   server: v.optional(
     v.strictObject({
       /** Default 127.0.0.1. */
@@ -66,6 +74,20 @@ export const GatewayConfigSchema = v.strictObject({
     }),
     {},
   ),
+  /** Where events can go. */
+  destinations: v.optional(v.array(DestinationSchema), []),
+  /** Which events go to which destinations. */
+  routes: v.optional(v.array(RouteSchema), []),
+  /** Callers of the proxy, live stream and admin API. */
+  clients: v.optional(
+    v.pipe(
+      v.array(ClientSchema),
+      v.check((clients) => new Set(clients.map((c) => c.id)).size === clients.length, "client ids must be unique"),
+    ),
+    [],
+  ),
+  /** How client JWTs are verified. */
+  auth: v.optional(AuthSchema, {}),
   /** Days an event stays in the log. Default 30. */
   retentionDays: v.optional(v.pipe(v.number(), v.minValue(0.001), v.maxValue(3650)), 30),
   /** Seconds an "in progress" claim lives before a retry may take over. Default 30. */
@@ -79,12 +101,59 @@ export const GatewayConfigSchema = v.strictObject({
   ),
 });
 
+/** The whole configuration, with the cross-references checked. */
+export const GatewayConfigSchema = v.pipe(
+  GatewayConfigObject,
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const { destinations, routes } = dataset.value;
+    const ids = new Set<string>();
+    destinations.forEach((d, i) => {
+      if (ids.has(d.id))
+        addIssue({
+          message: `a unique destination id (duplicate "${d.id}")`,
+          path: pathOf(dataset.value, ["destinations", i, "id"]),
+        });
+      ids.add(d.id);
+    });
+    routes.forEach((route, r) => {
+      route.destinations.forEach((destination, i) => {
+        if (!ids.has(destination)) {
+          addIssue({
+            message: `the id of a configured destination (no destination "${destination}")`,
+            path: pathOf(dataset.value, ["routes", r, "destinations", i]),
+          });
+        }
+      });
+    });
+  }),
+);
+
+/** Builds a valibot issue path for `addIssue` from keys. */
+function pathOf(root: unknown, keys: (string | number)[]): [v.IssuePathItem, ...v.IssuePathItem[]] {
+  const items: v.IssuePathItem[] = [];
+  let input: unknown = root;
+  for (const key of keys) {
+    const value = (input as Record<string | number, unknown>)[key];
+    items.push({
+      type: "object",
+      origin: "value",
+      input: input as Record<string, unknown>,
+      key: String(key),
+      value,
+    } as v.IssuePathItem);
+    input = value;
+  }
+  return items as [v.IssuePathItem, ...v.IssuePathItem[]];
+}
+
 /** What a config file holds (defaults optional). */
 export type GatewayConfigInput = v.InferInput<typeof GatewayConfigSchema>;
 /** The validated configuration with defaults applied. */
 export type GatewayConfig = v.InferOutput<typeof GatewayConfigSchema>;
 export type SourceConfig = v.InferOutput<typeof SourceSchema>;
 export type StoreConfig = v.InferOutput<typeof StoreConfigSchema>;
+export type DestinationConfig = v.InferOutput<typeof DestinationSchema>;
 
 /** Identity helper for typed `.ts` config files. */
 export function defineConfig(config: GatewayConfigInput): GatewayConfigInput {

@@ -128,8 +128,9 @@ export async function receiveWebhook(
     marks,
   };
   let inserted: boolean;
+  let seq: number;
   try {
-    ({ inserted } = await store.append(record, dedupeKey, source.dedupeWindowSeconds * 1000));
+    ({ inserted, seq } = await store.append(record, dedupeKey, source.dedupeWindowSeconds * 1000));
   } catch (cause) {
     await store.release(dedupeKey).catch(() => {});
     throw storeUnavailable(ctx, requestId, sourceId, cause);
@@ -142,6 +143,7 @@ export async function receiveWebhook(
   const typeLabel = marks.includes("unknown_type") ? "unknown" : event.type;
   metrics.inc("gateway_webhooks_accepted_total", { source: source.id, type: typeLabel });
   metrics.observe("gateway_webhook_verify_record_seconds", performance.now() - started, { source: source.id });
+  ctx.hub.publish({ ...record, seq });
   logger.info("webhook accepted", { requestId, source: source.id, id: event.id, type: event.type, marks });
   return json(202, { id: event.id, duplicate: false }, requestId);
 }
