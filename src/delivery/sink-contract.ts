@@ -1,0 +1,38 @@
+/**
+ * The sink contract: one delivery attempt of one recorded event to one destination. The
+ * delivery engine (outbox, retries, breaker, dead letters) lives in src/delivery and is the same
+ * for every sink; each transport (signed HTTP, Redis Streams, SMTP, and later Cloudflare Queues
+ * and an HTTP mail API) implements only `deliver`. Sinks never throw for a failed attempt: they
+ * return the outcome, which the engine turns into the next state.
+ */
+import type { DestinationConfig } from "../config/schema.ts";
+import type { EventRecord } from "../store/contract.ts";
+
+export interface DeliveryAttemptResult {
+  ok: boolean;
+  /** Status code when the transport has one (HTTP status, SMTP reply code). */
+  status?: number;
+  /** The destination asked to wait this long before the next attempt (Retry-After). */
+  retryAfterMs?: number;
+  /** The destination is gone for good (HTTP 410): disable it, stop retrying. */
+  disableDestination?: boolean;
+  /** A failure that retrying cannot fix (e.g. SSRF refusal, invalid recipient): dead-letter now. */
+  permanent?: boolean;
+  /** What went wrong, for the attempt log. Never secrets or response bodies. */
+  error?: string;
+}
+
+export interface Sink {
+  /** The destination id this sink delivers to. */
+  readonly destinationId: string;
+  /** Makes one attempt; resolves with its outcome (never rejects for delivery failures). */
+  deliver(record: EventRecord, signal: AbortSignal): Promise<DeliveryAttemptResult>;
+  /** Releases connections. */
+  close(): Promise<void>;
+}
+
+/** A typed factory per transport, as for store drivers. */
+export type SinkFactory<Destination extends DestinationConfig = DestinationConfig, Deps = unknown> = (
+  destination: Destination,
+  deps: Deps,
+) => Sink;
