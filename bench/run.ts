@@ -1,0 +1,45 @@
+/**
+ * `npm run bench`: every benchmark case in one run, each measured against its own baseline in
+ * the same run (ratios, not absolute numbers). `npm run bench -- ingress proxy` runs a subset.
+ * Not part of `npm test`.
+ */
+import { existsSync } from "node:fs";
+
+type Case = () => Promise<Record<string, number | string>>;
+
+const CASES: Record<string, { file: string; exportName: string }> = {
+  ingress: { file: "./cases/ingress.ts", exportName: "benchIngress" },
+  proxy: { file: "./cases/proxy.ts", exportName: "benchProxy" },
+  fanout: { file: "./cases/fanout.ts", exportName: "benchFanout" },
+  live: { file: "./cases/live.ts", exportName: "benchLive" },
+};
+
+const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
+const names = wanted.length > 0 ? wanted : Object.keys(CASES);
+const summary: Record<string, Record<string, number | string>> = {};
+
+for (const name of names) {
+  const spec = CASES[name];
+  if (!spec) throw new Error(`unknown bench case "${name}"; one of ${Object.keys(CASES).join(", ")}`);
+  if (!existsSync(new URL(spec.file, import.meta.url))) continue;
+  const mod = (await import(spec.file)) as Record<string, Case>;
+  const run = mod[spec.exportName];
+  if (!run) throw new Error(`${spec.file} does not export ${spec.exportName}`);
+  console.log(`\n=== ${name}`);
+  summary[name] = await run();
+}
+
+console.log("\n=== summary (JSON)");
+console.log(
+  JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      cores: (await import("node:os")).cpus().length,
+      node: process.version,
+      results: summary,
+    },
+    null,
+    2,
+  ),
+);
+process.exit(0);
