@@ -50,18 +50,35 @@ export function resolveConfig(raw: unknown, env: Record<string, string | undefin
   if (missing.length > 0) throw new ConfigError(missing);
   const result = v.safeParse(GatewayConfigSchema, interpolated);
   if (!result.success) {
-    throw new ConfigError(result.issues.map((issue) => `${v.getDotPath(issue) ?? "(root)"}: ${describeIssue(issue)}`));
+    throw new ConfigError(
+      result.issues.map((issue) => {
+        const path = v.getDotPath(issue) ?? "(root)";
+        return `${path}: ${describeIssue(issue, path)}`;
+      }),
+    );
   }
   return result.output;
 }
 
-function describeIssue(issue: v.BaseIssue<unknown>): string {
+// Fields whose values are secrets: a problem there is described without echoing the value.
+const SECRET_PATH = /secret/i;
+
+function describeIssue(issue: v.BaseIssue<unknown>, path: string): string {
+  // Strict objects report an unknown key as "Expected never"; a missing key as "Invalid key".
+  if (issue.expected === "never") return `unknown key ${issue.received} (not a field here; check the spelling)`;
+  if (issue.message.startsWith("Invalid key")) return "expected a value, received none (this field is required)";
+  const echoesSecret =
+    SECRET_PATH.test(path) &&
+    (typeof issue.input === "string" || typeof issue.input === "number") &&
+    issue.received.includes(String(issue.input));
+  const received = echoesSecret ? "a value not shown here (secret)" : issue.received;
   // valibot's messages read "Invalid type: Expected number but received "x""; keep them, they
-  // say what was expected and what was found. Custom messages name the expectation directly.
-  if (issue.kind === "validation" && !issue.message.startsWith("Invalid")) {
-    return issue.type === "raw_check"
-      ? `expected ${issue.message}`
-      : `expected ${issue.message}, received ${issue.received}`;
+  // say what was expected and what was found. Custom messages (on actions or on schemas such as
+  // a picklist) name the expectation directly.
+  if (!issue.message.startsWith("Invalid")) {
+    return issue.type === "raw_check" ? `expected ${issue.message}` : `expected ${issue.message}, received ${received}`;
   }
-  return issue.message;
+  return echoesSecret
+    ? `${issue.message.replace(/ but received [\s\S]*$/, "")} but received ${received}`
+    : issue.message;
 }

@@ -63,10 +63,8 @@ const GatewayConfigObject = v.strictObject({
     {},
   ),
   store: v.optional(StoreConfigSchema, { driver: "disk" }),
-  sources: v.pipe(
-    v.array(SourceSchema),
-    v.check((sources) => new Set(sources.map((s) => s.id)).size === sources.length, "source ids must be unique"),
-  ),
+  /** Source ids are unique (checked below, so the error names the duplicate's path). */
+  sources: v.array(SourceSchema),
   admin: v.optional(
     v.strictObject({
       /** Hashes of the API keys allowed to read the event log and metrics. */
@@ -106,7 +104,17 @@ export const GatewayConfigSchema = v.pipe(
   GatewayConfigObject,
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed) return;
-    const { destinations, routes } = dataset.value;
+    const { destinations, routes, sources } = dataset.value;
+    const sourceIds = new Set<string>();
+    sources.forEach((s, i) => {
+      if (sourceIds.has(s.id)) {
+        addIssue({
+          message: `a unique source id (duplicate "${s.id}")`,
+          path: pathOf(dataset.value, ["sources", i, "id"]),
+        });
+      }
+      sourceIds.add(s.id);
+    });
     const ids = new Set<string>();
     destinations.forEach((d, i) => {
       if (ids.has(d.id))
