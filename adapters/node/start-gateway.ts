@@ -11,6 +11,7 @@ import { createLogger, type Logger } from "../../src/ops/logger.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
 import { createConfiguredStore } from "./create-store.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
+import { createStdoutLogWriter } from "./stdout-log-writer.ts";
 
 export interface NodeGatewayOptions {
   config: GatewayConfig;
@@ -35,7 +36,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 export async function startNodeGateway(options: NodeGatewayOptions): Promise<RunningGateway> {
   const { config } = options;
-  const logger = options.logger ?? createLogger(config.log.level);
+  const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
   const store = options.store ?? (await createConfiguredStore(config.store));
   const gateway = createGateway({ config, store, crypto: createNodeCrypto(), logger });
   await gateway.runMaintenance();
