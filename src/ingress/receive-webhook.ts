@@ -8,7 +8,7 @@
  *   3. the 202 goes out only after `store.append` resolved (durable);
  *   4. any failure after verification answers 5xx so the upstream retries.
  */
-import { toBase64 } from "../_internal/base64.ts";
+import { encodeRawBody } from "../_internal/raw-body-text.ts";
 import { createGatewayError } from "../errors.ts";
 import { normalizeEvent } from "../events/normalize-event.ts";
 import type { GatewayContext } from "../gateway-context.ts";
@@ -116,6 +116,7 @@ export async function receiveWebhook(
     });
   }
 
+  const stored = encodeRawBody(body.bytes);
   const record: EventRecord = {
     id: event.id,
     seq: 0,
@@ -123,7 +124,8 @@ export async function receiveWebhook(
     identity,
     receivedAt,
     event,
-    rawBody: toBase64(body.bytes),
+    rawBody: stored.text,
+    rawBodyEncoding: stored.encoding,
     headers: redactHeaders(request.headers),
     marks,
   };

@@ -4,6 +4,7 @@
  * Query parameters are validated with valibot at this boundary.
  */
 import * as v from "valibot";
+import { rawBodyBase64 } from "../_internal/raw-body-text.ts";
 import { createGatewayError } from "../errors.ts";
 import { isEventId } from "../events/event-id.ts";
 import type { GatewayContext } from "../gateway-context.ts";
@@ -70,7 +71,7 @@ export async function getEvent(ctx: GatewayContext, id: string): Promise<Respons
     ...summarize(record),
     source_id: record.sourceId,
     received_at: new Date(record.receivedAt).toISOString(),
-    raw_body_base64: record.rawBody,
+    raw_body_base64: rawBodyBase64(record.rawBody, record.rawBodyEncoding),
     headers: record.headers,
     deliveries: [],
   });

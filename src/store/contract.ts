@@ -22,8 +22,13 @@ export interface EventRecord {
   receivedAt: number;
   /** The CloudEvents envelope. `data` is the parsed upstream body. */
   event: GatewayEvent;
-  /** The raw body exactly as received, base64 (bodies may hold invalid UTF-8). */
+  /**
+   * The raw body exactly as received: the text itself when the bytes are valid UTF-8
+   * (`rawBodyEncoding: "utf8"`, the common case, which keeps the journal small and skips an
+   * encoding step on the hot path), else base64 (`rawBodyEncoding` absent or `"base64"`).
+   */
   rawBody: string;
+  rawBodyEncoding?: "utf8" | "base64";
   /** Received headers, lower-cased names, signature headers redacted. */
   headers: Record<string, string>;
   /** Marks: `unknown_type`, `extra_fields`, `schema_mismatch`. */
