@@ -11,6 +11,7 @@ import { type CryptoPort, createWebCrypto } from "./crypto/crypto-port.ts";
 import { createGatewayError, toErrorResponse } from "./errors.ts";
 import { createEventHub } from "./events/event-hub.ts";
 import { type Clock, type GatewayContext, systemClock } from "./gateway-context.ts";
+import { readRawBody } from "./ingress/read-raw-body.ts";
 import { receiveWebhook } from "./ingress/receive-webhook.ts";
 import { getEvent, listEvents } from "./log/event-log-api.ts";
 import { checkHealth } from "./ops/check-health.ts";
@@ -24,6 +25,8 @@ export interface GatewayOptions {
   store: StoreDriver;
   /** Default: Web Crypto. */
   crypto?: CryptoPort;
+  /** Default: `readRawBody` (Web streams). The Node adapter reads the IncomingMessage directly. */
+  readBody?: GatewayContext["readBody"];
   /** Default: the system clock. Tests inject their own. */
   clock?: Clock;
   /** Default: JSON lines on console.log at `config.log.level`. */
@@ -58,6 +61,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     sources: new Map(config.sources.map((s) => [s.id, s])),
     store,
     crypto,
+    readBody: options.readBody ?? readRawBody,
     metrics,
     logger,
     clock,

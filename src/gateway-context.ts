@@ -8,6 +8,7 @@ import type { ClientAuthenticator } from "./auth/authenticate-client.ts";
 import type { GatewayConfig, SourceConfig } from "./config/schema.ts";
 import type { CryptoPort } from "./crypto/crypto-port.ts";
 import type { EventHub } from "./events/event-hub.ts";
+import type { RawBodyResult } from "./ingress/read-raw-body.ts";
 import type { Logger } from "./ops/logger.ts";
 import type { Metrics } from "./ops/metrics.ts";
 import type { CompiledRoute } from "./routes/match-routes.ts";
@@ -26,6 +27,8 @@ export interface GatewayContext {
   metrics: Metrics;
   logger: Logger;
   clock: Clock;
+  /** Reads a request body as exact bytes up to a limit (runtime adapters may supply a faster one). */
+  readBody: (request: Request, limit: number) => Promise<RawBodyResult>;
   /** Notified after each durable append (outbox, live stream). */
   hub: EventHub;
   /** Authenticates clients (API keys, JWTs). */

@@ -11,6 +11,7 @@ import { createLogger, type Logger } from "../../src/ops/logger.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
 import { createConfiguredStore } from "./create-store.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
+import { readNodeBody } from "./read-node-body.ts";
 import { createStdoutLogWriter } from "./stdout-log-writer.ts";
 
 export interface NodeGatewayOptions {
@@ -38,7 +39,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
   const store = options.store ?? (await createConfiguredStore(config.store));
-  const gateway = createGateway({ config, store, crypto: createNodeCrypto(), logger });
+  const gateway = createGateway({ config, store, crypto: createNodeCrypto(), readBody: readNodeBody, logger });
   await gateway.runMaintenance();
   const maintenance = setInterval(() => {
     gateway.runMaintenance().catch((error) => logger.error("maintenance failed", { error: String(error) }));

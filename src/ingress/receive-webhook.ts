@@ -14,7 +14,6 @@ import { normalizeEvent } from "../events/normalize-event.ts";
 import type { GatewayContext } from "../gateway-context.ts";
 import { redactHeaders } from "../ops/logger.ts";
 import { type EventRecord, toDedupeKey } from "../store/contract.ts";
-import { readRawBody } from "./read-raw-body.ts";
 import { verifyWebhook } from "./verify-webhook.ts";
 
 const STORE_RETRY_AFTER_SECONDS = "5";
@@ -51,7 +50,7 @@ export async function receiveWebhook(
   };
   if (!source) throw reject(404, "unknown_source", "no webhook source with this id", "unknown_source");
 
-  const body = await readRawBody(request, source.bodyLimitBytes);
+  const body = await ctx.readBody(request, source.bodyLimitBytes);
   if (!body.ok) {
     throw reject(
       413,
