@@ -8,6 +8,7 @@
  *   3. the 202 goes out only after `store.append` resolved (durable);
  *   4. any failure after verification answers 5xx so the upstream retries.
  */
+import { HTTPResponse } from "h3";
 import { encodeRawBody } from "../_internal/raw-body-text.ts";
 import { createGatewayError } from "../errors.ts";
 import { normalizeEvent } from "../events/normalize-event.ts";
@@ -18,8 +19,9 @@ import { verifyWebhook } from "./verify-webhook.ts";
 
 const STORE_RETRY_AFTER_SECONDS = "5";
 
-function json(status: number, body: unknown, requestId: string): Response {
-  return new Response(JSON.stringify(body), {
+// h3's HTTPResponse skips building a full Fetch Response on runtimes where h3 can write directly.
+function json(status: number, body: unknown, requestId: string): HTTPResponse {
+  return new HTTPResponse(JSON.stringify(body), {
     status,
     headers: { "content-type": "application/json; charset=utf-8", "x-request-id": requestId },
   });
@@ -31,7 +33,7 @@ export async function receiveWebhook(
   sourceId: string,
   request: Request,
   requestId: string,
-): Promise<Response> {
+): Promise<HTTPResponse> {
   const { metrics, logger, store } = ctx;
   const source = ctx.sources.get(sourceId);
   const reject = (
