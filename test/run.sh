@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== typecheck"
-npx tsc --noEmit -p tsconfig.json
+npm run --silent typecheck
 echo "== lint"
 npx biome check .
 echo "== node tests"
