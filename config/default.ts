@@ -1,5 +1,6 @@
 /**
- * The default configuration: both sources, the embedded disk store under `.data/`.
+ * The default configuration: both sources, the embedded disk store under `.data/`, and the live
+ * stream destination `live` that every event is routed to (`/ws`, `/stream`).
  * Secrets come from the environment; when they are unset, `gateway serve` generates development
  * secrets once, keeps them in `.data/dev-secrets.json` and prints them labelled "development only".
  */
@@ -13,5 +14,7 @@ export default defineConfig({
     { id: "staffing", service: "staffing", secrets: ["${STAFFING_WEBHOOK_SECRET}"] },
   ],
   admin: { apiKeyHashes: ["${GATEWAY_ADMIN_KEY_HASH}"] },
+  destinations: [{ id: "live", type: "stream" }],
+  routes: [{ id: "all-to-live", types: ["*"], destinations: ["live"] }],
   retentionDays: 30,
 });

@@ -6,6 +6,7 @@
 import { H3 } from "h3";
 import { requireAdmin } from "./auth/admin-auth.ts";
 import { createClientAuthenticator } from "./auth/authenticate-client.ts";
+import { mintStreamToken } from "./auth/stream-token.ts";
 import type { GatewayConfig } from "./config/schema.ts";
 import { type CryptoPort, createWebCrypto } from "./crypto/crypto-port.ts";
 import { createGatewayError, toErrorResponse } from "./errors.ts";
@@ -19,6 +20,10 @@ import { createLogger, type Logger } from "./ops/logger.ts";
 import { createMetrics, GATEWAY_METRICS, type Metrics } from "./ops/metrics.ts";
 import { compileRoutes } from "./routes/match-routes.ts";
 import type { StoreDriver } from "./store/contract.ts";
+import { createLiveStream, type LiveStream } from "./stream/live-stream.ts";
+import { openEventStream } from "./stream/sse-transport.ts";
+import type { StreamOptionsInput } from "./stream/stream-options.ts";
+import { createWebSocketRoute } from "./stream/websocket-transport.ts";
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -31,11 +36,15 @@ export interface GatewayOptions {
   clock?: Clock;
   /** Default: JSON lines on console.log at `config.log.level`. */
   logger?: Logger;
+  /** Live stream tuning (heartbeat, idle timeout, slow-consumer bound); see stream-options.ts. */
+  stream?: StreamOptionsInput;
 }
 
 export interface Gateway {
   app: H3;
   ctx: GatewayContext;
+  /** The live stream fan-out (`/ws`, `/stream`). */
+  live: LiveStream;
   fetch(request: Request): Promise<Response>;
   /** Enforces retention (drops events older than `retentionDays`); returns how many went. */
   runMaintenance(): Promise<number>;
@@ -71,6 +80,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
   };
 
+  const live = createLiveStream(ctx, options.stream);
+
   const app = new H3({
     onError(error, event) {
       const response = toErrorResponse(error);
@@ -92,6 +103,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     await requireAdmin(ctx, event.req);
     return getEvent(ctx, event.context.params?.id ?? "");
   });
+  app.get("/ws", createWebSocketRoute(ctx, live));
+  app.get("/stream", (event) => openEventStream(ctx, live, event.req, event.url));
+  app.post("/auth/stream-token", (event) => mintStreamToken(ctx, event.req, live.options));
   app.get("/healthz", () => checkHealth(ctx));
   app.get(
     "/metrics",
@@ -104,9 +118,13 @@ export function createGateway(options: GatewayOptions): Gateway {
   return {
     app,
     ctx,
+    live,
     fetch: async (request) => app.fetch(request),
     runMaintenance: () => store.purge(ctx.clock.now() - config.retentionDays * 86_400_000),
-    close: () => store.close(),
+    close: () => {
+      live.shutdown();
+      return store.close();
+    },
   };
 }
 

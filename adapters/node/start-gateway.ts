@@ -4,11 +4,13 @@
  * in-flight requests, flush the store).
  */
 import type { Server } from "node:http";
+import { plugin as ws } from "crossws/server";
 import { serve } from "h3";
 import type { GatewayConfig } from "../../src/config/schema.ts";
 import { createGateway, type Gateway } from "../../src/create-gateway.ts";
 import { createLogger, type Logger } from "../../src/ops/logger.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
+import { readStreamOptionsFromEnv, type StreamOptionsInput } from "../../src/stream/stream-options.ts";
 import { createConfiguredStore } from "./create-store.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 import { readNodeBody } from "./read-node-body.ts";
@@ -23,6 +25,8 @@ export interface NodeGatewayOptions {
   logger?: Logger;
   /** Use this store instead of the configured one (tests). */
   store?: StoreDriver;
+  /** Live stream tuning; default from the `GATEWAY_STREAM_*` environment variables. */
+  stream?: StreamOptionsInput;
 }
 
 export interface RunningGateway {
@@ -39,7 +43,8 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
   const store = options.store ?? (await createConfiguredStore(config.store));
-  const gateway = createGateway({ config, store, crypto: createNodeCrypto(), readBody: readNodeBody, logger });
+  const stream = options.stream ?? readStreamOptionsFromEnv(process.env);
+  const gateway = createGateway({ config, store, crypto: createNodeCrypto(), readBody: readNodeBody, logger, stream });
   await gateway.runMaintenance();
   const maintenance = setInterval(() => {
     gateway.runMaintenance().catch((error) => logger.error("maintenance failed", { error: String(error) }));
@@ -51,6 +56,18 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     port: options.port ?? config.server.port,
     silent: true,
     gracefulShutdown: false,
+    plugins: [
+      ws({
+        options: {
+          node: {
+            // crossws pings every `idleTimeout` seconds and drops a peer that did not answer the
+            // previous ping: a dead subscriber goes within about the stream's idle timeout.
+            idleTimeout: gateway.live.options.idleTimeoutMs / 2000,
+            serverOptions: { maxPayload: 64 * 1024, perMessageDeflate: false },
+          },
+        },
+      }),
+    ],
   });
   await server.ready();
   const nodeServer = server.node?.server as Server | undefined;
@@ -63,6 +80,8 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   const stop = () => {
     stopping ??= (async () => {
       clearInterval(maintenance);
+      // Live subscribers get a goodbye frame and close code 1001 before the server stops.
+      gateway.live.shutdown();
       const closed = server.close();
       nodeServer?.closeIdleConnections();
       const force = setTimeout(() => nodeServer?.closeAllConnections(), SHUTDOWN_GRACE_MS);

@@ -1,0 +1,102 @@
+/**
+ * The live stream's fan-out: one listener on the event hub for the whole gateway. For each
+ * recorded event it decides once which stream destinations the routes send it to (live
+ * delivery is a destination like the others), serializes the event frame at most once, and
+ * offers it to every attached session. Publishing is synchronous and never awaits a consumer:
+ * a slow consumer only grows its own buffer until its session ends it. One timer drives the
+ * heartbeats of all sessions.
+ */
+import type { GatewayContext } from "../gateway-context.ts";
+import { resolveDestinations } from "../routes/match-routes.ts";
+import type { EventRecord } from "../store/contract.ts";
+import { eventFrame } from "./stream-frames.ts";
+import { resolveStreamOptions, type StreamOptions, type StreamOptionsInput } from "./stream-options.ts";
+import type { StreamSession } from "./stream-session.ts";
+
+/** What sessions need from the fan-out. */
+export interface LiveStreamHost {
+  store: GatewayContext["store"];
+  clock: GatewayContext["clock"];
+  logger: GatewayContext["logger"];
+  options: StreamOptions;
+  /** Ids of the stream destinations the routes send `record` to. */
+  streamDestinationsOf(record: EventRecord): readonly string[];
+  attach(session: StreamSession): void;
+  detach(session: StreamSession): void;
+}
+
+export interface LiveStream extends LiveStreamHost {
+  /** Ids of the configured stream destinations. */
+  readonly destinationIds: readonly string[];
+  /** Sessions currently attached. */
+  readonly size: number;
+  /** Ends every session with `shutting_down` and stops the heartbeat timer. */
+  shutdown(): void;
+}
+
+/** Creates the fan-out and subscribes it to the gateway's event hub. */
+export function createLiveStream(
+  ctx: Pick<GatewayContext, "config" | "routes" | "hub" | "store" | "clock" | "logger">,
+  input: StreamOptionsInput = {},
+): LiveStream {
+  const options = resolveStreamOptions(input);
+  const destinationIds = ctx.config.destinations.filter((d) => d.type === "stream").map((d) => d.id);
+  const streamIds = new Set(destinationIds);
+  const sessions = new Set<StreamSession>();
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  let shuttingDown = false;
+
+  const streamDestinationsOf = (record: EventRecord) =>
+    streamIds.size === 0
+      ? []
+      : resolveDestinations(ctx.routes, record.sourceId, record.event).filter((id) => streamIds.has(id));
+
+  const unsubscribe = ctx.hub.subscribe((record) => {
+    if (sessions.size === 0) return;
+    const destinations = streamDestinationsOf(record);
+    let frame: string | undefined;
+    const frameOnce = () => {
+      frame ??= eventFrame(record);
+      return frame;
+    };
+    for (const session of sessions) session.offer(record, destinations, frameOnce);
+  });
+
+  const tick = () => {
+    const now = ctx.clock.now();
+    for (const session of sessions) session.tick(now);
+  };
+
+  return {
+    store: ctx.store,
+    clock: ctx.clock,
+    logger: ctx.logger,
+    options,
+    destinationIds,
+    streamDestinationsOf,
+    get size() {
+      return sessions.size;
+    },
+    attach(session) {
+      if (shuttingDown) return session.fail("shutting_down", "the gateway is shutting down");
+      sessions.add(session);
+      if (!heartbeat) {
+        heartbeat = setInterval(tick, options.heartbeatMs);
+        // The timer must never keep a process alive on its own (tests, shutdown).
+        (heartbeat as { unref?: () => void }).unref?.();
+      }
+    },
+    detach(session) {
+      sessions.delete(session);
+      if (sessions.size === 0 && heartbeat) {
+        clearInterval(heartbeat);
+        heartbeat = undefined;
+      }
+    },
+    shutdown() {
+      shuttingDown = true;
+      unsubscribe();
+      for (const session of [...sessions]) session.fail("shutting_down", "the gateway is shutting down");
+    },
+  };
+}

@@ -1,0 +1,234 @@
+/**
+ * One subscriber of the live stream, independent of the transport. It attaches to the live
+ * fan-out before it reads the journal, so nothing recorded in between can slip through:
+ *   1. attach (live events from now on are held in a backlog);
+ *   2. decide the start position: the resume cursor (checked against retention) or the newest
+ *      journal position;
+ *   3. replay matching events after the cursor from the journal, in pages, pausing while the
+ *      consumer's buffer is high;
+ *   4. send the backlog, then live events, skipping every position already passed (the backlog
+ *      and the journal overlap; positions make the overlap harmless).
+ * A consumer whose buffer passes the bound, whose token expires, or that stalls is ended with
+ * an error frame and a documented close code; it can resume from its last cursor.
+ */
+import { findScopeViolations } from "../auth/stream-scope.ts";
+import type { EventQuery, EventRecord } from "../store/contract.ts";
+import type { StreamGrant } from "./authorize-subscriber.ts";
+import type { LiveStreamHost } from "./live-stream.ts";
+import { checkResumable, formatCursor } from "./stream-cursor.ts";
+import { compileStreamFilter, type StreamFilter } from "./stream-filter.ts";
+import {
+  type ClientMessage,
+  controlFrame,
+  errorFrame,
+  eventFrame,
+  readyFrame,
+  type StreamErrorCode,
+} from "./stream-frames.ts";
+
+/** What a transport offers a session. */
+export interface StreamSink {
+  /** Sends a frame; event frames come with their cursor (SSE puts it in `id:`). */
+  send(frame: string, cursor?: number): void;
+  /** Sends a heartbeat carrying the current resume cursor. */
+  heartbeat(cursor: number, now: number): void;
+  /** Bytes queued for the consumer and not yet handed to the network. */
+  bufferedAmount(): number;
+  /** Resolves true once the queue is at most `threshold` bytes, false after `timeoutMs`. */
+  waitForDrain(threshold: number, timeoutMs: number): Promise<boolean>;
+  /** Ends the connection after a fatal error frame. */
+  end(code: StreamErrorCode): void;
+  /** Epoch ms since which the consumer has not read anything, when the transport tracks it. */
+  stalledSince?(): number | undefined;
+}
+
+interface Subscription {
+  filter: StreamFilter;
+  matches: (record: EventRecord) => boolean;
+}
+
+const MAX_TIMER_MS = 2_147_483_647;
+
+export type StreamSession = ReturnType<typeof createStreamSession>;
+
+/** Creates the session of an authorized subscriber; call `start()` once the transport is open. */
+export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, sink: StreamSink) {
+  const { store, options, clock, logger } = host;
+  const subscriptions = new Map<string, Subscription>([
+    ["default", { filter: grant.filter, matches: compileStreamFilter(grant.filter) }],
+  ]);
+  let state: "starting" | "replaying" | "live" | "closed" = "starting";
+  let pos = 0;
+  let backlog: EventRecord[] = [];
+  let expiryTimer: ReturnType<typeof setTimeout> | undefined;
+
+  const subscribed = (record: EventRecord) => {
+    for (const subscription of subscriptions.values()) if (subscription.matches(record)) return true;
+    return false;
+  };
+  const wants = (record: EventRecord, destinations: readonly string[]) =>
+    destinations.some((id) => grant.destinations.has(id)) && grant.inScope(record) && subscribed(record);
+
+  const closeQuietly = () => {
+    state = "closed";
+    backlog = [];
+    host.detach(session);
+    clearTimeout(expiryTimer);
+  };
+
+  const fail = (code: StreamErrorCode, message: string, details?: unknown) => {
+    if (state === "closed") return;
+    closeQuietly();
+    logger.info("stream subscriber disconnected", { client: grant.clientId, reason: code, cursor: formatCursor(pos) });
+    sink.send(errorFrame(code, message, true, details));
+    sink.end(code);
+  };
+
+  const checkBuffer = () => {
+    if (sink.bufferedAmount() > options.maxBufferedBytes) {
+      fail("slow_consumer", `more than ${options.maxBufferedBytes} bytes were waiting for this subscriber`, {
+        cursor: formatCursor(pos),
+      });
+    }
+  };
+
+  const armExpiry = () => {
+    if (grant.expiresAt === undefined) return;
+    const left = grant.expiresAt - clock.now();
+    if (left <= 0) return fail("token_expired", "the token has expired");
+    expiryTimer = setTimeout(armExpiry, Math.min(left, MAX_TIMER_MS));
+  };
+
+  // The store can narrow the journal read when one subscription names one exact source/type/subject.
+  const replayHint = (): Omit<EventQuery, "after" | "limit"> => {
+    if (subscriptions.size !== 1) return {};
+    const [{ filter }] = subscriptions.values() as unknown as [Subscription];
+    const exact = (patterns: string[] | undefined) =>
+      patterns?.length === 1 && !(patterns[0] as string).includes("*") ? patterns[0] : undefined;
+    return {
+      sourceId: exact(filter.source),
+      type: filter.type?.length === 1 ? filter.type[0] : undefined,
+      subject: exact(filter.subject),
+    };
+  };
+
+  const replay = async () => {
+    for (;;) {
+      const page = await store.readAfter(pos, options.replayPageSize, replayHint());
+      for (const record of page) {
+        if ((state as string) === "closed") return;
+        if (record.seq <= pos) continue;
+        pos = record.seq;
+        if (wants(record, host.streamDestinationsOf(record))) sink.send(eventFrame(record), record.seq);
+      }
+      if (page.length < options.replayPageSize) return;
+      if (sink.bufferedAmount() > options.maxBufferedBytes / 2) {
+        const drained = await sink.waitForDrain(options.maxBufferedBytes / 4, options.idleTimeoutMs);
+        if (!drained)
+          return fail("slow_consumer", "the subscriber did not read its replay", { cursor: formatCursor(pos) });
+      }
+    }
+  };
+
+  const deliverLive = (record: EventRecord, destinations: readonly string[], frame: () => string) => {
+    if (record.seq <= pos) return;
+    pos = record.seq;
+    if (!wants(record, destinations)) return;
+    sink.send(frame(), record.seq);
+    checkBuffer();
+  };
+
+  const session = {
+    clientId: grant.clientId,
+    /** Runs the start sequence (see the module comment). */
+    async start() {
+      host.attach(session);
+      if ((state as string) === "closed") return;
+      armExpiry();
+      try {
+        if (grant.since === undefined) {
+          pos = await store.lastSeq();
+        } else {
+          const check = await checkResumable(store, grant.since);
+          if (!check.ok) return fail(check.code, check.message, check.details);
+          pos = grant.since;
+        }
+        if ((state as string) === "closed") return;
+        sink.send(
+          readyFrame({
+            cursor: pos,
+            subscriptions: Object.fromEntries([...subscriptions].map(([id, s]) => [id, s.filter])),
+            heartbeatMs: options.heartbeatMs,
+            expiresAt: grant.expiresAt,
+          }),
+        );
+        state = "replaying";
+        if (grant.since !== undefined) await replay();
+      } catch (error) {
+        logger.error("stream replay failed", { client: grant.clientId, error: String(error) });
+        return fail("store_unavailable", "the journal could not be read; retry with the same cursor");
+      }
+      if ((state as string) === "closed") return;
+      const held = backlog.sort((a, b) => a.seq - b.seq);
+      backlog = [];
+      state = "live";
+      for (const record of held) {
+        deliverLive(record, host.streamDestinationsOf(record), () => eventFrame(record));
+        if ((state as string) === "closed") return;
+      }
+    },
+    /** A live event from the fan-out; `frame` is serialized once for all subscribers. */
+    offer(record: EventRecord, destinations: readonly string[], frame: () => string) {
+      if (state === "live") return deliverLive(record, destinations, frame);
+      if (state === "closed") return;
+      backlog.push(record);
+      if (backlog.length > options.maxReplayBacklog) {
+        fail("slow_consumer", "too many live events arrived while the replay was running", {
+          cursor: formatCursor(pos),
+        });
+      }
+    },
+    /** Heartbeat tick: a frame with the current cursor, and the stall check. */
+    tick(now: number) {
+      if (state === "closed" || state === "starting") return;
+      const stalled = sink.stalledSince?.();
+      if (stalled !== undefined && now - stalled > options.idleTimeoutMs) {
+        return fail("idle_timeout", `the subscriber read nothing for ${options.idleTimeoutMs} ms`);
+      }
+      sink.heartbeat(pos, now);
+      checkBuffer();
+    },
+    /** A validated client message (WebSocket). */
+    handle(message: ClientMessage) {
+      if (state === "closed") return;
+      if (message.type === "ping") return sink.send(controlFrame("pong", { cursor: formatCursor(pos) }));
+      if (message.type === "unsubscribe") {
+        subscriptions.delete(message.id);
+        return sink.send(controlFrame("unsubscribed", { id: message.id, cursor: formatCursor(pos) }));
+      }
+      const violations = findScopeViolations(grant.scopeLayers.layers, message.filter);
+      if (violations.length > 0) {
+        return sink.send(
+          errorFrame("forbidden", "the requested filters are outside this subscriber's scope", false, {
+            id: message.id,
+            outsideScope: violations,
+          }),
+        );
+      }
+      if (!subscriptions.has(message.id) && subscriptions.size >= options.maxSubscriptions) {
+        return sink.send(
+          errorFrame("invalid_request", `at most ${options.maxSubscriptions} subscriptions per connection`, false, {
+            id: message.id,
+          }),
+        );
+      }
+      subscriptions.set(message.id, { filter: message.filter, matches: compileStreamFilter(message.filter) });
+      sink.send(controlFrame("subscribed", { id: message.id, filter: message.filter, cursor: formatCursor(pos) }));
+    },
+    /** Ends the session with a fatal error frame (shutdown, protocol errors). */
+    fail,
+    /** The transport closed: forget the subscriber. */
+    dispose: closeQuietly,
+  };
+  return session;
+}

@@ -1,0 +1,96 @@
+/**
+ * `GET /ws`: the live stream over WebSocket through crossws (h3's `defineWebSocketHandler`).
+ * The upgrade request is authorized before any socket exists; a refused subscriber still gets
+ * the socket, one error frame and a close code with the error code as reason, because a browser
+ * cannot read the status of a failed handshake. Client messages are size-limited JSON validated
+ * with valibot; an invalid one answers a non-fatal error frame.
+ */
+import type { Hooks, Peer } from "crossws";
+import { defineWebSocketHandler } from "h3";
+import * as v from "valibot";
+import { createGatewayError } from "../errors.ts";
+import type { GatewayContext } from "../gateway-context.ts";
+import { authorizeSubscriber, type Refusal, type StreamGrant } from "./authorize-subscriber.ts";
+import type { LiveStream } from "./live-stream.ts";
+import { CLOSE_CODES, ClientMessageSchema, errorFrame, heartbeatFrame } from "./stream-frames.ts";
+import { createStreamSession, type StreamSession, type StreamSink } from "./stream-session.ts";
+
+/** Largest client message accepted, in characters. */
+const MAX_MESSAGE_LENGTH = 16 * 1024;
+
+function peerSink(peer: Peer): StreamSink {
+  return {
+    send: (frame) => {
+      peer.send(frame);
+    },
+    heartbeat: (cursor, now) => {
+      peer.send(heartbeatFrame(cursor, now));
+    },
+    bufferedAmount: () => peer.bufferedAmount,
+    waitForDrain: (threshold, timeoutMs) =>
+      peer.waitForDrain({ threshold, signal: AbortSignal.timeout(timeoutMs), pollInterval: 20 }).then(
+        () => true,
+        () => false,
+      ),
+    end: (code) => peer.close(CLOSE_CODES[code], code),
+  };
+}
+
+function refusedHooks(refusal: Refusal): Partial<Hooks> {
+  return {
+    open(peer) {
+      peer.send(errorFrame(refusal.code, refusal.message, true, refusal.details));
+      peer.close(CLOSE_CODES[refusal.code], refusal.code);
+    },
+  };
+}
+
+function acceptedHooks(live: LiveStream, grant: StreamGrant): Partial<Hooks> {
+  let session: StreamSession | undefined;
+  return {
+    open(peer) {
+      session = createStreamSession(live, grant, peerSink(peer));
+      return session.start();
+    },
+    message(peer, message) {
+      const text = message.text();
+      let input: unknown;
+      try {
+        input = text.length <= MAX_MESSAGE_LENGTH ? JSON.parse(text) : undefined;
+      } catch {
+        input = undefined;
+      }
+      const parsed = v.safeParse(ClientMessageSchema, input);
+      if (!parsed.success) {
+        peer.send(
+          errorFrame("invalid_request", "invalid message (expected subscribe, unsubscribe or ping JSON)", false, {
+            issues: parsed.issues.slice(0, 5).map((issue) => ({ path: v.getDotPath(issue), message: issue.message })),
+          }),
+        );
+        return;
+      }
+      session?.handle(parsed.output);
+    },
+    close() {
+      session?.dispose();
+    },
+    error() {
+      session?.dispose();
+    },
+  };
+}
+
+/** The `/ws` route handler. */
+export function createWebSocketRoute(ctx: GatewayContext, live: LiveStream) {
+  return defineWebSocketHandler(
+    async (event) => {
+      const result = await authorizeSubscriber(ctx, live.destinationIds, event.req, event.url);
+      return result.ok ? acceptedHooks(live, result.grant) : refusedHooks(result.refusal);
+    },
+    () => {
+      throw createGatewayError(426, "invalid_request", "this endpoint speaks WebSocket (send an Upgrade request)", {
+        headers: { upgrade: "websocket" },
+      });
+    },
+  );
+}
