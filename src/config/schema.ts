@@ -4,6 +4,8 @@
  * Every field documents its default; the README's configuration reference mirrors this file.
  */
 import * as v from "valibot";
+import { EmailDestinationSchema } from "../delivery/email/email-destination-schema.ts";
+import { QueueDestinationSchema } from "../delivery/queue/queue-destination-schema.ts";
 import { AuthSchema, ClientSchema } from "./clients-schema.ts";
 import { RouteSchema, StreamDestinationSchema } from "./routes-schema.ts";
 
@@ -50,7 +52,11 @@ export const StoreConfigSchema = v.variant("driver", [
  * Destination variants by `type`. Each destination module adds its schema here
  * (`http`, `queue`, `email` in src/delivery; `stream` in src/stream).
  */
-export const DestinationSchema = v.variant("type", [StreamDestinationSchema]);
+export const DestinationSchema = v.variant("type", [
+  StreamDestinationSchema,
+  QueueDestinationSchema,
+  EmailDestinationSchema,
+]);
 
 const GatewayConfigObject = v.strictObject({
   server: v.optional(
