@@ -1,0 +1,52 @@
+/**
+ * The memory outbox driver: delivery records in process memory, nothing durable. For tests and
+ * for the memory store; a restart forgets every delivery (as it forgets every event).
+ */
+import type { OutboxFactory, OutboxStore } from "../../src/delivery/outbox-contract.ts";
+import { createOutboxIndex } from "../../src/delivery/outbox-index.ts";
+
+export type MemoryOutboxOptions = Record<string, never>;
+
+export const memoryOutbox: OutboxFactory<MemoryOutboxOptions | undefined> = () => createMemoryOutbox();
+
+/** Creates an empty in-memory outbox. */
+export function createMemoryOutbox(): OutboxStore {
+  const index = createOutboxIndex();
+  return {
+    name: "memory",
+    async readCursor() {
+      return index.cursor;
+    },
+    async createDeliveries(records, cursor) {
+      return index.create(records, cursor);
+    },
+    async saveDeliveries(records) {
+      index.save(records);
+    },
+    async getDelivery(eventId, destinationId) {
+      return index.get(eventId, destinationId);
+    },
+    async listByEvent(eventId) {
+      return index.byEvent(eventId);
+    },
+    async listDeliveries(query) {
+      return index.list(query);
+    },
+    async listActive() {
+      return index.active();
+    },
+    async countByState() {
+      return index.counts();
+    },
+    async listDestinationStates() {
+      return [...index.destinationStates.values()].map((s) => ({ ...s }));
+    },
+    async saveDestinationState(state) {
+      index.destinationStates.set(state.id, { ...state });
+    },
+    async purge(before) {
+      return index.purge(before).length;
+    },
+    async close() {},
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * The outbox contract: where the delivery engine keeps one record per (event, destination), its
+ * state, every attempt and the next attempt time, plus the routing cursor (the last journal seq
+ * whose deliveries exist) and each destination's paused/disabled state. Drivers live in
+ * `adapters/store/*-outbox.ts` and pass one conformance suite (`test/store/outbox-conformance.ts`).
+ *
+ * Durability rule: a promise returned by a write resolves only once the write would survive a
+ * crash of this process, and writes are applied in the order they were made.
+ */
+
+export type DeliveryState = "pending" | "delivering" | "delivered" | "failed-retrying" | "dead" | "paused";
+
+export const DELIVERY_STATES: readonly DeliveryState[] = [
+  "pending",
+  "delivering",
+  "delivered",
+  "failed-retrying",
+  "dead",
+  "paused",
+];
+
+/** States a record leaves only by replay. */
+export function isTerminal(state: DeliveryState): boolean {
+  return state === "delivered" || state === "dead";
+}
+
+export interface DeliveryAttempt {
+  /** Start of the attempt, epoch ms. */
+  at: number;
+  ok: boolean;
+  /** HTTP status or SMTP reply code, when the transport has one. */
+  status?: number;
+  latencyMs: number;
+  /** Why it failed; never secrets or response bodies. */
+  error?: string;
+}
+
+export interface DeliveryRecord {
+  eventId: string;
+  destinationId: string;
+  /** Journal seq of the event: the delivery order within a destination. */
+  seq: number;
+  /** CloudEvent subject, the unit of optional per-subject ordering. */
+  subject?: string;
+  /** When the event was received, epoch ms (time-range filters and bulk replay). */
+  receivedAt: number;
+  createdAt: number;
+  updatedAt: number;
+  state: DeliveryState;
+  /** When the next attempt is due, epoch ms (meaningful while not terminal). */
+  nextAttemptAt: number;
+  /** Failed attempts since creation or the last replay: the position in the retry schedule. */
+  failures: number;
+  /** The most recent attempts, oldest first (capped at `MAX_KEPT_ATTEMPTS`). */
+  attempts: DeliveryAttempt[];
+  lastError?: string;
+}
+
+export const MAX_KEPT_ATTEMPTS = 50;
+
+/** A destination's durable operator state. */
+export interface DestinationState {
+  id: string;
+  /** Paused by an operator (`POST /destinations/{id}/pause`). */
+  paused: boolean;
+  /** Disabled by the destination itself (HTTP 410); cleared by resume. */
+  disabled: boolean;
+  /** Why it is disabled. */
+  reason?: string;
+  updatedAt: number;
+}
+
+export interface DeliveryQuery {
+  destinationId: string;
+  /** Default: every state. */
+  states?: readonly DeliveryState[];
+  /** Event receive time range, epoch ms, inclusive from, exclusive to. */
+  from?: number;
+  to?: number;
+  /** Continue after this seq (descending pages). */
+  after?: number;
+  /** Page size, 1..1000. */
+  limit: number;
+}
+
+export interface DeliveryPage {
+  /** Newest (highest seq) first. */
+  deliveries: DeliveryRecord[];
+  /** seq of the last record of this page when more may follow, else null. */
+  next: number | null;
+}
+
+/** Key of a record: one per (event, destination). */
+export function deliveryKey(eventId: string, destinationId: string): string {
+  return `${eventId}\u0000${destinationId}`;
+}
+
+export interface OutboxStore {
+  readonly name: string;
+  /** The routing cursor: highest journal seq whose deliveries were created (0 at first). */
+  readCursor(): Promise<number>;
+  /**
+   * Inserts the records whose (eventId, destinationId) does not exist yet and moves the routing
+   * cursor to `cursor` (never backwards), in one durable step. Resolves with the records that
+   * were inserted; existing ones are left untouched (crash recovery re-routes idempotently).
+   */
+  createDeliveries(records: readonly DeliveryRecord[], cursor: number): Promise<DeliveryRecord[]>;
+  /** Durably replaces records by (eventId, destinationId); inserts them when missing. */
+  saveDeliveries(records: readonly DeliveryRecord[]): Promise<void>;
+  getDelivery(eventId: string, destinationId: string): Promise<DeliveryRecord | undefined>;
+  /** Every record of one event, in destination id order. */
+  listByEvent(eventId: string): Promise<DeliveryRecord[]>;
+  /** Records of one destination, newest first, filtered, paginated by seq. */
+  listDeliveries(query: DeliveryQuery): Promise<DeliveryPage>;
+  /** Every non-terminal record in ascending seq order: what the engine resumes after a restart. */
+  listActive(): Promise<DeliveryRecord[]>;
+  /** Record counts per destination and state. */
+  countByState(): Promise<Record<string, Partial<Record<DeliveryState, number>>>>;
+  listDestinationStates(): Promise<DestinationState[]>;
+  saveDestinationState(state: DestinationState): Promise<void>;
+  /** Removes terminal records last updated before `before` (epoch ms); returns the count. */
+  purge(before: number): Promise<number>;
+  /** Flushes pending writes and releases resources. */
+  close(): Promise<void>;
+}
+
+/** A typed factory per driver. */
+export type OutboxFactory<Options> = (options: Options) => OutboxStore | Promise<OutboxStore>;
