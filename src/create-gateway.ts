@@ -18,6 +18,8 @@ import { getEvent, listEvents } from "./log/event-log-api.ts";
 import { checkHealth } from "./ops/check-health.ts";
 import { createLogger, type Logger } from "./ops/logger.ts";
 import { createMetrics, GATEWAY_METRICS, type Metrics } from "./ops/metrics.ts";
+import { createProxy } from "./proxy/create-proxy.ts";
+import { PROXY_METRICS } from "./proxy/proxy-metrics.ts";
 import { compileRoutes } from "./routes/match-routes.ts";
 import type { StoreDriver } from "./store/contract.ts";
 import { createLiveStream, type LiveStream } from "./stream/live-stream.ts";
@@ -62,7 +64,7 @@ function requestIdOf(request: Request): string {
 export function createGateway(options: GatewayOptions): Gateway {
   const { config, store } = options;
   const logger = options.logger ?? createLogger(config.log.level);
-  const metrics: Metrics = createMetrics(GATEWAY_METRICS);
+  const metrics: Metrics = createMetrics({ ...GATEWAY_METRICS, ...PROXY_METRICS });
   const crypto = options.crypto ?? createWebCrypto();
   const clock = options.clock ?? systemClock;
   const ctx: GatewayContext = {
@@ -110,6 +112,10 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.get(
     "/metrics",
     () => new Response(metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } }),
+  );
+  const proxy = createProxy(ctx);
+  app.all("/api/:upstreamId/**", (event) =>
+    proxy.handle(event.context.params?.upstreamId ?? "", event.req, requestIdOf(event.req)),
   );
   app.all("/**", () => {
     throw createGatewayError(404, "not_found", "no such route");

@@ -5,9 +5,11 @@
  */
 import * as v from "valibot";
 import { EmailDestinationSchema } from "../delivery/email/email-destination-schema.ts";
+import { HttpDestinationSchema } from "../delivery/http/http-destination-schema.ts";
 import { QueueDestinationSchema } from "../delivery/queue/queue-destination-schema.ts";
 import { AuthSchema, ClientSchema } from "./clients-schema.ts";
 import { RouteSchema, StreamDestinationSchema } from "./routes-schema.ts";
+import { UpstreamsSchema } from "./upstreams-schema.ts";
 
 const id = v.pipe(
   v.string(),
@@ -54,6 +56,7 @@ export const StoreConfigSchema = v.variant("driver", [
  */
 export const DestinationSchema = v.variant("type", [
   StreamDestinationSchema,
+  HttpDestinationSchema,
   QueueDestinationSchema,
   EmailDestinationSchema,
 ]);
@@ -92,6 +95,8 @@ const GatewayConfigObject = v.strictObject({
   ),
   /** How client JWTs are verified. */
   auth: v.optional(AuthSchema, {}),
+  /** APIs proxied at `/api/{upstreamId}/...` (see upstreams-schema.ts). Default none. */
+  upstreams: v.optional(UpstreamsSchema, []),
   /** Days an event stays in the log. Default 30. */
   retentionDays: v.optional(v.pipe(v.number(), v.minValue(0.001), v.maxValue(3650)), 30),
   /** Seconds an "in progress" claim lives before a retry may take over. Default 30. */

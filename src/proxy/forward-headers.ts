@@ -1,0 +1,71 @@
+/**
+ * Which headers cross the proxy. Upstream-bound: an allowlist of the headers that matter to the
+ * APIs (never the client's `Authorization`, cookies or hop-by-hop headers). Client-bound: every
+ * upstream header except hop-by-hop ones, cookies, the upstream's own CORS answer (the gateway
+ * decides CORS per client) and encodings the runtime's fetch already decoded.
+ */
+
+const REQUEST_ALLOWLIST = [
+  "accept",
+  "accept-language",
+  "content-type",
+  "content-language",
+  "idempotency-key",
+  "if-match",
+  "if-none-match",
+  "if-modified-since",
+  "if-unmodified-since",
+  "if-range",
+  "range",
+  "prefer",
+];
+
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+/** Encodings `fetch` decodes transparently: the body we pass on is no longer encoded. */
+const DECODED_ENCODINGS = /^(?:gzip|x-gzip|deflate|br)$/i;
+
+/** Headers for the upstream call: the allowlist plus the request id (credentials are added per attempt). */
+export function buildUpstreamHeaders(incoming: Headers, requestId: string): Headers {
+  const headers = new Headers();
+  for (const name of REQUEST_ALLOWLIST) {
+    const value = incoming.get(name);
+    if (value !== null) headers.set(name, value);
+  }
+  headers.set("x-request-id", requestId);
+  return headers;
+}
+
+/** Headers of the answer to the client, from the upstream's response. */
+export function buildClientHeaders(upstream: Headers, requestId: string, extra: Record<string, string>): Headers {
+  const named = new Set(
+    (upstream.get("connection") ?? "")
+      .split(",")
+      .map((token) => token.trim().toLowerCase())
+      .filter(Boolean),
+  );
+  const decoded = DECODED_ENCODINGS.test(upstream.get("content-encoding") ?? "");
+  const headers = new Headers();
+  upstream.forEach((value, name) => {
+    if (HOP_BY_HOP.has(name) || named.has(name) || name === "set-cookie") return;
+    if (name.startsWith("access-control-") || name === "x-request-id") return;
+    if (decoded && (name === "content-encoding" || name === "content-length")) return;
+    headers.append(name, value);
+  });
+  headers.set("x-request-id", requestId);
+  for (const [name, value] of Object.entries(extra)) {
+    const present = name === "vary" ? headers.get("vary") : null;
+    headers.set(name, present ? `${present}, ${value}` : value);
+  }
+  return headers;
+}

@@ -1,0 +1,54 @@
+/**
+ * Request bodies on their way upstream. A body up to the upstream's replay limit is buffered, so
+ * the call can be sent again (a 401 token refresh, a retry); a larger one streams through once,
+ * with backpressure, so a 20 MB PDF never sits in the gateway's memory.
+ */
+
+export type ProxyBody =
+  | { kind: "none" }
+  | { kind: "buffered"; bytes: Uint8Array<ArrayBuffer> }
+  | { kind: "stream"; stream: ReadableStream<Uint8Array>; length?: string };
+
+function concat(chunks: Uint8Array[], size: number): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}
+
+/** A stream that yields `head` first, then the rest of `reader`, pulling only on demand. */
+function prepend(head: Uint8Array[], reader: ReadableStreamDefaultReader<Uint8Array>): ReadableStream<Uint8Array> {
+  const queue = [...head];
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = queue.shift();
+      if (next) return controller.enqueue(next);
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+}
+
+/** Reads at most `limit` bytes of the request body to decide whether it can be replayed. */
+export async function prepareProxyBody(request: Request, limit: number): Promise<ProxyBody> {
+  if (request.method === "GET" || request.method === "HEAD" || !request.body) return { kind: "none" };
+  const length = request.headers.get("content-length") ?? undefined;
+  if (length !== undefined && Number(length) > limit) return { kind: "stream", stream: request.body, length };
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size <= limit) {
+    const { done, value } = await reader.read();
+    if (done) return { kind: "buffered", bytes: concat(chunks, size) };
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  return { kind: "stream", stream: prepend(chunks, reader), length };
+}

@@ -1,0 +1,110 @@
+/**
+ * Sends one proxied call upstream: with the upstream's credentials, a per-attempt timeout, a
+ * single token refresh and resend after a 401 (when the body can be replayed), and p-retry on
+ * network errors, 502/503/504 and 429 (waiting out `Retry-After` up to the upstream's bound),
+ * for safe calls only: GET, HEAD, OPTIONS, PUT, DELETE, and POST or PATCH with an
+ * `Idempotency-Key`. Anything else is sent exactly once.
+ */
+import pRetry from "p-retry";
+import type { UpstreamConfig } from "../config/upstreams-schema.ts";
+import type { ProxyBody } from "./replayable-body.ts";
+import type { UpstreamCredentials } from "./upstream-credentials.ts";
+import {
+  fetchWithTimeout,
+  parseRetryAfter,
+  RETRYABLE_STATUSES,
+  RetryableStatusError,
+  sleep,
+  UpstreamNetworkError,
+} from "./upstream-fetch.ts";
+
+const ALWAYS_SAFE = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
+const MAX_BACKOFF_MS = 10_000;
+
+export interface UpstreamCall {
+  method: string;
+  url: string;
+  /** Upstream-bound headers without `Authorization` (added per attempt). */
+  headers: Headers;
+  body: ProxyBody;
+  /** Aborts when the client goes away. */
+  signal?: AbortSignal;
+}
+
+export interface SendHooks {
+  now(): number;
+  onRetry(reason: string): void;
+}
+
+/** True when the method (and `Idempotency-Key`) make a resend harmless. */
+export function isRetrySafe(method: string, headers: Headers): boolean {
+  return ALWAYS_SAFE.has(method) || ((method === "POST" || method === "PATCH") && headers.has("idempotency-key"));
+}
+
+function bodyInit(body: ProxyBody): { body?: BodyInit; duplex?: "half" } {
+  if (body.kind === "buffered") return { body: body.bytes };
+  if (body.kind === "stream") return { body: body.stream, duplex: "half" };
+  return {};
+}
+
+/** Sends the call and returns the upstream's response (any status); throws on timeout or network failure. */
+export async function sendUpstream(
+  upstream: UpstreamConfig,
+  credentials: UpstreamCredentials,
+  call: UpstreamCall,
+  hooks: SendHooks,
+): Promise<Response> {
+  const replayable = call.body.kind !== "stream";
+  const retries = replayable && isRetrySafe(call.method, call.headers) ? upstream.retries : 0;
+  const maxWaitMs = upstream.maxRetryAfterSeconds * 1000;
+
+  const attempt = async (rejected?: string) => {
+    const auth = await credentials.authorize(rejected);
+    const headers = new Headers(call.headers);
+    headers.set("authorization", auth.header);
+    // A streamed body keeps its declared length, so the upstream sees no chunked upload.
+    if (call.body.kind === "stream" && call.body.length) headers.set("content-length", call.body.length);
+    const init = { method: call.method, headers, ...bodyInit(call.body) };
+    return { response: await fetchWithTimeout(call.url, init, upstream.timeoutMs, call.signal), token: auth.token };
+  };
+
+  return pRetry(
+    async (attemptNumber) => {
+      let { response, token } = await attempt();
+      if (response.status === 401 && token !== undefined) {
+        // The cached token was refused (revoked, or expired early): refresh once, resend once.
+        await credentials.invalidate(token);
+        if (!replayable) return response;
+        await response.body?.cancel();
+        hooks.onRetry("token_refresh");
+        ({ response } = await attempt(token));
+      }
+      if (attemptNumber <= retries && RETRYABLE_STATUSES.has(response.status)) {
+        const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), hooks.now());
+        // A Retry-After beyond the bound goes back to the client, who can wait it out.
+        if (retryAfterMs === undefined || retryAfterMs <= maxWaitMs) {
+          await response.body?.cancel();
+          throw new RetryableStatusError(response.status, retryAfterMs);
+        }
+      }
+      return response;
+    },
+    {
+      retries,
+      minTimeout: upstream.retryDelayMs,
+      maxTimeout: MAX_BACKOFF_MS,
+      randomize: true,
+      signal: call.signal,
+      async shouldRetry({ error }) {
+        if (error instanceof UpstreamNetworkError) {
+          hooks.onRetry("network");
+          return true;
+        }
+        if (!(error instanceof RetryableStatusError)) return false;
+        hooks.onRetry(String(error.status));
+        if (error.retryAfterMs) await sleep(error.retryAfterMs, call.signal);
+        return true;
+      },
+    },
+  );
+}

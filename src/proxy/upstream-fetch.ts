@@ -1,0 +1,81 @@
+/**
+ * One HTTP exchange with an upstream, bounded by a timeout on the response headers, and the
+ * failures the proxy tells apart: the timeout (504), a network error (502, retryable for safe
+ * calls), a retryable status, and the caller going away.
+ */
+
+/** No response headers within the upstream's timeout. */
+export class UpstreamTimeoutError extends Error {
+  override readonly name = "UpstreamTimeoutError";
+}
+
+/** Connection refused, reset or closed before a response. */
+export class UpstreamNetworkError extends Error {
+  override readonly name = "UpstreamNetworkError";
+}
+
+/** A 429/502/503/504 answer that may be retried; `retryAfterMs` from `Retry-After`. */
+export class RetryableStatusError extends Error {
+  override readonly name = "RetryableStatusError";
+  constructor(
+    readonly status: number,
+    readonly retryAfterMs: number | undefined,
+  ) {
+    super(`upstream answered ${status}`);
+  }
+}
+
+export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+
+/** `Retry-After` in milliseconds from now (delta-seconds or an HTTP date); undefined when absent or invalid. */
+export function parseRetryAfter(value: string | null, now: number): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d{1,9}$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/**
+ * `fetch` with a timeout that covers the wait for the response headers only: once they arrive
+ * the body may stream for as long as it takes (a 20 MB PDF on a slow link). `signal` is the
+ * caller's: when it aborts, the upstream exchange is abandoned too.
+ */
+export async function fetchWithTimeout(
+  url: string,
+  init: RequestInit & { duplex?: "half" },
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<Response> {
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(new UpstreamTimeoutError("no response in time")), timeoutMs);
+  try {
+    return await fetch(url, {
+      ...init,
+      redirect: "manual",
+      signal: signal ? AbortSignal.any([timeout.signal, signal]) : timeout.signal,
+    });
+  } catch (error) {
+    if (timeout.signal.aborted) throw new UpstreamTimeoutError("no response in time", { cause: error });
+    if (signal?.aborted) throw signal.reason ?? error;
+    throw new UpstreamNetworkError("upstream unreachable", { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+}
