@@ -177,6 +177,20 @@ export async function openReadyWs(url: string, headers: Record<string, string> =
   return client;
 }
 
+/**
+ * Waits until every frame the gateway wrote to these connections before now has arrived: a
+ * `ping` is answered after everything queued before it, on the same ordered connection.
+ */
+export async function syncClients(...clients: WsClient[]) {
+  await Promise.all(
+    clients.map(async (client) => {
+      const from = client.log.frames.length;
+      client.ws.send(JSON.stringify({ type: "ping" }));
+      await client.log.waitFor((f) => f.type === "pong", "pong", 15_000, from);
+    }),
+  );
+}
+
 /** Sends a client message. */
 export function sendMessage(client: WsClient, message: unknown) {
   client.ws.send(JSON.stringify(message));
