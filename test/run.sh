@@ -8,6 +8,20 @@ echo "== typecheck"
 npm run --silent typecheck
 echo "== lint"
 npx biome check .
+# redis-server for the queue sink tests (they start and stop their own instances on free ports).
+if ! command -v redis-server >/dev/null 2>&1; then
+  echo "== installing redis-server"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "redis-server is missing and this is not root: run apt-get install -y redis-server" >&2
+    exit 1
+  fi
+  install_log="$(mktemp)"
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server; } >"$install_log" 2>&1; then
+    cat "$install_log" >&2
+    exit 1
+  fi
+  rm -f "$install_log"
+fi
 echo "== node tests"
 npx vitest run --config vitest.config.ts
 if [ -f vitest.workers.config.ts ]; then
