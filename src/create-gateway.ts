@@ -9,6 +9,9 @@ import { createClientAuthenticator } from "./auth/authenticate-client.ts";
 import { mintStreamToken } from "./auth/stream-token.ts";
 import type { GatewayConfig } from "./config/schema.ts";
 import { type CryptoPort, createWebCrypto } from "./crypto/crypto-port.ts";
+import { registerDeliveryRoutes } from "./delivery/delivery-admin-api.ts";
+import { createDeliveryEngine, type DeliveryEngineOptions } from "./delivery/delivery-engine.ts";
+import { DELIVERY_METRICS } from "./delivery/delivery-metrics.ts";
 import { createGatewayError, toErrorResponse } from "./errors.ts";
 import { createEventHub } from "./events/event-hub.ts";
 import { type Clock, type GatewayContext, systemClock } from "./gateway-context.ts";
@@ -40,6 +43,8 @@ export interface GatewayOptions {
   logger?: Logger;
   /** Live stream tuning (heartbeat, idle timeout, slow-consumer bound); see stream-options.ts. */
   stream?: StreamOptionsInput;
+  /** The outbox and sinks of the delivery engine. Default: nothing is delivered (no transports). */
+  delivery?: DeliveryEngineOptions;
 }
 
 export interface Gateway {
@@ -48,6 +53,8 @@ export interface Gateway {
   /** The live stream fan-out (`/ws`, `/stream`). */
   live: LiveStream;
   fetch(request: Request): Promise<Response>;
+  /** Starts background work (the delivery engine resumes from its outbox). */
+  start(): Promise<void>;
   /** Enforces retention (drops events older than `retentionDays`); returns how many went. */
   runMaintenance(): Promise<number>;
   close(): Promise<void>;
@@ -64,7 +71,7 @@ function requestIdOf(request: Request): string {
 export function createGateway(options: GatewayOptions): Gateway {
   const { config, store } = options;
   const logger = options.logger ?? createLogger(config.log.level);
-  const metrics: Metrics = createMetrics({ ...GATEWAY_METRICS, ...PROXY_METRICS });
+  const metrics: Metrics = createMetrics({ ...GATEWAY_METRICS, ...PROXY_METRICS, ...DELIVERY_METRICS });
   const crypto = options.crypto ?? createWebCrypto();
   const clock = options.clock ?? systemClock;
   const ctx: GatewayContext = {
@@ -81,6 +88,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     hub: createEventHub((error) => logger.error("event subscriber failed", { error: String(error) })),
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
   };
+  ctx.delivery = options.delivery && createDeliveryEngine(ctx, options.delivery);
 
   const live = createLiveStream(ctx, options.stream);
 
@@ -108,6 +116,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.get("/ws", createWebSocketRoute(ctx, live));
   app.get("/stream", (event) => openEventStream(ctx, live, event.req, event.url));
   app.post("/auth/stream-token", (event) => mintStreamToken(ctx, event.req, live.options));
+  registerDeliveryRoutes(app, ctx);
   app.get("/healthz", () => checkHealth(ctx));
   app.get(
     "/metrics",
@@ -126,8 +135,19 @@ export function createGateway(options: GatewayOptions): Gateway {
     ctx,
     live,
     fetch: async (request) => app.fetch(request),
-    runMaintenance: () => store.purge(ctx.clock.now() - config.retentionDays * 86_400_000),
-    close: () => {
+    start: async () => {
+      await ctx.delivery?.start();
+    },
+    runMaintenance: async () => {
+      const before = ctx.clock.now() - config.retentionDays * 86_400_000;
+      const purged = await store.purge(before);
+      await ctx.delivery?.purge(before);
+      return purged;
+    },
+    close: async () => {
+      // The engine stops (attempts finish or are aborted) before the stores it writes close.
+      await ctx.delivery?.stop();
+      await options.delivery?.outbox.close();
       live.shutdown();
       return store.close();
     },

@@ -6,11 +6,13 @@
 import type { Server } from "node:http";
 import { plugin as ws } from "crossws/server";
 import { serve } from "h3";
-import type { GatewayConfig } from "../../src/config/schema.ts";
+import type { GatewayConfig, StoreConfig } from "../../src/config/schema.ts";
 import { createGateway, type Gateway } from "../../src/create-gateway.ts";
+import type { OutboxStore } from "../../src/delivery/outbox-contract.ts";
 import { createLogger, type Logger } from "../../src/ops/logger.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
 import { readStreamOptionsFromEnv, type StreamOptionsInput } from "../../src/stream/stream-options.ts";
+import { createSinks } from "./create-sinks.ts";
 import { createConfiguredStore } from "./create-store.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 import { readNodeBody } from "./read-node-body.ts";
@@ -25,6 +27,8 @@ export interface NodeGatewayOptions {
   logger?: Logger;
   /** Use this store instead of the configured one (tests). */
   store?: StoreDriver;
+  /** Use this outbox instead of the one that goes with the configured store (tests). */
+  outbox?: OutboxStore;
   /** Live stream tuning; default from the `GATEWAY_STREAM_*` environment variables. */
   stream?: StreamOptionsInput;
 }
@@ -44,8 +48,19 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
   const store = options.store ?? (await createConfiguredStore(config.store));
   const stream = options.stream ?? readStreamOptionsFromEnv(process.env);
-  const gateway = createGateway({ config, store, crypto: createNodeCrypto(), readBody: readNodeBody, logger, stream });
+  const outbox = options.outbox ?? (await createConfiguredOutbox(config.store));
+  const sinks = await createSinks(config.destinations, { logger });
+  const gateway = createGateway({
+    config,
+    store,
+    crypto: createNodeCrypto(),
+    readBody: readNodeBody,
+    logger,
+    stream,
+    delivery: { outbox, sinks },
+  });
   await gateway.runMaintenance();
+  await gateway.start();
   const maintenance = setInterval(() => {
     gateway.runMaintenance().catch((error) => logger.error("maintenance failed", { error: String(error) }));
   }, MAINTENANCE_INTERVAL_MS);
@@ -92,4 +107,14 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     return stopping;
   };
   return { url, gateway, stop };
+}
+
+/** The outbox that goes with the store: the disk log next to the journal, or memory. */
+async function createConfiguredOutbox(config: StoreConfig): Promise<OutboxStore> {
+  if (config.driver === "disk") {
+    const { openDiskOutbox } = await import("../store/disk-outbox.ts");
+    return openDiskOutbox({ dir: config.dir });
+  }
+  const { createMemoryOutbox } = await import("../store/memory-outbox.ts");
+  return createMemoryOutbox();
 }

@@ -5,6 +5,7 @@
  */
 import * as v from "valibot";
 import { rawBodyBase64 } from "../_internal/raw-body-text.ts";
+import { toDeliveryJson } from "../delivery/delivery-view.ts";
 import { createGatewayError } from "../errors.ts";
 import { isEventId } from "../events/event-id.ts";
 import type { GatewayContext } from "../gateway-context.ts";
@@ -73,6 +74,6 @@ export async function getEvent(ctx: GatewayContext, id: string): Promise<Respons
     received_at: new Date(record.receivedAt).toISOString(),
     raw_body_base64: rawBodyBase64(record.rawBody, record.rawBodyEncoding),
     headers: record.headers,
-    deliveries: [],
+    deliveries: ((await ctx.delivery?.deliveriesOfEvent(record.id)) ?? []).map(toDeliveryJson),
   });
 }

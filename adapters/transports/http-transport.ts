@@ -1,0 +1,136 @@
+/**
+ * The Node HTTP transport of `http` destinations: undici with one keep-alive Agent per
+ * destination whose `connect.lookup` runs the SSRF guard on every address the resolver returns,
+ * right before the socket connects to it. Checking the address actually connected to (not the
+ * name, not an earlier resolution) is what makes DNS rebinding useless; IP literals in the URL
+ * never reach a resolver, so they are checked before the request. Redirects are never followed
+ * (undici's `request` does not follow them); the body of every answer is drained and dropped.
+ */
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import { Agent, request } from "undici";
+import type { HttpDestination } from "../../src/delivery/http/http-destination-schema.ts";
+import { createHttpSink, type HttpSendResult, type HttpTransport } from "../../src/delivery/http/http-sink.ts";
+import type { SinkFactory } from "../../src/delivery/sink-contract.ts";
+import { type AddressPolicy, checkAddress } from "../../src/ssrf/address-policy.ts";
+
+/** Resolves a host name to every address (injectable: tests simulate rebinding resolvers). */
+export type ResolveAll = (hostname: string) => Promise<LookupAddress[]>;
+
+export interface HttpTransportOptions {
+  policy: AddressPolicy;
+  /** Default: the system resolver (`dns.lookup` with `all: true`). */
+  resolve?: ResolveAll;
+  /** Connections kept per origin. Default 16. */
+  connections?: number;
+}
+
+const SSRF_REFUSED = "ERR_SSRF_REFUSED";
+
+class SsrfRefusedError extends Error {
+  readonly code = SSRF_REFUSED;
+}
+
+const systemResolve: ResolveAll = (hostname) =>
+  new Promise((resolve, reject) => {
+    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) =>
+      error ? reject(error) : resolve(addresses),
+    );
+  });
+
+type LookupCallback = (error: Error | null, address: string | LookupAddress[], family?: number) => void;
+
+/** A `net.connect` lookup that only ever hands out addresses the policy allows. */
+export function createGuardedLookup(policy: AddressPolicy, resolve: ResolveAll = systemResolve) {
+  return (hostname: string, options: { family?: number | string; all?: boolean }, callback: LookupCallback) => {
+    resolve(hostname).then(
+      (addresses) => {
+        const family = options.family === "IPv4" ? 4 : options.family === "IPv6" ? 6 : Number(options.family ?? 0);
+        const candidates = family ? addresses.filter((a) => a.family === family) : addresses;
+        const allowed = candidates.filter((a) => checkAddress(a.address, policy).allowed);
+        const first = allowed[0];
+        if (!first) {
+          const decision = candidates[0] ? checkAddress(candidates[0].address, policy) : undefined;
+          const reason = decision && !decision.allowed ? decision.reason : "no address";
+          callback(new SsrfRefusedError(`${hostname} resolves to a ${reason}`), options.all ? [] : "", undefined);
+          return;
+        }
+        if (options.all) callback(null, allowed);
+        else callback(null, first.address, first.family);
+      },
+      (error: Error) => callback(error, options.all ? [] : "", undefined),
+    );
+  };
+}
+
+function findCode(error: unknown): string | undefined {
+  for (
+    let e = error as { code?: unknown; cause?: unknown } | undefined, i = 0;
+    e && i < 5;
+    e = e.cause as typeof e, i++
+  ) {
+    if (typeof e.code === "string") {
+      if (e.code === SSRF_REFUSED) return SSRF_REFUSED;
+      if (e.code !== "UND_ERR_SOCKET" || !e.cause) return e.code;
+    }
+  }
+  return undefined;
+}
+
+/** Creates the transport of one destination. */
+export function createHttpTransport(options: HttpTransportOptions): HttpTransport {
+  const agent = new Agent({
+    connections: options.connections ?? 16,
+    keepAliveTimeout: 4_000,
+    connect: { lookup: createGuardedLookup(options.policy, options.resolve) },
+  });
+  return {
+    async send(req, { signal, timeoutMs }): Promise<HttpSendResult> {
+      const hostname = new URL(req.url).hostname.replace(/^\[|\]$/g, "");
+      const literal = checkAddress(hostname, options.policy);
+      if (literal.class.category !== "invalid" && !literal.allowed) {
+        return { ok: false, failure: "refused", detail: `${literal.reason}` };
+      }
+      const timeout = AbortSignal.timeout(timeoutMs);
+      try {
+        const response = await request(req.url, {
+          dispatcher: agent,
+          method: "POST",
+          headers: req.headers,
+          body: req.body,
+          signal: AbortSignal.any([signal, timeout]),
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+        });
+        await response.body.dump({ limit: 64 * 1024 }).catch(() => {});
+        const retryAfter = response.headers["retry-after"];
+        return {
+          ok: true,
+          status: response.statusCode,
+          retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+        };
+      } catch (error) {
+        const code = findCode(error);
+        if (code === SSRF_REFUSED) return { ok: false, failure: "refused", detail: (error as Error).message };
+        if (timeout.aborted || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
+          return { ok: false, failure: "timeout", detail: `no answer within ${timeoutMs} ms` };
+        }
+        if (signal.aborted) return { ok: false, failure: "aborted", detail: "aborted" };
+        return { ok: false, failure: "network", detail: code ?? (error as Error).name };
+      }
+    },
+    close: () => agent.close(),
+  };
+}
+
+/** The `http` sink on Node: the core sink over the guarded undici transport. */
+export const httpWebhookSink: SinkFactory<
+  HttpDestination,
+  Partial<Pick<HttpTransportOptions, "resolve">> | undefined
+> = (destination, deps) =>
+  createHttpSink(destination, {
+    transport: createHttpTransport({
+      policy: { allowPrivateNetworks: destination.allowPrivateNetworks, allowCidrs: destination.allowCidrs },
+      resolve: deps?.resolve,
+      connections: destination.concurrency ?? 4,
+    }),
+  });

@@ -1,0 +1,165 @@
+/**
+ * The delivery admin API (admin API key required, like the event log):
+ *   GET  /destinations                       health: state, breaker, backlog, last error
+ *   GET  /destinations/{id}/deliveries       records, newest first (?state=&from=&to=&cursor=&limit=)
+ *   POST /destinations/{id}/pause | resume   events are kept while paused
+ *   POST /destinations/{id}/replay           bulk: {"states":["dead"],"from":..,"to":..}
+ *   POST /events/{id}/replay                 one event, all destinations or {"destination":"id"}
+ * Inputs are validated with valibot at this boundary.
+ */
+import type { H3 } from "h3";
+import * as v from "valibot";
+import { requireAdmin } from "../auth/admin-auth.ts";
+import { createGatewayError } from "../errors.ts";
+import { isEventId } from "../events/event-id.ts";
+import type { GatewayContext } from "../gateway-context.ts";
+import type { DeliveryEngine } from "./delivery-engine.ts";
+import { toDeliveryJson, toDestinationJson } from "./delivery-view.ts";
+import { DELIVERY_STATES, type DeliveryState } from "./outbox-contract.ts";
+
+const time = v.pipe(
+  v.union([v.number(), v.string()]),
+  v.transform((s) => (typeof s === "number" ? s : /^\d+$/.test(s) ? Number(s) : Date.parse(s))),
+  v.check((n) => Number.isFinite(n), "an RFC 3339 time or epoch milliseconds"),
+);
+
+const ListQuery = v.strictObject({
+  state: v.optional(
+    v.pipe(
+      v.string(),
+      v.transform((s) => s.split(",")),
+      v.check(
+        (list) => list.every((s) => DELIVERY_STATES.includes(s as DeliveryState)),
+        `states among ${DELIVERY_STATES.join(", ")}`,
+      ),
+    ),
+  ),
+  from: v.optional(time),
+  to: v.optional(time),
+  cursor: v.optional(v.pipe(v.string(), v.regex(/^\d{1,15}$/, "a cursor from a previous page"), v.transform(Number))),
+  limit: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{1,4}$/, "an integer 1..1000"),
+      v.transform(Number),
+      v.minValue(1),
+      v.maxValue(1000),
+    ),
+    "50",
+  ),
+});
+
+const BulkReplayBody = v.strictObject({
+  /** Default: dead letters only. */
+  states: v.optional(v.pipe(v.array(v.picklist(["dead", "delivered", "failed-retrying"])), v.minLength(1))),
+  from: v.optional(time),
+  to: v.optional(time),
+});
+
+const EventReplayBody = v.strictObject({ destination: v.optional(v.pipe(v.string(), v.maxLength(63))) });
+
+function invalid(issues: v.BaseIssue<unknown>[]) {
+  return createGatewayError(400, "invalid_request", "invalid request", {
+    details: issues.map((issue) => ({ field: v.getDotPath(issue), message: issue.message })),
+  });
+}
+
+async function readJson<T extends v.GenericSchema>(request: Request, schema: T): Promise<v.InferOutput<T>> {
+  const text = await request.text();
+  let value: unknown = {};
+  if (text.trim() !== "") {
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw createGatewayError(400, "invalid_request", "the body is not JSON");
+    }
+  }
+  const parsed = v.safeParse(schema, value);
+  if (!parsed.success) throw invalid(parsed.issues);
+  return parsed.output;
+}
+
+function engineFor(ctx: GatewayContext, destinationId?: string): DeliveryEngine {
+  const engine = ctx.delivery;
+  if (!engine) throw createGatewayError(404, "not_found", "delivery is not enabled in this runtime");
+  if (destinationId !== undefined && !engine.has(destinationId)) {
+    throw createGatewayError(404, "not_found", "no deliverable destination with this id");
+  }
+  return engine;
+}
+
+/** Adds the delivery admin routes to `app`. */
+export function registerDeliveryRoutes(app: H3, ctx: GatewayContext): void {
+  const param = (event: { context: { params?: Record<string, string> } }, name: string) =>
+    event.context.params?.[name] ?? "";
+  const healthOf = async (engine: DeliveryEngine, id: string) => {
+    const health = (await engine.destinations()).find((d) => d.id === id);
+    return health && toDestinationJson(health);
+  };
+
+  app.get("/destinations", async (event) => {
+    await requireAdmin(ctx, event.req);
+    const engine = engineFor(ctx);
+    return { destinations: (await engine.destinations()).map(toDestinationJson) };
+  });
+
+  app.get("/destinations/:id/deliveries", async (event) => {
+    await requireAdmin(ctx, event.req);
+    const id = param(event, "id");
+    const engine = engineFor(ctx, id);
+    const parsed = v.safeParse(ListQuery, Object.fromEntries(event.url.searchParams));
+    if (!parsed.success) throw invalid(parsed.issues);
+    const q = parsed.output;
+    const page = await engine.listDeliveries({
+      destinationId: id,
+      states: q.state as DeliveryState[] | undefined,
+      from: q.from,
+      to: q.to,
+      after: q.cursor,
+      limit: q.limit,
+    });
+    return {
+      deliveries: page.deliveries.map(toDeliveryJson),
+      next_cursor: page.next === null ? null : String(page.next),
+    };
+  });
+
+  for (const action of ["pause", "resume"] as const) {
+    app.post(`/destinations/:id/${action}`, async (event) => {
+      await requireAdmin(ctx, event.req);
+      const id = param(event, "id");
+      const engine = engineFor(ctx, id);
+      await engine[action](id);
+      ctx.logger.info(`destination ${action}d`, { destination: id });
+      return { destination: await healthOf(engine, id) };
+    });
+  }
+
+  app.post("/destinations/:id/replay", async (event) => {
+    await requireAdmin(ctx, event.req);
+    const id = param(event, "id");
+    const engine = engineFor(ctx, id);
+    const body = await readJson(event.req, BulkReplayBody);
+    const replayed = await engine.replayBulk(id, body);
+    ctx.logger.info("bulk replay", { destination: id, replayed });
+    return new Response(JSON.stringify({ destination: id, replayed }), {
+      status: 202,
+      headers: { "content-type": "application/json; charset=utf-8" },
+    });
+  });
+
+  app.post("/events/:id/replay", async (event) => {
+    await requireAdmin(ctx, event.req);
+    const eventId = param(event, "id");
+    const body = await readJson(event.req, EventReplayBody);
+    const destination = body.destination ?? event.url.searchParams.get("destination") ?? undefined;
+    const engine = engineFor(ctx, destination);
+    const records = isEventId(eventId) ? await engine.replayEvent(eventId, destination) : undefined;
+    if (!records) throw createGatewayError(404, "not_found", "no event with this id");
+    ctx.logger.info("event replay", { id: eventId, destinations: records.map((r) => r.destinationId) });
+    return new Response(JSON.stringify({ id: eventId, deliveries: records.map(toDeliveryJson) }), {
+      status: 202,
+      headers: { "content-type": "application/json; charset=utf-8" },
+    });
+  });
+}

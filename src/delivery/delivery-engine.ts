@@ -1,0 +1,262 @@
+/**
+ * The delivery engine: the route dispatcher feeding the outbox, and one lane per destination
+ * that has a sink (`stream` destinations belong to the live stream and are not ours). It resumes
+ * from the outbox on start, and offers what the admin API needs: health, pause/resume, replay.
+ */
+import type { GatewayContext } from "../gateway-context.ts";
+import { resolveDestinations } from "../routes/match-routes.ts";
+import { resolveDeliveryPolicy } from "./delivery-policy.ts";
+import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
+import {
+  type DeliveryPage,
+  type DeliveryQuery,
+  type DeliveryRecord,
+  type DeliveryState,
+  isTerminal,
+  type OutboxStore,
+} from "./outbox-contract.ts";
+import { buildDeliveries, createRouteDispatcher } from "./route-dispatcher.ts";
+import { type Scheduler, systemScheduler } from "./scheduler.ts";
+import type { Sink } from "./sink-contract.ts";
+import { createWorkTracker } from "./work-tracker.ts";
+
+export interface DeliveryEngineOptions {
+  outbox: OutboxStore;
+  /** One sink per destination that is delivered by this engine. */
+  sinks: readonly Sink[];
+  /** Default: setTimeout. Tests inject a manual scheduler with a manual clock. */
+  scheduler?: Scheduler;
+  /** Default Math.random (retry jitter). */
+  random?: () => number;
+  /** Journal poll period behind the event hub, ms. Default 1000. */
+  pollIntervalMs?: number;
+  /** Events routed per outbox write. Default 256. */
+  batchSize?: number;
+  /** How long shutdown waits for attempts in flight before aborting them, ms. Default 5000. */
+  stopGraceMs?: number;
+}
+
+export interface DestinationHealth extends LaneHealth {
+  type: string;
+  /** Records per state in the outbox. */
+  counts: Partial<Record<DeliveryState, number>>;
+}
+
+/** States a bulk replay may select. */
+export type ReplayableState = "delivered" | "dead" | "failed-retrying";
+
+export type DeliveryEngine = ReturnType<typeof createDeliveryEngine>;
+
+/** Creates the engine; nothing runs until `start`. */
+export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngineOptions) {
+  const { outbox } = options;
+  const { clock, logger } = ctx;
+  const scheduler = options.scheduler ?? systemScheduler;
+  const tracker = createWorkTracker((error) => logger.error("delivery work failed", { error: String(error) }));
+  const lanes = new Map<string, DestinationLane>();
+  const types = new Map(ctx.config.destinations.map((d) => [d.id, d.type as string]));
+  let unsubscribe: (() => void) | undefined;
+
+  const persist = async (records: DeliveryRecord[]) => {
+    try {
+      await outbox.saveDeliveries(records);
+    } catch (error) {
+      // The record stays at its previous durable state and is attempted again after a restart:
+      // at least once still holds.
+      logger.error("outbox write failed", { error: String(error), count: records.length });
+    }
+  };
+
+  const dispatcher = createRouteDispatcher({
+    store: ctx.store,
+    outbox,
+    routes: ctx.routes,
+    clock,
+    scheduler,
+    logger,
+    initialState: (id) => lanes.get(id)?.initialState(),
+    onCreated: (records) => {
+      for (const record of records) lanes.get(record.destinationId)?.add(record);
+    },
+    track: tracker.track,
+    batchSize: options.batchSize ?? 256,
+    pollIntervalMs: options.pollIntervalMs ?? 1000,
+  });
+
+  const laneOf = (id: string) => lanes.get(id);
+
+  /** A record back to the start of its schedule, due now. */
+  const reset = (record: DeliveryRecord, lane: DestinationLane, now: number): DeliveryRecord => ({
+    ...record,
+    state: lane.initialState(),
+    nextAttemptAt: now,
+    failures: 0,
+    updatedAt: now,
+  });
+
+  return {
+    /** Loads destination states and unfinished deliveries, then starts routing. */
+    async start() {
+      const saved = new Map((await outbox.listDestinationStates()).map((s) => [s.id, s]));
+      for (const sink of options.sinks) {
+        const destination = ctx.config.destinations.find((d) => d.id === sink.destinationId);
+        if (!destination) throw new Error(`sink for unknown destination "${sink.destinationId}"`);
+        const policy = resolveDeliveryPolicy(destination);
+        const deps = {
+          sink,
+          policy,
+          store: ctx.store,
+          clock,
+          scheduler,
+          random: options.random ?? Math.random,
+          metrics: ctx.metrics,
+          logger,
+          persist,
+          persistDestination: (state: Parameters<OutboxStore["saveDestinationState"]>[0]) =>
+            outbox.saveDestinationState(state),
+          track: tracker.track,
+        };
+        lanes.set(sink.destinationId, createDestinationLane(sink.destinationId, deps, saved.get(sink.destinationId)));
+      }
+      const now = clock.now();
+      const fixed: DeliveryRecord[] = [];
+      const recovered: [DestinationLane, DeliveryRecord][] = [];
+      for (const record of await outbox.listActive()) {
+        const lane = lanes.get(record.destinationId);
+        if (!lane) continue;
+        // "delivering" after a restart means the attempt's outcome was never recorded: try again.
+        const state: DeliveryState =
+          lane.initialState() === "paused" ? "paused" : record.failures > 0 ? "failed-retrying" : "pending";
+        const next =
+          state === record.state ? record : { ...record, state, nextAttemptAt: Math.min(record.nextAttemptAt, now) };
+        if (next !== record) fixed.push(next);
+        recovered.push([lane, next]);
+      }
+      if (fixed.length > 0) await persist(fixed);
+      for (const [lane, record] of recovered) lane.add(record);
+      unsubscribe = ctx.hub.subscribe(() => dispatcher.wake());
+      await dispatcher.start();
+    },
+
+    /** Stops routing and attempting; waits for attempts in flight (aborting them after the grace). */
+    async stop() {
+      unsubscribe?.();
+      dispatcher.stop();
+      for (const lane of lanes.values()) lane.halt();
+      const abort = setTimeout(() => {
+        for (const lane of lanes.values()) lane.abortInflight();
+      }, options.stopGraceMs ?? 5000);
+      await tracker.idle();
+      clearTimeout(abort);
+      await Promise.all(options.sinks.map((sink) => sink.close().catch(() => {})));
+    },
+
+    /** Resolves once no routing, attempt or outbox write is running (tests with a manual clock). */
+    settled: () => tracker.idle(),
+
+    /** True when this engine delivers to `id`. */
+    has: (id: string) => lanes.has(id),
+
+    async destinations(): Promise<DestinationHealth[]> {
+      const counts = await outbox.countByState();
+      return [...lanes.values()].map((lane) => ({
+        ...lane.health(),
+        type: types.get(lane.id) ?? "unknown",
+        counts: counts[lane.id] ?? {},
+      }));
+    },
+
+    async pause(id: string) {
+      await laneOf(id)?.pause();
+    },
+
+    async resume(id: string) {
+      await laneOf(id)?.resume();
+    },
+
+    listDeliveries: (query: DeliveryQuery): Promise<DeliveryPage> => outbox.listDeliveries(query),
+    deliveriesOfEvent: (eventId: string) => outbox.listByEvent(eventId),
+
+    /**
+     * Delivers a recorded event again to one destination or to all of its destinations (those it
+     * has records for plus those the current routes name). Returns undefined for an unknown event.
+     */
+    async replayEvent(eventId: string, destinationId?: string): Promise<DeliveryRecord[] | undefined> {
+      const event = await ctx.store.get(eventId);
+      if (!event) return undefined;
+      const existing = new Map((await outbox.listByEvent(eventId)).map((r) => [r.destinationId, r]));
+      const targets = destinationId
+        ? [destinationId]
+        : [...new Set([...existing.keys(), ...resolveDestinations(ctx.routes, event.sourceId, event.event)])];
+      const now = clock.now();
+      const out: DeliveryRecord[] = [];
+      for (const target of targets) {
+        const lane = lanes.get(target);
+        if (!lane) continue;
+        const record = existing.get(target);
+        if (record && lane.holds(eventId)) {
+          lane.expedite(eventId);
+          out.push(record);
+          continue;
+        }
+        if (record) {
+          const next = reset(record, lane, now);
+          await outbox.saveDeliveries([next]);
+          lane.add(next);
+          out.push(next);
+          continue;
+        }
+        const [fresh] = buildDeliveries(
+          event,
+          [{ id: "replay", destinations: [target], matches: () => true }],
+          now,
+          () => lane.initialState(),
+        );
+        if (!fresh) continue;
+        await outbox.createDeliveries([fresh], 0);
+        lane.add(fresh);
+        out.push(fresh);
+      }
+      return out;
+    },
+
+    /** Replays the records of one destination in `states` (default dead) received in [from, to). */
+    async replayBulk(
+      destinationId: string,
+      filter: { states?: readonly ReplayableState[]; from?: number; to?: number },
+    ): Promise<number> {
+      const lane = lanes.get(destinationId);
+      if (!lane) return 0;
+      const states = filter.states ?? ["dead"];
+      let after: number | undefined;
+      let count = 0;
+      do {
+        const page = await outbox.listDeliveries({
+          destinationId,
+          states,
+          from: filter.from,
+          to: filter.to,
+          after,
+          limit: 500,
+        });
+        const now = clock.now();
+        const batch: DeliveryRecord[] = [];
+        for (const record of page.deliveries) {
+          if (lane.holds(record.eventId)) {
+            lane.expedite(record.eventId);
+            count++;
+          } else if (isTerminal(record.state)) batch.push(reset(record, lane, now));
+        }
+        if (batch.length > 0) await outbox.saveDeliveries(batch);
+        // Oldest first, so per-subject order and the lane's seq order stay natural.
+        for (const record of batch.reverse()) lane.add(record);
+        count += batch.length;
+        after = page.next ?? undefined;
+      } while (after !== undefined);
+      return count;
+    },
+
+    /** Drops final records older than `before`; returns the count. */
+    purge: (before: number) => outbox.purge(before),
+  };
+}

@@ -1,0 +1,281 @@
+/**
+ * One destination's delivery lane: its waiting records ordered by due time, its attempts in
+ * flight (at most `concurrency`), its circuit breaker, rate limit and optional per-subject
+ * ordering. Lanes share nothing, so a slow or failing destination never delays another.
+ *
+ * Every state change is written to the outbox; the lane's memory is only the schedule of what
+ * the outbox already says (on restart the engine rebuilds lanes from `listActive`).
+ */
+import type { Logger } from "../ops/logger.ts";
+import type { Metrics } from "../ops/metrics.ts";
+import type { StoreDriver } from "../store/contract.ts";
+import { type CircuitBreaker, createCircuitBreaker } from "./circuit-breaker.ts";
+import { createGauge } from "./delivery-metrics.ts";
+import type { DeliveryPolicy } from "./delivery-policy.ts";
+import { createDueQueue } from "./due-queue.ts";
+import type { DeliveryAttempt, DeliveryRecord, DeliveryState, DestinationState } from "./outbox-contract.ts";
+import { createRateLimiter } from "./rate-limiter.ts";
+import { applyAttemptResult } from "./retry-schedule.ts";
+import type { Scheduler } from "./scheduler.ts";
+import type { DeliveryAttemptResult, Sink } from "./sink-contract.ts";
+import { createSubjectOrder } from "./subject-order.ts";
+
+export interface LaneDeps {
+  sink: Sink;
+  policy: DeliveryPolicy;
+  store: StoreDriver;
+  clock: { now(): number };
+  scheduler: Scheduler;
+  random: () => number;
+  metrics: Metrics;
+  logger: Logger;
+  /** Persists records (in call order); failures are logged by the caller's wrapper. */
+  persist(records: DeliveryRecord[]): Promise<void>;
+  persistDestination(state: DestinationState): Promise<void>;
+  /** Registers background work so the engine can wait for it (`settled`) and stop cleanly. */
+  track(work: Promise<unknown>): void;
+}
+
+export interface LaneHealth {
+  id: string;
+  state: "active" | "paused" | "disabled";
+  reason?: string;
+  breaker: { state: CircuitBreaker["state"]; consecutiveFailures: number; probeAt?: number };
+  waiting: number;
+  inflight: number;
+  lastError?: { at: number; error: string };
+  lastSuccessAt?: number;
+}
+
+export type DestinationLane = ReturnType<typeof createDestinationLane>;
+
+/** Creates the lane of `destinationId`, paused or disabled as its saved state says. */
+export function createDestinationLane(destinationId: string, deps: LaneDeps, saved?: DestinationState) {
+  const { policy, clock, scheduler } = deps;
+  const breaker = createCircuitBreaker({ failures: policy.breakerFailures, cooldownMs: policy.breakerCooldownMs });
+  const limiter = policy.rateLimitPerSecond ? createRateLimiter(policy.rateLimitPerSecond) : undefined;
+  const due = createDueQueue();
+  const order = createSubjectOrder(policy.ordering === "subject");
+  const waiting = new Map<string, DeliveryRecord>();
+  const inflight = new Map<string, AbortController>();
+  const labels = { destination: destinationId };
+  const backlog = createGauge(deps.metrics, "gateway_delivery_backlog", labels);
+  const breakerGauge = createGauge(deps.metrics, "gateway_destination_breaker_open", labels);
+  let paused = saved?.paused ?? false;
+  let disabled = saved?.disabled ?? false;
+  let reason = saved?.reason;
+  let stopped = false;
+  let wake: { at: number; cancel: () => void } | undefined;
+  let lastError: LaneHealth["lastError"];
+  let lastSuccessAt: number | undefined;
+
+  const holding = () => paused || disabled;
+  /** The state a waiting record shows: paused while the lane is, else by its history. */
+  const waitingState = (record: DeliveryRecord): DeliveryState =>
+    holding() ? "paused" : record.failures > 0 ? "failed-retrying" : "pending";
+
+  const queueIfHead = (record: DeliveryRecord) => {
+    if (order.isHead(record)) due.push(record.eventId, record.nextAttemptAt, record.seq);
+  };
+
+  const scheduleWake = (at: number) => {
+    if (wake && wake.at <= at) return;
+    wake?.cancel();
+    const cancel = scheduler.setTimer(at - clock.now(), () => {
+      wake = undefined;
+      pump();
+    });
+    wake = { at, cancel };
+  };
+
+  const pump = () => {
+    if (stopped || holding()) return;
+    const now = clock.now();
+    while (inflight.size < policy.concurrency) {
+      const top = due.peek();
+      if (!top) break;
+      const record = waiting.get(top.key);
+      if (!record || !order.isHead(record)) {
+        due.pop();
+        continue;
+      }
+      if (top.at > now) {
+        scheduleWake(top.at);
+        break;
+      }
+      if (!breaker.canAttempt(now)) {
+        if (breaker.state === "open") scheduleWake(breaker.probeAt ?? now);
+        break;
+      }
+      if (limiter && !limiter.take(now)) {
+        scheduleWake(limiter.nextAt(now));
+        break;
+      }
+      due.pop();
+      breaker.onAttempt(now);
+      attempt(record, now);
+    }
+    updateGauges();
+  };
+
+  const updateGauges = () => {
+    backlog(waiting.size + inflight.size);
+    breakerGauge(breaker.state === "closed" ? 0 : 1);
+  };
+
+  const attempt = (record: DeliveryRecord, now: number) => {
+    waiting.delete(record.eventId);
+    const controller = new AbortController();
+    inflight.set(record.eventId, controller);
+    const delivering: DeliveryRecord = { ...record, state: "delivering", updatedAt: now };
+    // Not awaited: the attempt need not wait for this write. If the process dies first, the
+    // record is still due in the outbox and is simply attempted again.
+    deps.track(deps.persist([delivering]));
+    deps.track(run(delivering, now, controller));
+  };
+
+  const run = async (record: DeliveryRecord, at: number, controller: AbortController) => {
+    const started = performance.now();
+    let result: DeliveryAttemptResult;
+    try {
+      const event = await deps.store.get(record.eventId);
+      result = event
+        ? await deps.sink.deliver(event, controller.signal)
+        : { ok: false, permanent: true, error: "the event is no longer in the journal" };
+    } catch (error) {
+      result = { ok: false, error: error instanceof Error ? error.message : String(error) };
+    }
+    inflight.delete(record.eventId);
+    // An attempt cut short by shutdown is not an outcome: the outbox still says "delivering"
+    // and the next start attempts it again.
+    if (stopped && controller.signal.aborted) return;
+    await finish(record, result, at, performance.now() - started);
+  };
+
+  const finish = async (record: DeliveryRecord, result: DeliveryAttemptResult, at: number, latencyMs: number) => {
+    const now = clock.now();
+    const attemptLog: DeliveryAttempt = { at, ok: result.ok, latencyMs: Math.round(latencyMs * 10) / 10 };
+    if (result.status !== undefined) attemptLog.status = result.status;
+    if (!result.ok) attemptLog.error = result.error ?? (result.status ? `HTTP ${result.status}` : "failed");
+    const applied = applyAttemptResult(record, result, attemptLog, policy, now, deps.random());
+    let next = applied.record;
+    deps.metrics.inc("gateway_delivery_attempts_total", { ...labels, outcome: result.ok ? "success" : "failure" });
+    deps.metrics.observe("gateway_delivery_attempt_seconds", latencyMs, labels);
+    if (result.ok) {
+      breaker.onSuccess();
+      lastSuccessAt = now;
+    } else {
+      lastError = { at: now, error: attemptLog.error as string };
+      // A refusal of our own (SSRF guard, bad recipient) says nothing about the destination's health.
+      if (!result.permanent) breaker.onFailure(now);
+    }
+    if (applied.outcome !== "retry") {
+      deps.metrics.inc("gateway_deliveries_total", { ...labels, outcome: applied.outcome });
+      order.remove(record);
+    } else {
+      next = { ...next, state: waitingState(next) };
+      waiting.set(next.eventId, next);
+      queueIfHead(next);
+    }
+    if (result.disableDestination) await disable(`the destination answered ${result.status ?? 410}: gone`);
+    await deps.persist([next]);
+    if (applied.outcome !== "retry") {
+      const head = order.headOf(record.subject);
+      const waitingHead = head && waiting.get(head);
+      if (waitingHead) queueIfHead(waitingHead);
+    }
+    pump();
+  };
+
+  /** Re-labels every waiting record (paused or not) and persists the change. */
+  const relabelWaiting = async () => {
+    const now = clock.now();
+    const changed: DeliveryRecord[] = [];
+    for (const [key, record] of waiting) {
+      const state = waitingState(record);
+      if (state === record.state) continue;
+      const next = { ...record, state, updatedAt: now };
+      waiting.set(key, next);
+      changed.push(next);
+    }
+    if (changed.length > 0) await deps.persist(changed);
+  };
+
+  const saveState = () =>
+    deps.persistDestination({ id: destinationId, paused, disabled, reason, updatedAt: clock.now() });
+
+  const disable = async (why: string) => {
+    disabled = true;
+    reason = why;
+    wake?.cancel();
+    wake = undefined;
+    deps.logger.warn("destination disabled", { destination: destinationId, reason: why });
+    await saveState();
+    await relabelWaiting();
+  };
+
+  return {
+    id: destinationId,
+    /** The state a record created now should start in. */
+    initialState: (): DeliveryState => (holding() ? "paused" : "pending"),
+    /** Takes a new, recovered or replayed record (not terminal) into the schedule. */
+    add(record: DeliveryRecord) {
+      if (inflight.has(record.eventId)) return;
+      waiting.set(record.eventId, record);
+      order.add(record);
+      queueIfHead(record);
+      pump();
+    },
+    /** Makes a waiting record due now (replay of a delivery that is still retrying). */
+    expedite(eventId: string) {
+      const record = waiting.get(eventId);
+      if (!record) return;
+      const now = clock.now();
+      const next = { ...record, nextAttemptAt: now, updatedAt: now };
+      waiting.set(eventId, next);
+      queueIfHead(next);
+      deps.track(deps.persist([next]));
+      pump();
+    },
+    /** True while the record is waiting or in flight here. */
+    holds: (eventId: string) => waiting.has(eventId) || inflight.has(eventId),
+    async pause() {
+      paused = true;
+      wake?.cancel();
+      wake = undefined;
+      await saveState();
+      await relabelWaiting();
+    },
+    async resume() {
+      paused = false;
+      disabled = false;
+      reason = undefined;
+      breaker.reset();
+      await saveState();
+      await relabelWaiting();
+      pump();
+    },
+    health(): LaneHealth {
+      return {
+        id: destinationId,
+        state: disabled ? "disabled" : paused ? "paused" : "active",
+        reason,
+        breaker: { state: breaker.state, consecutiveFailures: breaker.consecutiveFailures, probeAt: breaker.probeAt },
+        waiting: waiting.size,
+        inflight: inflight.size,
+        lastError,
+        lastSuccessAt,
+      };
+    },
+    /** Stops scheduling new attempts (shutdown). */
+    halt() {
+      stopped = true;
+      wake?.cancel();
+      wake = undefined;
+    },
+    /** Aborts the attempts in flight; their records stay "delivering" and are retried on restart. */
+    abortInflight() {
+      for (const controller of inflight.values()) controller.abort(new Error("gateway shutting down"));
+    },
+  };
+}

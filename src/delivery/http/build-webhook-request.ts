@@ -1,0 +1,76 @@
+/**
+ * Builds the request of one attempt to an `http` destination: the CloudEvent JSON (or, in
+ * `relay` mode, the upstream's raw body and headers minus hop-by-hop ones), signed per Standard
+ * Webhooks at the attempt's time. Every attempt of one event carries the same `webhook-id`.
+ */
+import { fromBase64 } from "../../_internal/base64.ts";
+import type { EventRecord } from "../../store/contract.ts";
+import type { HttpDestination } from "./http-destination-schema.ts";
+import { signStandardWebhook } from "./sign-standard-webhook.ts";
+
+export interface WebhookRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: Uint8Array;
+}
+
+export const USER_AGENT = "svc-gateway/0.1 (+standard-webhooks)";
+
+/** Never forwarded in relay mode: hop-by-hop (RFC 9110 §7.6.1), recomputed, or our own. */
+const NOT_RELAYED = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "trailers",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+  "content-length",
+  "expect",
+  "user-agent",
+  "webhook-id",
+  "webhook-timestamp",
+  "webhook-signature",
+]);
+
+/** The upstream headers as recorded, minus what must not travel on. */
+export function relayableHeaders(received: Record<string, string>): Record<string, string> {
+  const named = new Set(
+    (received.connection ?? "")
+      .split(",")
+      .map((name) => name.trim().toLowerCase())
+      .filter(Boolean),
+  );
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(received)) {
+    // Signature and credential headers were redacted when recorded; a placeholder is no header.
+    if (NOT_RELAYED.has(name) || named.has(name) || value === "[redacted]") continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+/** The signed request for `record` at `nowMs`. */
+export async function buildWebhookRequest(
+  destination: Pick<HttpDestination, "url" | "mode" | "secrets" | "headers">,
+  record: EventRecord,
+  nowMs: number,
+): Promise<WebhookRequest> {
+  const relay = destination.mode === "relay";
+  const body = relay ? fromBase64(record.rawBody) : new TextEncoder().encode(JSON.stringify(record.event));
+  const timestamp = Math.floor(nowMs / 1000);
+  const headers: Record<string, string> = {
+    ...(relay ? relayableHeaders(record.headers) : { "content-type": "application/cloudevents+json; charset=utf-8" }),
+    ...destination.headers,
+    "user-agent": USER_AGENT,
+    "webhook-id": record.id,
+    "webhook-timestamp": String(timestamp),
+    "webhook-signature": await signStandardWebhook(destination.secrets, record.id, timestamp, body),
+  };
+  if (relay && !headers["content-type"]) headers["content-type"] = "application/json";
+  return { url: destination.url, headers, body };
+}

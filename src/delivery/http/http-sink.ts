@@ -1,0 +1,67 @@
+/**
+ * The `http` sink: one attempt builds the signed request and sends it through an HTTP transport
+ * (the Node one connects through the SSRF guard; see adapters/transports/http-transport.ts),
+ * then classifies the answer. Never throws: every failure becomes a result.
+ */
+import type { DeliveryAttemptResult, Sink, SinkFactory } from "../sink-contract.ts";
+import { buildWebhookRequest, type WebhookRequest } from "./build-webhook-request.ts";
+import { classifyHttpResponse } from "./classify-http-response.ts";
+import type { HttpDestination } from "./http-destination-schema.ts";
+
+export type HttpSendResult =
+  | { ok: true; status: number; retryAfter?: string }
+  /** `refused`: the SSRF guard refused every address; `timeout`; `network`; `aborted`. */
+  | { ok: false; failure: "refused" | "timeout" | "network" | "aborted"; detail: string };
+
+export interface HttpTransport {
+  /** Sends one request; never follows redirects; never rejects. */
+  send(request: WebhookRequest, options: { signal: AbortSignal; timeoutMs: number }): Promise<HttpSendResult>;
+  close(): Promise<void>;
+}
+
+export interface HttpSinkDeps {
+  transport: HttpTransport;
+  /** Signature timestamps. Default the system clock. */
+  now?: () => number;
+}
+
+/** Maps a transport outcome to the delivery result the engine acts on. */
+export function toHttpAttemptResult(outcome: HttpSendResult, nowMs: number): DeliveryAttemptResult {
+  if (outcome.ok) return classifyHttpResponse(outcome.status, outcome.retryAfter, nowMs);
+  switch (outcome.failure) {
+    case "refused":
+      // The destination resolves to an address the configuration does not allow: retrying
+      // cannot change that, and trying again and again would only probe the network.
+      return { ok: false, permanent: true, error: `refused by the SSRF guard (${outcome.detail})` };
+    case "timeout":
+      return { ok: false, error: `timed out (${outcome.detail})` };
+    case "aborted":
+      return { ok: false, error: "attempt aborted" };
+    case "network":
+      return { ok: false, error: `network error (${outcome.detail})` };
+  }
+}
+
+/** Creates the sink of one `http` destination. */
+export const createHttpSink: SinkFactory<HttpDestination, HttpSinkDeps> = (destination, deps): Sink => {
+  const now = deps.now ?? Date.now;
+  let closed: Promise<void> | undefined;
+  return {
+    destinationId: destination.id,
+    async deliver(record, signal) {
+      if (closed) return { ok: false, error: "sink closed" };
+      if (signal.aborted) return { ok: false, error: "attempt aborted" };
+      try {
+        const request = await buildWebhookRequest(destination, record, now());
+        const outcome = await deps.transport.send(request, { signal, timeoutMs: destination.timeoutSeconds * 1000 });
+        return toHttpAttemptResult(outcome, now());
+      } catch (error) {
+        return { ok: false, error: `http transport failed (${error instanceof Error ? error.name : "unknown"})` };
+      }
+    },
+    close() {
+      closed ??= deps.transport.close().catch(() => undefined);
+      return closed;
+    },
+  };
+};

@@ -1,0 +1,137 @@
+/**
+ * Routes the journal into the outbox: reads the events after the durable routing cursor, decides
+ * their destinations by the configured routes, and creates one delivery record per (event,
+ * destination) together with the new cursor in one outbox write. Woken by the event hub after
+ * each durable append and by a poll timer, so nothing depends on in-memory notification alone;
+ * after a crash it resumes from the durable cursor and re-creates records idempotently.
+ */
+import type { Logger } from "../ops/logger.ts";
+import { type CompiledRoute, resolveDestinations } from "../routes/match-routes.ts";
+import type { EventRecord, StoreDriver } from "../store/contract.ts";
+import type { DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
+import type { Scheduler } from "./scheduler.ts";
+
+export interface DispatcherDeps {
+  store: StoreDriver;
+  outbox: OutboxStore;
+  routes: readonly CompiledRoute[];
+  clock: { now(): number };
+  scheduler: Scheduler;
+  logger: Logger;
+  /** The state a new record of the destination starts in, or undefined when it has no lane. */
+  initialState(destinationId: string): DeliveryState | undefined;
+  /** Hands freshly created records to their lanes. */
+  onCreated(records: DeliveryRecord[]): void;
+  track(work: Promise<unknown>): void;
+  /** Events read per outbox write. */
+  batchSize: number;
+  /** Poll period in ms (safety net behind the hub). */
+  pollIntervalMs: number;
+}
+
+/** Builds the records of one event for the destinations its routes name. */
+export function buildDeliveries(
+  record: EventRecord,
+  routes: readonly CompiledRoute[],
+  now: number,
+  initialState: (destinationId: string) => DeliveryState | undefined,
+): DeliveryRecord[] {
+  const out: DeliveryRecord[] = [];
+  for (const destinationId of resolveDestinations(routes, record.sourceId, record.event)) {
+    const state = initialState(destinationId);
+    if (!state) continue;
+    out.push({
+      eventId: record.id,
+      destinationId,
+      seq: record.seq,
+      subject: record.event.subject,
+      receivedAt: record.receivedAt,
+      createdAt: now,
+      updatedAt: now,
+      state,
+      nextAttemptAt: now,
+      failures: 0,
+      attempts: [],
+    });
+  }
+  return out;
+}
+
+/** Creates the dispatcher; `start` begins at the outbox's durable cursor. */
+export function createRouteDispatcher(deps: DispatcherDeps) {
+  let cursor = 0;
+  let running = false;
+  let again = false;
+  let stopped = true;
+  let cancelPoll: (() => void) | undefined;
+  let failures = 0;
+
+  const schedulePoll = () => {
+    cancelPoll?.();
+    // After store or outbox errors, back off up to a minute; the hub still wakes us meanwhile.
+    const delay = Math.min(deps.pollIntervalMs * 2 ** failures, 60_000);
+    cancelPoll = deps.scheduler.setTimer(delay, () => {
+      cancelPoll = undefined;
+      wake();
+      if (!stopped) schedulePoll();
+    });
+  };
+
+  const drain = async () => {
+    for (;;) {
+      const events = await deps.store.readAfter(cursor, deps.batchSize);
+      if (events.length === 0 || stopped) return;
+      const now = deps.clock.now();
+      const records = events.flatMap((event) => buildDeliveries(event, deps.routes, now, deps.initialState));
+      const last = (events[events.length - 1] as EventRecord).seq;
+      const created = await deps.outbox.createDeliveries(records, last);
+      cursor = last;
+      if (created.length > 0) deps.onCreated(created);
+    }
+  };
+
+  const wake = () => {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    deps.track(
+      (async () => {
+        do {
+          again = false;
+          try {
+            await drain();
+            failures = 0;
+          } catch (error) {
+            failures = Math.min(failures + 1, 6);
+            deps.logger.error("routing events to the outbox failed; will retry", { error: String(error) });
+            break;
+          }
+        } while (again && !stopped);
+        running = false;
+      })(),
+    );
+  };
+
+  return {
+    /** Loads the durable cursor and begins routing. */
+    async start() {
+      cursor = await deps.outbox.readCursor();
+      stopped = false;
+      schedulePoll();
+      wake();
+    },
+    /** Something was appended: route it soon. */
+    wake,
+    stop() {
+      stopped = true;
+      cancelPoll?.();
+      cancelPoll = undefined;
+    },
+    get cursor() {
+      return cursor;
+    },
+  };
+}
