@@ -7,6 +7,7 @@
  * Give each route its own email destination when routes need different templates or recipients.
  */
 import * as v from "valibot";
+import { DeliveryPolicyEntries } from "../delivery-policy.ts";
 import { PATH_PATTERN } from "./read-event-path.ts";
 import { findTemplateProblem } from "./render-template.ts";
 
@@ -97,6 +98,8 @@ export const EmailDestinationSchema = v.strictObject({
   timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1_000), v.maxValue(300_000)), 30_000),
   /** Pooled SMTP connections. Default 2. */
   maxConnections: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(20)), 2),
+  /** Retry schedule, breaker, concurrency, rate limit and ordering (see delivery-policy.ts). */
+  ...DeliveryPolicyEntries,
 });
 
 export type EmailDestination = v.InferOutput<typeof EmailDestinationSchema>;

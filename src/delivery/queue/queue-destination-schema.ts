@@ -13,6 +13,7 @@
  * - `payload`: the whole CloudEvent envelope as JSON
  */
 import * as v from "valibot";
+import { DeliveryPolicyEntries } from "../delivery-policy.ts";
 
 const id = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "an id of lower-case letters, digits, _ or -"));
 
@@ -45,6 +46,8 @@ export const QueueDestinationSchema = v.strictObject({
   maxLen: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000_000)), 100_000),
   /** Connect plus command timeout of one attempt, ms. Default 5000. */
   timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(60_000)), 5_000),
+  /** Retry schedule, breaker, concurrency, rate limit and ordering (see delivery-policy.ts). */
+  ...DeliveryPolicyEntries,
 });
 
 export type QueueDestination = v.InferOutput<typeof QueueDestinationSchema>;

@@ -66,6 +66,8 @@ describe("EmailDestinationSchema", () => {
     ["template without text", { templates: { "*": { subject: "s" } } }, false],
     ["bad message id domain", { messageIdDomain: "gate way" }, false],
     ["port out of range", { port: 70_000 }, false],
+    ["delivery policy", { retry: { schedule: [60, 600] }, rateLimitPerSecond: 5, ordering: "subject" }, true],
+    ["invalid delivery policy", { ordering: "fifo" }, false],
     ["unknown key", { recipients: ["a@example.com"] }, false],
   ])("%s", (_, patch, valid) => {
     expect(v.safeParse(EmailDestinationSchema, { ...base, ...patch }).success).toBe(valid);

@@ -29,6 +29,8 @@ describe("QueueDestinationSchema", () => {
     ["fractional maxLen", { maxLen: 10.5 }, false],
     ["timeout too small", { timeoutMs: 10 }, false],
     ["unknown driver", { driver: "kafka" }, false],
+    ["delivery policy", { retry: { schedule: [1, 60] }, concurrency: 2, ordering: "subject" }, true],
+    ["invalid delivery policy", { concurrency: 0 }, false],
     ["unknown key", { maxlen: 10 }, false],
   ])("%s", (_, patch, valid) => {
     expect(v.safeParse(QueueDestinationSchema, { ...base, ...patch }).success).toBe(valid);
