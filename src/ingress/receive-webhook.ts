@@ -61,6 +61,9 @@ export async function receiveWebhook(
       "payload_too_large",
       {
         details: { limit: source.bodyLimitBytes },
+        // The rest of the body stays unread: close the connection after this answer rather than
+        // keep a socket with a half-read request open until the keep-alive timeout.
+        headers: { connection: "close" },
       },
     );
   }

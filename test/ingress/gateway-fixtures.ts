@@ -1,0 +1,88 @@
+/**
+ * Fixtures shared by the ingress, event log and operations tests: an in-process gateway on the
+ * memory store with a clock the test moves by hand, and a real gateway process started with an
+ * edited copy of the default test configuration.
+ */
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createMemoryStore } from "../../adapters/store/memory.ts";
+import { resolveConfig } from "../../src/config/resolve-config.ts";
+import { createGateway, type Gateway } from "../../src/create-gateway.ts";
+import {
+  defaultTestConfig,
+  type GatewayProcess,
+  makeSecrets,
+  startGatewayProcess,
+} from "../helpers/gateway-process.ts";
+import { adminKeyHash } from "../helpers/signed-requests.ts";
+
+/** A fixed, realistic start time for injected clocks. */
+export const T0 = Date.parse("2026-11-24T12:00:00.000Z");
+
+export interface TestGateway {
+  gateway: Gateway;
+  store: ReturnType<typeof createMemoryStore>;
+  secrets: ReturnType<typeof makeSecrets>;
+  /** Current injected time, epoch ms. */
+  now(): number;
+  /** Moves the injected clock forward. */
+  advance(ms: number): void;
+  /** `gateway.fetch` of a path relative to the gateway's origin. */
+  request(path: string, init?: RequestInit): Promise<Response>;
+}
+
+/** An in-process gateway on the memory store; `config` is merged over the test defaults. */
+export function createTestGateway(config: Record<string, unknown> = {}, sourceExtras: Record<string, unknown> = {}) {
+  const secrets = makeSecrets();
+  let t = T0;
+  const store = createMemoryStore({ now: () => t });
+  const resolved = resolveConfig(
+    {
+      store: { driver: "memory" },
+      sources: [
+        { id: "esign", service: "esign", secrets: [secrets.esign], ...sourceExtras },
+        { id: "staffing", service: "staffing", secrets: [secrets.staffing], ...sourceExtras },
+      ],
+      admin: { apiKeyHashes: [adminKeyHash(secrets.adminKey)] },
+      log: { level: "silent" },
+      ...config,
+    },
+    {},
+  );
+  const gateway = createGateway({ config: resolved, store, clock: { now: () => t } });
+  const fixture: TestGateway = {
+    gateway,
+    store,
+    secrets,
+    now: () => t,
+    advance(ms) {
+      t += ms;
+    },
+    request(path, init = {}) {
+      const headers = new Headers(init.headers);
+      if (!headers.has("authorization")) headers.set("authorization", `Bearer ${secrets.adminKey}`);
+      return gateway.fetch(new Request(`http://gateway.test${path}`, { ...init, headers }));
+    },
+  };
+  return fixture;
+}
+
+/** The origin used for in-process requests. */
+export const IN_PROCESS_ORIGIN = "http://gateway.test";
+
+/**
+ * Starts a real gateway process with the default test config, after `edit` changed it (e.g. a
+ * small body limit or log level info). A fresh data dir and secrets unless `reuse` names them
+ * (restart tests).
+ */
+export async function startEditedGatewayProcess(
+  edit: (config: ReturnType<typeof defaultTestConfig> & Record<string, unknown>) => void,
+  reuse: { dataDir?: string; secrets?: GatewayProcess["secrets"]; env?: Record<string, string> } = {},
+): Promise<GatewayProcess> {
+  const secrets = reuse.secrets ?? makeSecrets();
+  const dataDir = reuse.dataDir ?? (await mkdtemp(join(tmpdir(), "gw-data-")));
+  const config = defaultTestConfig(dataDir, adminKeyHash(secrets.adminKey));
+  edit(config);
+  return startGatewayProcess({ config, dataDir, secrets, env: reuse.env });
+}
