@@ -39,8 +39,9 @@ export interface InProcessGateway {
   outbox: OutboxStore;
   whsec: string;
   adminKey: string;
-  /** Posts a signed e-sign webhook; resolves with the gateway event id. */
-  post(type?: string, options?: { subjectId?: string }): Promise<string>;
+  /** Posts a signed e-sign webhook; resolves with the gateway event id (after the engine settled,
+   * unless `settle` is false). */
+  post(type?: string, options?: { subjectId?: string; settle?: boolean }): Promise<string>;
   /** Calls the admin API; JSON body in and out. */
   admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: JsonAnswer }>;
   close(): Promise<void>;
@@ -95,7 +96,7 @@ export async function startInProcessGateway(options: InProcessOptions): Promise<
       const response = await running.fetch(webhookRequest("http://gateway.test", "esign", delivery));
       if (response.status !== 202) throw new Error(`webhook answered ${response.status}: ${await response.text()}`);
       const { id } = (await response.json()) as { id: string };
-      await engine.settled();
+      if (postOptions.settle !== false) await engine.settled();
       return id;
     },
     async admin(method, path, body) {
