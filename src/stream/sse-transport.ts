@@ -155,6 +155,9 @@ export async function openEventStream(
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-cache, no-transform",
     "x-accel-buffering": "no",
+    // A stream holds its connection for its whole life; when it ends, so does the connection
+    // (otherwise a shutdown waits for the keep-alive timeout of every former subscriber).
+    connection: "close",
   });
   const origin = request.headers.get("origin");
   if (origin && grant.allowedOrigins.includes(origin)) {

@@ -48,7 +48,12 @@ export async function startStreamGateway(options: StartOptions = {}): Promise<St
   const config: Record<string, any> = {
     ...defaultTestConfig(dataDir, adminKeyHash(secrets.adminKey)),
     clients: [
-      { id: "ui", apiKeyHashes: [adminKeyHash(keys.ui)], scopes: { stream: {} } },
+      {
+        id: "ui",
+        apiKeyHashes: [adminKeyHash(keys.ui)],
+        allowedOrigins: ["http://app.example.test"],
+        scopes: { stream: {} },
+      },
       {
         id: "agreements",
         apiKeyHashes: [adminKeyHash(keys.agreements)],
