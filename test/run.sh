@@ -22,6 +22,20 @@ if ! command -v redis-server >/dev/null 2>&1; then
   fi
   rm -f "$install_log"
 fi
+# Debian's Chromium for the browser test of the live stream (test/browser, via playwright-core).
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "== installing chromium"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "chromium is missing and this is not root: run apt-get install -y chromium" >&2
+    exit 1
+  fi
+  install_log="$(mktemp)"
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >"$install_log" 2>&1; then
+    cat "$install_log" >&2
+    exit 1
+  fi
+  rm -f "$install_log"
+fi
 echo "== node tests"
 npx vitest run --config vitest.config.ts
 if [ -f vitest.workers.config.ts ]; then
