@@ -32,6 +32,11 @@ const ListQuery = v.strictObject({
   ),
 });
 
+/** The oldest receive time still inside retention, epoch ms. */
+function retentionCutoff(ctx: GatewayContext): number {
+  return ctx.clock.now() - ctx.config.retentionDays * 86_400_000;
+}
+
 function summarize(record: EventRecord) {
   return { id: record.id, seq: record.seq, state: "recorded", marks: record.marks, event: record.event };
 }
@@ -46,12 +51,15 @@ export async function listEvents(ctx: GatewayContext, url: URL): Promise<Respons
     });
   }
   const q = parsed.output;
+  // Events past retention are gone for `GET /events/{id}` at once; the listing agrees with it
+  // instead of showing them until the next maintenance run purges them.
+  const retainedFrom = retentionCutoff(ctx);
   const page = await ctx.store.list({
     sourceId: q.source,
     type: q.type,
     subject: q.subject,
     externalId: q.external_id,
-    from: q.from,
+    from: q.from === undefined ? retainedFrom : Math.max(q.from, retainedFrom),
     to: q.to,
     after: q.cursor,
     limit: q.limit,
@@ -65,7 +73,7 @@ export async function listEvents(ctx: GatewayContext, url: URL): Promise<Respons
 /** `GET /events/{id}` */
 export async function getEvent(ctx: GatewayContext, id: string): Promise<Response> {
   const record = isEventId(id) ? await ctx.store.get(id) : undefined;
-  if (!record || record.receivedAt < ctx.clock.now() - ctx.config.retentionDays * 86_400_000) {
+  if (!record || record.receivedAt < retentionCutoff(ctx)) {
     throw createGatewayError(404, "not_found", "no event with this id");
   }
   return Response.json({

@@ -1,6 +1,6 @@
 /**
- * Retention: events older than `retentionDays` leave the log when maintenance runs. In process
- * with the memory store and an injected clock.
+ * Retention: events older than `retentionDays` leave the API at once and the store when
+ * maintenance runs. In process with the memory store and an injected clock.
  */
 import { expect, it } from "vitest";
 import { esignDelivery, readAnswer, staffingDelivery, webhookRequest } from "../helpers/signed-requests.ts";
@@ -34,13 +34,19 @@ it("drops events older than retentionDays from GET /events after runMaintenance"
   expect(await listed()).toEqual([newer, old]);
 
   gw.advance(13 * HOUR); // `old` is 25 h old, `newer` 13 h
-  expect(await gw.gateway.runMaintenance()).toBe(1);
+  // Past retention the API hides the event at once, before maintenance purged it...
   expect(await listed()).toEqual([newer]);
   expect(await detailStatus(old)).toBe(404);
+  expect(await gw.store.get(old)).toBeDefined();
+  // ...and maintenance removes it from the store.
+  expect(await gw.gateway.runMaintenance()).toBe(1);
+  expect(await gw.store.get(old)).toBeUndefined();
+  expect(await listed()).toEqual([newer]);
   expect(await detailStatus(newer)).toBe(200);
 
   gw.advance(12 * HOUR);
   expect(await gw.gateway.runMaintenance()).toBe(1);
   expect(await listed()).toEqual([]);
   expect(await detailStatus(newer)).toBe(404);
+  expect(await gw.store.get(newer)).toBeUndefined();
 });
