@@ -2,9 +2,9 @@
  * The live stream's fan-out: one listener on the event hub for the whole gateway. For each
  * recorded event it decides once which stream destinations the routes send it to (live
  * delivery is a destination like the others), serializes the event frame at most once, and
- * offers it to every attached session. Publishing is synchronous and never awaits a consumer:
- * a slow consumer only grows its own buffer until its session ends it. One timer drives the
- * heartbeats of all sessions.
+ * offers it to every attached session, after the webhook's answer went out. Fan-out never
+ * awaits a consumer: a slow consumer only grows its own buffer until its session ends it. One
+ * timer drives the heartbeats of all sessions.
  */
 import type { GatewayContext } from "../gateway-context.ts";
 import { resolveDestinations } from "../routes/match-routes.ts";
@@ -51,8 +51,7 @@ export function createLiveStream(
       ? []
       : resolveDestinations(ctx.routes, record.sourceId, record.event).filter((id) => streamIds.has(id));
 
-  const unsubscribe = ctx.hub.subscribe((record) => {
-    if (sessions.size === 0) return;
+  const fanOut = (record: EventRecord) => {
     const destinations = streamDestinationsOf(record);
     let frame: string | undefined;
     const frameOnce = () => {
@@ -60,6 +59,23 @@ export function createLiveStream(
       return frame;
     };
     for (const session of sessions) session.offer(record, destinations, frameOnce);
+  };
+
+  // The hub calls us inside the webhook's request, before its 202 is written: sending to
+  // thousands of sockets there would delay the acknowledgement. Records are queued and fanned
+  // out on the next timer turn, in journal order, after the answer went out.
+  let pending: EventRecord[] = [];
+  let flushTimer: ReturnType<typeof setTimeout> | undefined;
+  const flush = () => {
+    flushTimer = undefined;
+    const records = pending;
+    pending = [];
+    for (const record of records) fanOut(record);
+  };
+  const unsubscribe = ctx.hub.subscribe((record) => {
+    if (sessions.size === 0) return;
+    pending.push(record);
+    flushTimer ??= setTimeout(flush, 0);
   });
 
   const tick = () => {
@@ -96,6 +112,8 @@ export function createLiveStream(
     shutdown() {
       shuttingDown = true;
       unsubscribe();
+      clearTimeout(flushTimer);
+      pending = [];
       for (const session of [...sessions]) session.fail("shutting_down", "the gateway is shutting down");
     },
   };
