@@ -46,7 +46,7 @@ export async function startStaffingFake(options: StaffingFakeOptions = {}): Prom
       if (earlier && earlier.bodyHash !== bodyHash) {
         return sendError(res, 409, "idempotency_conflict", "Idempotency-Key reused with a different body", headers);
       }
-      if (earlier) return sendJson(res, 200, earlier.body, { ...headers, "idempotent-replayed": "true" });
+      if (earlier) return sendJson(res, 201, earlier.body, { ...headers, "idempotent-replayed": "true" });
     }
     let input: { externalId?: unknown; external_request_id?: unknown; shift?: { id?: unknown } };
     try {
