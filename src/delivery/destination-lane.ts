@@ -178,7 +178,9 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
       queueIfHead(next);
     }
     if (result.disableDestination) await disable(`the destination answered ${result.status ?? 410}: gone`);
-    await deps.persist([next]);
+    // The slot is free as soon as the outcome is queued for the outbox (writes keep their order);
+    // waiting for the sync here would cap a lane at one attempt per fsync and slot.
+    deps.track(deps.persist([next]));
     if (applied.outcome !== "retry") {
       const head = order.headOf(record.subject);
       const waitingHead = head && waiting.get(head);

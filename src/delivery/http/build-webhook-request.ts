@@ -6,7 +6,7 @@
 import { fromBase64 } from "../../_internal/base64.ts";
 import type { EventRecord } from "../../store/contract.ts";
 import type { HttpDestination } from "./http-destination-schema.ts";
-import { signStandardWebhook } from "./sign-standard-webhook.ts";
+import { type HmacSha256, signStandardWebhook } from "./sign-standard-webhook.ts";
 
 export interface WebhookRequest {
   url: string;
@@ -59,6 +59,7 @@ export async function buildWebhookRequest(
   destination: Pick<HttpDestination, "url" | "mode" | "secrets" | "headers">,
   record: EventRecord,
   nowMs: number,
+  hmac?: HmacSha256,
 ): Promise<WebhookRequest> {
   const relay = destination.mode === "relay";
   const body = relay ? fromBase64(record.rawBody) : new TextEncoder().encode(JSON.stringify(record.event));
@@ -69,7 +70,7 @@ export async function buildWebhookRequest(
     "user-agent": USER_AGENT,
     "webhook-id": record.id,
     "webhook-timestamp": String(timestamp),
-    "webhook-signature": await signStandardWebhook(destination.secrets, record.id, timestamp, body),
+    "webhook-signature": await signStandardWebhook(destination.secrets, record.id, timestamp, body, hmac),
   };
   if (relay && !headers["content-type"]) headers["content-type"] = "application/json";
   return { url: destination.url, headers, body };

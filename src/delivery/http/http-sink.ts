@@ -7,6 +7,7 @@ import type { DeliveryAttemptResult, Sink, SinkFactory } from "../sink-contract.
 import { buildWebhookRequest, type WebhookRequest } from "./build-webhook-request.ts";
 import { classifyHttpResponse } from "./classify-http-response.ts";
 import type { HttpDestination } from "./http-destination-schema.ts";
+import type { HmacSha256 } from "./sign-standard-webhook.ts";
 
 export type HttpSendResult =
   | { ok: true; status: number; retryAfter?: string }
@@ -23,6 +24,8 @@ export interface HttpSinkDeps {
   transport: HttpTransport;
   /** Signature timestamps. Default the system clock. */
   now?: () => number;
+  /** HMAC-SHA256 for the signatures. Default Web Crypto. */
+  hmac?: HmacSha256;
 }
 
 /** Maps a transport outcome to the delivery result the engine acts on. */
@@ -52,7 +55,7 @@ export const createHttpSink: SinkFactory<HttpDestination, HttpSinkDeps> = (desti
       if (closed) return { ok: false, error: "sink closed" };
       if (signal.aborted) return { ok: false, error: "attempt aborted" };
       try {
-        const request = await buildWebhookRequest(destination, record, now());
+        const request = await buildWebhookRequest(destination, record, now(), deps.hmac);
         const outcome = await deps.transport.send(request, { signal, timeoutMs: destination.timeoutSeconds * 1000 });
         return toHttpAttemptResult(outcome, now());
       } catch (error) {
