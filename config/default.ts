@@ -3,8 +3,14 @@
  * stream destination `live` that every event is routed to (`/ws`, `/stream`).
  * Secrets come from the environment; when they are unset, `gateway serve` generates development
  * secrets once, keeps them in `.data/dev-secrets.json` and prints them labelled "development only".
+ * The proxy upstreams `esign` and `staffing` take their base URLs and credentials from the
+ * environment; a variable that is unset is left out, and that upstream answers 503
+ * `upstream_unavailable` (reason `not_configured`) until it is set.
  */
 import { defineConfig } from "../src/config/schema.ts";
+
+/** `${NAME}` when the environment sets NAME, else undefined (the field stays unset). */
+const fromEnv = (name: string) => (process.env[name] ? `\${${name}}` : undefined);
 
 export default defineConfig({
   server: { host: "127.0.0.1", port: 8787 },
@@ -16,5 +22,15 @@ export default defineConfig({
   admin: { apiKeyHashes: ["${GATEWAY_ADMIN_KEY_HASH}"] },
   destinations: [{ id: "live", type: "stream" }],
   routes: [{ id: "all-to-live", types: ["*"], destinations: ["live"] }],
+  upstreams: [
+    {
+      id: "esign",
+      service: "esign",
+      baseUrl: fromEnv("ESIGN_API_URL"),
+      clientId: fromEnv("ESIGN_CLIENT_ID"),
+      clientSecret: fromEnv("ESIGN_CLIENT_SECRET"),
+    },
+    { id: "staffing", service: "staffing", baseUrl: fromEnv("STAFFING_API_URL"), apiKey: fromEnv("STAFFING_API_KEY") },
+  ],
   retentionDays: 30,
 });
