@@ -32,6 +32,8 @@ export function parseRetryAfter(value: string | null, now: number): number | und
   if (!value) return undefined;
   const trimmed = value.trim();
   if (/^\d{1,9}$/.test(trimmed)) return Number(trimmed) * 1000;
+  // An HTTP date names its weekday and month; "-3" or "5.5" are not dates.
+  if (!/^[A-Za-z]{3}, /.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
