@@ -84,21 +84,38 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     keepAliveTimeout: 4_000,
     connect: { lookup: createGuardedLookup(options.policy, options.resolve) },
   });
+  /** IP literals in a URL never reach the resolver: judge them here (once per URL). */
+  const literals = new Map<string, string | undefined>();
+  const literalRefusal = (url: string) => {
+    if (!literals.has(url)) {
+      const hostname = new URL(url).hostname.replace(/^\[|\]$/g, "");
+      const decision = checkAddress(hostname, options.policy);
+      literals.set(url, decision.class.category !== "invalid" && !decision.allowed ? decision.reason : undefined);
+    }
+    return literals.get(url);
+  };
   return {
     async send(req, { signal, timeoutMs }): Promise<HttpSendResult> {
-      const hostname = new URL(req.url).hostname.replace(/^\[|\]$/g, "");
-      const literal = checkAddress(hostname, options.policy);
-      if (literal.class.category !== "invalid" && !literal.allowed) {
-        return { ok: false, failure: "refused", detail: `${literal.reason}` };
-      }
-      const timeout = AbortSignal.timeout(timeoutMs);
+      const refusal = literalRefusal(req.url);
+      if (refusal) return { ok: false, failure: "refused", detail: refusal };
+      // One controller for the caller's abort and the attempt's deadline (cheaper per request
+      // than AbortSignal.any over AbortSignal.timeout).
+      const controller = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, timeoutMs);
+      const onAbort = () => controller.abort();
+      if (signal.aborted) controller.abort();
+      else signal.addEventListener("abort", onAbort, { once: true });
       try {
         const response = await request(req.url, {
           dispatcher: agent,
           method: "POST",
           headers: req.headers,
           body: req.body,
-          signal: AbortSignal.any([signal, timeout]),
+          signal: controller.signal,
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
         });
@@ -112,11 +129,14 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
       } catch (error) {
         const code = findCode(error);
         if (code === SSRF_REFUSED) return { ok: false, failure: "refused", detail: (error as Error).message };
-        if (timeout.aborted || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
+        if (timedOut || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
           return { ok: false, failure: "timeout", detail: `no answer within ${timeoutMs} ms` };
         }
         if (signal.aborted) return { ok: false, failure: "aborted", detail: "aborted" };
         return { ok: false, failure: "network", detail: code ?? (error as Error).name };
+      } finally {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
       }
     },
     close: () => agent.close(),
