@@ -15,16 +15,16 @@
  * once the log has grown well past what it holds.
  */
 import type { FileHandle } from "node:fs/promises";
-import { mkdir, open, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, open, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type DeliveryRecord,
-  type DestinationState,
   deliveryKey,
   type OutboxFactory,
   type OutboxStore,
 } from "../../src/delivery/outbox-contract.ts";
 import { createOutboxIndex, type OutboxIndex } from "../../src/delivery/outbox-index.ts";
+import { acquireOutboxLock, type OutboxLine, recoverOutboxLog, syncDirectory } from "./recover-disk-outbox.ts";
 
 export interface DiskOutboxOptions {
   /** Directory of the log (the store's data dir); created when missing. */
@@ -32,13 +32,6 @@ export interface DiskOutboxOptions {
   /** Do not compact below this log size in bytes. Default 8 MiB. */
   compactMinBytes?: number;
 }
-
-/** One line of the log: created records + cursor, saved records, a destination state, removals. */
-type OutboxLine =
-  | { c: number; r: DeliveryRecord[] }
-  | { s: DeliveryRecord[] }
-  | { d: DestinationState }
-  | { x: [string, string][] };
 
 interface Pending {
   line: OutboxLine;
@@ -56,14 +49,14 @@ export async function openDiskOutbox(options: DiskOutboxOptions): Promise<Outbox
   const { dir } = options;
   const compactMinBytes = options.compactMinBytes ?? 8 * 1024 * 1024;
   await mkdir(dir, { recursive: true });
-  await acquireLock(dir);
+  await acquireOutboxLock(dir, LOCK);
   const path = join(dir, LOG);
   const index = createOutboxIndex();
   await (await open(path, "a")).close();
   let handle: FileHandle = await open(path, "r+");
   let size: number;
   try {
-    size = await recover(handle, (line) => applyLine(index, line));
+    size = await recoverOutboxLog(handle, (line) => applyLine(index, line));
   } catch (error) {
     await handle.close();
     throw error;
@@ -219,75 +212,4 @@ function applyLine(index: OutboxIndex, line: OutboxLine): void {
   else if ("s" in line) index.save(line.s);
   else if ("d" in line) index.destinationStates.set(line.d.id, line.d);
   else for (const [eventId, destinationId] of line.x) index.remove(eventId, destinationId);
-}
-
-/** Replays the log into `onLine`; cuts off a torn tail; returns the size of the whole lines. */
-async function recover(handle: FileHandle, onLine: (line: OutboxLine) => void): Promise<number> {
-  const { size } = await handle.stat();
-  const chunkSize = 4 * 1024 * 1024;
-  let offset = 0;
-  let carry = Buffer.alloc(0);
-  let position = 0;
-  while (position < size) {
-    const chunk = Buffer.allocUnsafe(Math.min(chunkSize, size - position));
-    const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
-    if (bytesRead === 0) break;
-    position += bytesRead;
-    const data = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
-    let start = 0;
-    for (let end = data.indexOf(10, start); end !== -1; end = data.indexOf(10, start)) {
-      let line: OutboxLine;
-      try {
-        line = JSON.parse(data.toString("utf8", start, end)) as OutboxLine;
-      } catch {
-        // A bad line followed by good ones is corruption, not a torn tail: refuse to guess.
-        if (data.indexOf(10, end + 1) !== -1 || position < size) {
-          throw new Error(`outbox log is corrupt at byte ${offset}; move it aside to start afresh`);
-        }
-        start = data.length;
-        break;
-      }
-      onLine(line);
-      offset += end + 1 - start;
-      start = end + 1;
-    }
-    carry = Buffer.from(data.subarray(start));
-  }
-  if (offset < size) {
-    await handle.truncate(offset);
-    await handle.sync();
-  }
-  return offset;
-}
-
-/** Takes the outbox for this process; a lock left by a dead process is taken over. */
-async function acquireLock(dir: string): Promise<void> {
-  const path = join(dir, LOCK);
-  try {
-    const owner = Number((await readFile(path, "utf8")).trim());
-    if (owner && owner !== process.pid && isAlive(owner)) {
-      throw new Error(`the outbox in ${dir} is in use by process ${owner}`);
-    }
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-  }
-  await writeFile(path, String(process.pid));
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, "r");
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }

@@ -4,18 +4,11 @@
  * from the outbox on start, and offers what the admin API needs: health, pause/resume, replay.
  */
 import type { GatewayContext } from "../gateway-context.ts";
-import { resolveDestinations } from "../routes/match-routes.ts";
 import { resolveDeliveryPolicy } from "./delivery-policy.ts";
 import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
-import {
-  type DeliveryPage,
-  type DeliveryQuery,
-  type DeliveryRecord,
-  type DeliveryState,
-  isTerminal,
-  type OutboxStore,
-} from "./outbox-contract.ts";
-import { buildDeliveries, createRouteDispatcher } from "./route-dispatcher.ts";
+import type { DeliveryPage, DeliveryQuery, DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
+import { type BulkReplayFilter, type ReplayDeps, replayBulk, replayEvent } from "./replay-deliveries.ts";
+import { createRouteDispatcher } from "./route-dispatcher.ts";
 import { type Scheduler, systemScheduler } from "./scheduler.ts";
 import type { Sink } from "./sink-contract.ts";
 import { createWorkTracker } from "./work-tracker.ts";
@@ -41,9 +34,6 @@ export interface DestinationHealth extends LaneHealth {
   /** Records per state in the outbox. */
   counts: Partial<Record<DeliveryState, number>>;
 }
-
-/** States a bulk replay may select. */
-export type ReplayableState = "delivered" | "dead" | "failed-retrying";
 
 export type DeliveryEngine = ReturnType<typeof createDeliveryEngine>;
 
@@ -85,14 +75,7 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
 
   const laneOf = (id: string) => lanes.get(id);
 
-  /** A record back to the start of its schedule, due now. */
-  const reset = (record: DeliveryRecord, lane: DestinationLane, now: number): DeliveryRecord => ({
-    ...record,
-    state: lane.initialState(),
-    nextAttemptAt: now,
-    failures: 0,
-    updatedAt: now,
-  });
+  const replayDeps: ReplayDeps = { store: ctx.store, outbox, routes: ctx.routes, clock, lanes };
 
   return {
     /** Loads destination states and unfinished deliveries, then starts routing. */
@@ -177,84 +160,11 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
     listDeliveries: (query: DeliveryQuery): Promise<DeliveryPage> => outbox.listDeliveries(query),
     deliveriesOfEvent: (eventId: string) => outbox.listByEvent(eventId),
 
-    /**
-     * Delivers a recorded event again to one destination or to all of its destinations (those it
-     * has records for plus those the current routes name). Returns undefined for an unknown event.
-     */
-    async replayEvent(eventId: string, destinationId?: string): Promise<DeliveryRecord[] | undefined> {
-      const event = await ctx.store.get(eventId);
-      if (!event) return undefined;
-      const existing = new Map((await outbox.listByEvent(eventId)).map((r) => [r.destinationId, r]));
-      const targets = destinationId
-        ? [destinationId]
-        : [...new Set([...existing.keys(), ...resolveDestinations(ctx.routes, event.sourceId, event.event)])];
-      const now = clock.now();
-      const out: DeliveryRecord[] = [];
-      for (const target of targets) {
-        const lane = lanes.get(target);
-        if (!lane) continue;
-        const record = existing.get(target);
-        if (record && lane.holds(eventId)) {
-          lane.expedite(eventId);
-          out.push(record);
-          continue;
-        }
-        if (record) {
-          const next = reset(record, lane, now);
-          await outbox.saveDeliveries([next]);
-          lane.add(next);
-          out.push(next);
-          continue;
-        }
-        const [fresh] = buildDeliveries(
-          event,
-          [{ id: "replay", destinations: [target], matches: () => true }],
-          now,
-          () => lane.initialState(),
-        );
-        if (!fresh) continue;
-        await outbox.createDeliveries([fresh], 0);
-        lane.add(fresh);
-        out.push(fresh);
-      }
-      return out;
-    },
+    /** Delivers a recorded event again (see replay-deliveries.ts); undefined for an unknown event. */
+    replayEvent: (eventId: string, destinationId?: string) => replayEvent(replayDeps, eventId, destinationId),
 
-    /** Replays the records of one destination in `states` (default dead) received in [from, to). */
-    async replayBulk(
-      destinationId: string,
-      filter: { states?: readonly ReplayableState[]; from?: number; to?: number },
-    ): Promise<number> {
-      const lane = lanes.get(destinationId);
-      if (!lane) return 0;
-      const states = filter.states ?? ["dead"];
-      let after: number | undefined;
-      let count = 0;
-      do {
-        const page = await outbox.listDeliveries({
-          destinationId,
-          states,
-          from: filter.from,
-          to: filter.to,
-          after,
-          limit: 500,
-        });
-        const now = clock.now();
-        const batch: DeliveryRecord[] = [];
-        for (const record of page.deliveries) {
-          if (lane.holds(record.eventId)) {
-            lane.expedite(record.eventId);
-            count++;
-          } else if (isTerminal(record.state)) batch.push(reset(record, lane, now));
-        }
-        if (batch.length > 0) await outbox.saveDeliveries(batch);
-        // Oldest first, so per-subject order and the lane's seq order stay natural.
-        for (const record of batch.reverse()) lane.add(record);
-        count += batch.length;
-        after = page.next ?? undefined;
-      } while (after !== undefined);
-      return count;
-    },
+    /** Replays one destination's records in `states` (default dead) received in [from, to). */
+    replayBulk: (destinationId: string, filter: BulkReplayFilter) => replayBulk(replayDeps, destinationId, filter),
 
     /** Drops final records older than `before`; returns the count. */
     purge: (before: number) => outbox.purge(before),

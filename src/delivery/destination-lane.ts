@@ -13,11 +13,12 @@ import { type CircuitBreaker, createCircuitBreaker } from "./circuit-breaker.ts"
 import { createGauge } from "./delivery-metrics.ts";
 import type { DeliveryPolicy } from "./delivery-policy.ts";
 import { createDueQueue } from "./due-queue.ts";
-import type { DeliveryAttempt, DeliveryRecord, DeliveryState, DestinationState } from "./outbox-contract.ts";
+import type { DeliveryRecord, DeliveryState, DestinationState } from "./outbox-contract.ts";
 import { createRateLimiter } from "./rate-limiter.ts";
 import { applyAttemptResult } from "./retry-schedule.ts";
+import { type AttemptOutcome, runAttempt } from "./run-attempt.ts";
 import type { Scheduler } from "./scheduler.ts";
-import type { DeliveryAttemptResult, Sink } from "./sink-contract.ts";
+import type { Sink } from "./sink-contract.ts";
 import { createSubjectOrder } from "./subject-order.ts";
 
 export interface LaneDeps {
@@ -135,28 +136,16 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
   };
 
   const run = async (record: DeliveryRecord, at: number, controller: AbortController) => {
-    const started = performance.now();
-    let result: DeliveryAttemptResult;
-    try {
-      const event = await deps.store.get(record.eventId);
-      result = event
-        ? await deps.sink.deliver(event, controller.signal)
-        : { ok: false, permanent: true, error: "the event is no longer in the journal" };
-    } catch (error) {
-      result = { ok: false, error: error instanceof Error ? error.message : String(error) };
-    }
+    const outcome = await runAttempt(deps.store, deps.sink, record.eventId, at, controller.signal);
     inflight.delete(record.eventId);
     // An attempt cut short by shutdown is not an outcome: the outbox still says "delivering"
     // and the next start attempts it again.
     if (stopped && controller.signal.aborted) return;
-    await finish(record, result, at, performance.now() - started);
+    await finish(record, outcome);
   };
 
-  const finish = async (record: DeliveryRecord, result: DeliveryAttemptResult, at: number, latencyMs: number) => {
+  const finish = async (record: DeliveryRecord, { result, attempt: attemptLog, latencyMs }: AttemptOutcome) => {
     const now = clock.now();
-    const attemptLog: DeliveryAttempt = { at, ok: result.ok, latencyMs: Math.round(latencyMs * 10) / 10 };
-    if (result.status !== undefined) attemptLog.status = result.status;
-    if (!result.ok) attemptLog.error = result.error ?? (result.status ? `HTTP ${result.status}` : "failed");
     const applied = applyAttemptResult(record, result, attemptLog, policy, now, deps.random());
     let next = applied.record;
     deps.metrics.inc("gateway_delivery_attempts_total", { ...labels, outcome: result.ok ? "success" : "failure" });

@@ -4,6 +4,7 @@
  * routes that select destinations, and the guard rails (admin key, validation, 404s).
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { createMemoryOutbox } from "../../adapters/store/memory-outbox.ts";
 import { type InProcessGateway, startInProcessGateway } from "./helpers/in-process-gateway.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
 
@@ -64,6 +65,23 @@ describe("delivery admin API", () => {
     await gw.admin("POST", "/destinations/a/resume");
     await gw.engine.settled();
     expect(a.ids()).toEqual([id]);
+  });
+
+  it("a pause is kept in the outbox and survives a restart of the engine", async () => {
+    const outbox = createMemoryOutbox();
+    const a = await startWebhookReceiver();
+    open.push(a);
+    const first = await startInProcessGateway({ destinations: [{ id: "a", url: a.url }], outbox });
+    await first.admin("POST", "/destinations/a/pause");
+    await first.close();
+    const second = await startInProcessGateway({ destinations: [{ id: "a", url: a.url }], outbox });
+    open.push(second);
+    expect((await second.admin("GET", "/destinations")).body.destinations[0].state).toBe("paused");
+    await second.post();
+    expect(a.requests).toHaveLength(0);
+    await second.admin("POST", "/destinations/a/resume");
+    await second.engine.settled();
+    expect(a.requests).toHaveLength(1);
   });
 
   it("replays one event to all its destinations or to one, with the same webhook-id", async () => {

@@ -1,0 +1,40 @@
+/**
+ * One attempt of one delivery: load the recorded event, hand it to the sink, time it, and
+ * describe it for the attempt log. A sink that throws (it should not) or an event that retention
+ * already removed become results like any other, so the lane only ever deals with outcomes.
+ */
+import type { StoreDriver } from "../store/contract.ts";
+import type { DeliveryAttempt } from "./outbox-contract.ts";
+import type { DeliveryAttemptResult, Sink } from "./sink-contract.ts";
+
+export interface AttemptOutcome {
+  result: DeliveryAttemptResult;
+  /** The attempt as the outbox logs it. */
+  attempt: DeliveryAttempt;
+  latencyMs: number;
+}
+
+/** Runs one attempt of `eventId` through `sink`, started at `at` (epoch ms). */
+export async function runAttempt(
+  store: StoreDriver,
+  sink: Sink,
+  eventId: string,
+  at: number,
+  signal: AbortSignal,
+): Promise<AttemptOutcome> {
+  const started = performance.now();
+  let result: DeliveryAttemptResult;
+  try {
+    const event = await store.get(eventId);
+    result = event
+      ? await sink.deliver(event, signal)
+      : { ok: false, permanent: true, error: "the event is no longer in the journal" };
+  } catch (error) {
+    result = { ok: false, error: error instanceof Error ? error.message : String(error) };
+  }
+  const latencyMs = performance.now() - started;
+  const attempt: DeliveryAttempt = { at, ok: result.ok, latencyMs: Math.round(latencyMs * 10) / 10 };
+  if (result.status !== undefined) attempt.status = result.status;
+  if (!result.ok) attempt.error = result.error ?? (result.status ? `HTTP ${result.status}` : "failed");
+  return { result, attempt, latencyMs };
+}
