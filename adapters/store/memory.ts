@@ -27,6 +27,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StoreDriver
   let ordered: EventSummary[] = [];
   const kv = new Map<string, { value: string; expiresAt: number }>();
   let seq = 0;
+  let closed = false;
 
   const liveKv = (key: string) => {
     const entry = kv.get(key);
@@ -51,6 +52,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StoreDriver
     },
     async append(record: EventRecord, key: string, dedupeTtlMs: number) {
       if (store.failWrites) throw new StoreUnavailableError("memory store: writes disabled");
+      if (closed) throw new StoreUnavailableError("memory store is closed");
       const existing = byId.get(record.id);
       marks.set(key, { id: record.id, expiresAt: now() + dedupeTtlMs });
       if (existing) return { inserted: false, seq: existing.seq };
@@ -101,7 +103,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StoreDriver
     async kvDelete(key: string) {
       kv.delete(key);
     },
-    async close() {},
+    async close() {
+      closed = true;
+    },
   };
   return store;
 }

@@ -1,0 +1,80 @@
+/**
+ * The journal's line format: `<crc32, 8 hex> <batch offset, 12 hex> <json>\n`.
+ *
+ * The CRC (over `<offset> <json>`) tells a damaged line from a whole one. The batch offset is
+ * where the group-commit batch holding the line begins (for lines copied by compaction: the
+ * line's own offset). Recovery uses it to tell a torn last batch, which was never acknowledged
+ * and may be cut off, from damage to acknowledged data, which must stop start-up: a valid line
+ * whose batch begins after a damaged line was written after that line was already durable.
+ * The header has a fixed width, so compaction can rewrite it without moving the JSON.
+ */
+import { crc32 } from "node:zlib";
+import type { EventRecord } from "../../../src/store/contract.ts";
+
+/** One journal entry, discriminated by its first key. */
+export type JournalLine =
+  /** An event and the dedupe mark of its upstream identity. */
+  | { e: EventRecord; k: string; x: number }
+  /** The dedupe mark of an event that retention already removed. */
+  | { m: string; i: string; x: number }
+  /** A small shared value. */
+  | { kv: string; v: string; x: number }
+  | { kvdel: string }
+  /** Retention: events received before `purge` (epoch ms) written earlier in the file are gone. */
+  | { purge: number }
+  /** Sequence floor, written by compaction so seq never goes back even when every event went. */
+  | { seq: number };
+
+export const HEADER_LENGTH = 22;
+const CRC_START = 9;
+const MAX_OFFSET = 2 ** 48;
+
+/** Frames `json` as one line of a batch that begins at `batchOffset`. */
+export function frameLine(json: string, batchOffset: number): Buffer {
+  const body = Buffer.byteLength(json);
+  const line = Buffer.allocUnsafe(HEADER_LENGTH + body + 1);
+  line.write(json, HEADER_LENGTH, "utf8");
+  line[line.length - 1] = 10;
+  writeHeader(line, 0, line.length - 1, batchOffset);
+  return line;
+}
+
+/**
+ * Validates the line in `buffer[start, end)` (`end` at its newline). Returns its batch offset and
+ * parsed entry, or undefined when the line is damaged.
+ */
+export function parseLine(
+  buffer: Buffer,
+  start: number,
+  end: number,
+): { batch: number; line: JournalLine } | undefined {
+  if (end - start <= HEADER_LENGTH || buffer[start + 8] !== 32 || buffer[start + 21] !== 32) return undefined;
+  const crc = Number.parseInt(buffer.toString("latin1", start, start + 8), 16);
+  if (crc !== crc32(buffer.subarray(start + CRC_START, end))) return undefined;
+  const batch = Number.parseInt(buffer.toString("latin1", start + CRC_START, start + 21), 16);
+  try {
+    return { batch, line: JSON.parse(buffer.toString("utf8", start + HEADER_LENGTH, end)) as JournalLine };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Rewrites in place the header of the whole line `buffer[start, end)` (`end` at its newline) to
+ * name `batchOffset`, after checking its CRC: compaction must not launder a damaged line.
+ */
+export function reframeLine(buffer: Buffer, start: number, end: number, batchOffset: number): void {
+  const crc = Number.parseInt(buffer.toString("latin1", start, start + 8), 16);
+  if (crc !== crc32(buffer.subarray(start + CRC_START, end))) {
+    throw new Error("journal line failed its checksum during compaction");
+  }
+  writeHeader(buffer, start, end, batchOffset);
+}
+
+function writeHeader(buffer: Buffer, start: number, end: number, batchOffset: number): void {
+  if (batchOffset >= MAX_OFFSET) throw new Error("journal offset out of range");
+  buffer.write(`${batchOffset.toString(16).padStart(12, "0")} `, start + CRC_START, "latin1");
+  buffer[start + 8] = 32;
+  const crc = crc32(buffer.subarray(start + CRC_START, end));
+  buffer.write(crc.toString(16).padStart(8, "0"), start, "latin1");
+}

@@ -1,0 +1,62 @@
+/**
+ * Journal recovery: a sequential, chunked read of the whole file that hands every whole line to
+ * the index builder and decides what a damaged line means.
+ *
+ * Only the last group-commit batch can be torn by a crash, because a batch is written only after
+ * the previous one was fdatasync'ed, and nothing in a batch is acknowledged before its own
+ * fdatasync returned. So a damaged line followed only by lines of the same batch (or by nothing)
+ * is a torn write: the file is cut at the damaged line. A damaged line followed by any line of a
+ * later batch is damage to acknowledged data: recovery refuses rather than silently dropping it.
+ */
+import type { FileHandle } from "node:fs/promises";
+import { type JournalLine, parseLine } from "./journal-line.ts";
+
+const CHUNK_BYTES = 8 * 1024 * 1024;
+
+/** Called once per whole, valid line in file order. */
+export type OnJournalLine = (line: JournalLine, offset: number, length: number) => void;
+
+/**
+ * Reads the journal behind `handle`, calls `onLine` for each valid line, truncates a torn tail
+ * and returns the size of the valid journal. Throws when acknowledged data is damaged.
+ */
+export async function recoverJournal(handle: FileHandle, path: string, onLine: OnJournalLine): Promise<number> {
+  const { size } = await handle.stat();
+  const chunk = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(size, 1)));
+  let carry = Buffer.alloc(0);
+  /** File offset of `carry[0]`. */
+  let carryOffset = 0;
+  let position = 0;
+  let damagedAt: number | undefined;
+  while (position < size) {
+    const { bytesRead } = await handle.read(chunk, 0, Math.min(chunk.length, size - position), position);
+    if (bytesRead === 0) break;
+    position += bytesRead;
+    const data = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
+    let start = 0;
+    for (let end = data.indexOf(10, start); end !== -1; end = data.indexOf(10, start)) {
+      const offset = carryOffset + start;
+      const parsed = parseLine(data, start, end);
+      if (damagedAt === undefined) {
+        if (parsed) onLine(parsed.line, offset, end + 1 - start);
+        else damagedAt = offset;
+      } else if (parsed && parsed.batch > damagedAt) {
+        throw new Error(
+          `journal ${path} is damaged at byte ${damagedAt} and records written after it are intact, ` +
+            "so this is not a torn write; restore the file from a backup or move it aside to start empty",
+        );
+      }
+      start = end + 1;
+    }
+    // Copied: `chunk` is reused by the next read.
+    carry = Buffer.from(data.subarray(start));
+    carryOffset += start;
+  }
+  // Bytes after the last newline are a write that never completed.
+  const validSize = damagedAt ?? carryOffset;
+  if (validSize < size) {
+    await handle.truncate(validSize);
+    await handle.sync();
+  }
+  return validSize;
+}
