@@ -74,6 +74,7 @@ describe("lanes", () => {
     for (let i = 0; i < 12; i++) ids.push(await gw.post("agreement.sent", { settle: false }));
     await waitFor("the fast destination to get every event", () => fast.requests.length === 12);
     expect([...fast.ids()].sort()).toEqual([...ids].sort());
+    await waitFor("the slow destination to hold its three attempts", () => slow.requests.length === 3);
     expect(slow.requests).toHaveLength(3);
     release();
     await gw.engine.settled();
