@@ -67,7 +67,10 @@ export interface EventQuery {
 
 export interface EventPage {
   events: EventRecord[];
-  /** seq of the last event of this page when more may follow, else null. */
+  /**
+   * seq of the last event of this page when at least one more matching event follows, else null
+   * (exact: a non-null `next` never leads to an empty page; the conformance suite checks it).
+   */
   next: number | null;
 }
 
