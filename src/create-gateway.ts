@@ -28,7 +28,7 @@ import type { StoreDriver } from "./store/contract.ts";
 import { createLiveStream, type LiveStream } from "./stream/live-stream.ts";
 import { openEventStream } from "./stream/sse-transport.ts";
 import type { StreamOptionsInput } from "./stream/stream-options.ts";
-import { createWebSocketRoute } from "./stream/websocket-transport.ts";
+import { type CorkPeer, createWebSocketRoute } from "./stream/websocket-transport.ts";
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -43,6 +43,8 @@ export interface GatewayOptions {
   logger?: Logger;
   /** Live stream tuning (heartbeat, idle timeout, slow-consumer bound); see stream-options.ts. */
   stream?: StreamOptionsInput;
+  /** Batches a WebSocket peer's writes during a fan-out, where the runtime can (Node adapter). */
+  corkWebSocket?: CorkPeer;
   /** The outbox and sinks of the delivery engine. Default: nothing is delivered (no transports). */
   delivery?: DeliveryEngineOptions;
 }
@@ -113,7 +115,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     await requireAdmin(ctx, event.req);
     return getEvent(ctx, event.context.params?.id ?? "");
   });
-  app.get("/ws", createWebSocketRoute(ctx, live));
+  app.get("/ws", createWebSocketRoute(ctx, live, options.corkWebSocket));
   app.get("/stream", (event) => openEventStream(ctx, live, event.req, event.url));
   app.post("/auth/stream-token", (event) => mintStreamToken(ctx, event.req, live.options));
   registerDeliveryRoutes(app, ctx);

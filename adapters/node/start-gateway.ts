@@ -12,6 +12,7 @@ import type { OutboxStore } from "../../src/delivery/outbox-contract.ts";
 import { createLogger, type Logger } from "../../src/ops/logger.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
 import { readStreamOptionsFromEnv, type StreamOptionsInput } from "../../src/stream/stream-options.ts";
+import type { CorkPeer } from "../../src/stream/websocket-transport.ts";
 import { createSinks } from "./create-sinks.ts";
 import { createConfiguredStore } from "./create-store.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
@@ -43,6 +44,17 @@ export interface RunningGateway {
 const MAINTENANCE_INTERVAL_MS = 15 * 60 * 1000;
 const SHUTDOWN_GRACE_MS = 10_000;
 
+/**
+ * Corks the TCP socket under a crossws peer (the `ws` WebSocket's `_socket`), so the frames of
+ * one fan-out turn leave in one write; without a socket it does nothing.
+ */
+const corkNodeWebSocket: CorkPeer = (peer) => {
+  const socket = (peer.websocket as { _socket?: { cork(): void; uncork(): void } })._socket;
+  if (!socket) return undefined;
+  socket.cork();
+  return () => socket.uncork();
+};
+
 export async function startNodeGateway(options: NodeGatewayOptions): Promise<RunningGateway> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
@@ -57,6 +69,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     readBody: readNodeBody,
     logger,
     stream,
+    corkWebSocket: corkNodeWebSocket,
     delivery: { outbox, sinks },
   });
   await gateway.runMaintenance();

@@ -71,8 +71,13 @@ export function findScopeViolations(layers: readonly ScopeLayer[], filter: Strea
 
 /** One predicate for all layers: an event is visible when every layer matches it. */
 export function compileScope(layers: readonly ScopeLayer[]): (record: EventRecord) => boolean {
-  const compiled = layers.map(compileStreamFilter);
-  return (record) => compiled.every((matches) => matches(record));
+  const restricting = layers.filter((layer) => layer.source || layer.type || layer.subject);
+  if (restricting.length === 0) return () => true;
+  const compiled = restricting.map(compileStreamFilter);
+  return (record) => {
+    for (let i = 0; i < compiled.length; i++) if (!(compiled[i] as (r: EventRecord) => boolean)(record)) return false;
+    return true;
+  };
 }
 
 /** Narrows a scope by the filter a token was asked for: the claim to put in the token. */

@@ -72,8 +72,13 @@ function createEventStreamSink(live: LiveStream, onCancel: () => void) {
     { highWaterMark: 0 },
   );
 
+  let batch: string[] | undefined;
   const write = (text: string) => {
     if (finished || ending) return;
+    if (batch) {
+      batch.push(text);
+      return;
+    }
     const bytes = encoder.encode(text);
     if (readerWaiting) {
       readerWaiting = false;
@@ -119,6 +124,15 @@ function createEventStreamSink(live: LiveStream, onCancel: () => void) {
       cutTimer = setTimeout(() => finish(true), options.idleTimeoutMs);
     },
     stalledSince: () => (queue.length > 0 ? lastRead : undefined),
+    cork() {
+      if (batch) return () => {};
+      batch = [];
+      return () => {
+        const texts = batch ?? [];
+        batch = undefined;
+        if (texts.length > 0) write(texts.join(""));
+      };
+    },
   };
   return { body, sink, write };
 }

@@ -40,6 +40,11 @@ export interface StreamSink {
   end(code: StreamErrorCode): void;
   /** Epoch ms since which the consumer has not read anything, when the transport tracks it. */
   stalledSince?(): number | undefined;
+  /**
+   * Holds frames back until the returned function is called, then hands them to the network
+   * together (one write instead of one per frame), when the transport can.
+   */
+  cork?(): () => void;
 }
 
 interface Subscription {
@@ -62,12 +67,18 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
   let backlog: EventRecord[] = [];
   let expiryTimer: ReturnType<typeof setTimeout> | undefined;
 
-  const subscribed = (record: EventRecord) => {
-    for (const subscription of subscriptions.values()) if (subscription.matches(record)) return true;
+  // Plain arrays and loops: this runs once per event per subscriber, thousands of times a turn.
+  let matchers = [...subscriptions.values()].map((s) => s.matches);
+  const syncMatchers = () => {
+    matchers = [...subscriptions.values()].map((s) => s.matches);
+  };
+  const wants = (record: EventRecord, destinations: readonly string[]) => {
+    let routed = false;
+    for (let i = 0; i < destinations.length && !routed; i++) routed = grant.destinations.has(destinations[i] as string);
+    if (!routed || !grant.inScope(record)) return false;
+    for (let i = 0; i < matchers.length; i++) if ((matchers[i] as (r: EventRecord) => boolean)(record)) return true;
     return false;
   };
-  const wants = (record: EventRecord, destinations: readonly string[]) =>
-    destinations.some((id) => grant.destinations.has(id)) && grant.inScope(record) && subscribed(record);
 
   const closeQuietly = () => {
     state = "closed";
@@ -204,6 +215,7 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
       if (message.type === "ping") return sink.send(controlFrame("pong", { cursor: formatCursor(pos) }));
       if (message.type === "unsubscribe") {
         subscriptions.delete(message.id);
+        syncMatchers();
         return sink.send(controlFrame("unsubscribed", { id: message.id, cursor: formatCursor(pos) }));
       }
       const violations = findScopeViolations(grant.scopeLayers.layers, message.filter);
@@ -223,7 +235,12 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
         );
       }
       subscriptions.set(message.id, { filter: message.filter, matches: compileStreamFilter(message.filter) });
+      syncMatchers();
       sink.send(controlFrame("subscribed", { id: message.id, filter: message.filter, cursor: formatCursor(pos) }));
+    },
+    /** Batches the frames sent until the returned function runs (see `StreamSink.cork`). */
+    cork(): (() => void) | undefined {
+      return state === "live" ? sink.cork?.() : undefined;
     },
     /** Ends the session with a fatal error frame (shutdown, protocol errors). */
     fail,

@@ -18,8 +18,15 @@ import { createStreamSession, type StreamSession, type StreamSink } from "./stre
 /** Largest client message accepted, in characters. */
 const MAX_MESSAGE_LENGTH = 16 * 1024;
 
-function peerSink(peer: Peer): StreamSink {
+/**
+ * Supplied by a runtime adapter that can batch a peer's writes (Node: cork the socket); returns
+ * the function that releases them.
+ */
+export type CorkPeer = (peer: Peer) => (() => void) | undefined;
+
+function peerSink(peer: Peer, corkPeer: CorkPeer | undefined): StreamSink {
   return {
+    cork: corkPeer ? () => corkPeer(peer) ?? (() => {}) : undefined,
     send: (frame) => {
       peer.send(frame);
     },
@@ -45,11 +52,11 @@ function refusedHooks(refusal: Refusal): Partial<Hooks> {
   };
 }
 
-function acceptedHooks(live: LiveStream, grant: StreamGrant): Partial<Hooks> {
+function acceptedHooks(live: LiveStream, grant: StreamGrant, corkPeer: CorkPeer | undefined): Partial<Hooks> {
   let session: StreamSession | undefined;
   return {
     open(peer) {
-      session = createStreamSession(live, grant, peerSink(peer));
+      session = createStreamSession(live, grant, peerSink(peer, corkPeer));
       return session.start();
     },
     message(peer, message) {
@@ -81,11 +88,11 @@ function acceptedHooks(live: LiveStream, grant: StreamGrant): Partial<Hooks> {
 }
 
 /** The `/ws` route handler. */
-export function createWebSocketRoute(ctx: GatewayContext, live: LiveStream) {
+export function createWebSocketRoute(ctx: GatewayContext, live: LiveStream, corkPeer?: CorkPeer) {
   return defineWebSocketHandler(
     async (event) => {
       const result = await authorizeSubscriber(ctx, live.destinationIds, event.req, event.url);
-      return result.ok ? acceptedHooks(live, result.grant) : refusedHooks(result.refusal);
+      return result.ok ? acceptedHooks(live, result.grant, corkPeer) : refusedHooks(result.refusal);
     },
     () => {
       throw createGatewayError(426, "invalid_request", "this endpoint speaks WebSocket (send an Upgrade request)", {
