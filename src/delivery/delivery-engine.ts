@@ -110,8 +110,8 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
         // "delivering" after a restart means the attempt's outcome was never recorded: try again.
         const state: DeliveryState =
           lane.initialState() === "paused" ? "paused" : record.failures > 0 ? "failed-retrying" : "pending";
-        const next =
-          state === record.state ? record : { ...record, state, nextAttemptAt: Math.min(record.nextAttemptAt, now) };
+        const due = record.state === "delivering" ? Math.min(record.nextAttemptAt, now) : record.nextAttemptAt;
+        const next = state === record.state ? record : { ...record, state, nextAttemptAt: due };
         if (next !== record) fixed.push(next);
         recovered.push([lane, next]);
       }
