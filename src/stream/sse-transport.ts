@@ -117,6 +117,12 @@ function createEventStreamSink(live: LiveStream, onCancel: () => void) {
     },
     end(code) {
       if (finished || ending) return;
+      if (batch) {
+        // The goodbye frame may sit in a batch: it goes out before the stream ends.
+        const texts = batch;
+        batch = undefined;
+        write(texts.join(""));
+      }
       // A consumer that stopped reading will not read a goodbye either: cut it now.
       if (code === "idle_timeout") return finish(true);
       if (queue.length === 0) return finish(false);

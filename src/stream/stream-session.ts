@@ -66,6 +66,8 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
   let pos = 0;
   let backlog: EventRecord[] = [];
   let expiryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** While corked, queued bytes include a batch not yet offered to the network: judge after. */
+  let corked = false;
 
   // Plain arrays and loops: this runs once per event per subscriber, thousands of times a turn.
   let matchers = [...subscriptions.values()].map((s) => s.matches);
@@ -146,7 +148,7 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
     pos = record.seq;
     if (!wants(record, destinations)) return;
     sink.send(frame(), record.seq);
-    checkBuffer();
+    if (!corked) checkBuffer();
   };
 
   const session = {
@@ -240,7 +242,14 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
     },
     /** Batches the frames sent until the returned function runs (see `StreamSink.cork`). */
     cork(): (() => void) | undefined {
-      return state === "live" ? sink.cork?.() : undefined;
+      const release = state === "live" && !corked ? sink.cork?.() : undefined;
+      if (!release) return undefined;
+      corked = true;
+      return () => {
+        corked = false;
+        release();
+        if (state === "live") checkBuffer();
+      };
     },
     /** Ends the session with a fatal error frame (shutdown, protocol errors). */
     fail,
