@@ -12,7 +12,7 @@ import { resolveConfig } from "../../src/config/resolve-config.ts";
 import { createLogger } from "../../src/ops/logger.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
 import { makeSecrets } from "../helpers/gateway-process.ts";
-import { adminKeyHash, esignDelivery, postWebhook } from "../helpers/signed-requests.ts";
+import { adminKeyHash, esignDelivery, postWebhook, webhookRequest } from "../helpers/signed-requests.ts";
 import { openReadyWs, openWs } from "./stream-fixtures.ts";
 
 const secrets = makeSecrets();
@@ -111,4 +111,31 @@ test("a cursor whose following events were purged gets cursor_expired and 4010; 
   expect(resumed.log.eventIds()).toEqual([kept]);
   reference.ws.terminate();
   resumed.ws.terminate();
+});
+
+test("events recorded in the same turn go out as one batch per subscriber, complete and in order", async () => {
+  const ws = await openReadyWs(wsBase);
+  const sse = await fetch(`${running.url}/stream?token=${key}`);
+  const reader = (sse.body as ReadableStream<Uint8Array>).getReader();
+  let text = "";
+  const readUntil = async (done: () => boolean) => {
+    while (!done()) text += new TextDecoder().decode((await reader.read()).value);
+  };
+  await readUntil(() => text.includes('"type":"ready"'));
+  // In-process requests on the memory store record both before the fan-out timer runs.
+  const deliveries = await Promise.all(Array.from({ length: 5 }, () => esignDelivery(secrets.esign, "agreement.sent")));
+  const answers = await Promise.all(
+    deliveries.map((d) => running.gateway.fetch(webhookRequest(running.url, "esign", d))),
+  );
+  const ids = await Promise.all(answers.map(async (a) => ((await a.json()) as { id: string }).id));
+  await ws.log.waitForEvents(5);
+  const seqOrder = ws.log.frames.filter((f) => f.type === "event").map((f) => f.event.id);
+  expect([...seqOrder].sort()).toEqual([...ids].sort());
+  await readUntil(() => ids.every((id) => text.includes(id)));
+  const sseOrder = [...text.matchAll(/"specversion":"1.0","id":"([^"]+)"/g)].map((m) => m[1]);
+  expect(sseOrder).toEqual(seqOrder);
+  const cursors = ws.log.frames.filter((f) => f.type === "event").map((f) => Number(f.cursor));
+  expect(cursors).toEqual([...cursors].sort((a, b) => a - b));
+  await reader.cancel();
+  ws.ws.terminate();
 });
