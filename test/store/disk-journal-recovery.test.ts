@@ -142,6 +142,39 @@ describe("disk journal: damage to acknowledged data", () => {
   });
 });
 
+describe("disk journal: format header", () => {
+  it("stays empty until the first write, then starts with the header alone in its own batch", async () => {
+    const dir = await dirs.make();
+    const store = await start(dir);
+    await store.claim("esign\u0000a", 30_000);
+    expect((await stat(journalPath(dir))).size).toBe(0);
+    await Promise.all([1, 2].map((n) => appendRecord(store, makeRecord(n))));
+    const [header, ...rest] = await readJournalLines(dir);
+    expect(header?.entry).toEqual({ journal: "svc-gateway-events", version: 1 });
+    expect(rest.map((line) => line.batch)).toEqual([header!.length, header!.length]);
+  });
+
+  it("refuses a journal of another format and leaves it untouched (it is not a torn write)", async () => {
+    const dir = await dirs.make();
+    const oldFormat = `${JSON.stringify({ e: makeRecord(1), k: "k", x: 1 })}\n${JSON.stringify({ m: "k2", i: "i", x: 1 })}\n`;
+    await writeFile(journalPath(dir), oldFormat);
+    await expect(openStore(dir, Date.now)).rejects.toThrow(
+      /does not start with a svc-gateway-events v1 journal header/,
+    );
+    expect(await readFile(journalPath(dir), "utf8")).toBe(oldFormat);
+  });
+
+  it("cuts off a header torn before its newline and starts afresh", async () => {
+    const dir = await dirs.make();
+    await writeFile(journalPath(dir), '1a2b3c4d 000000000000 {"journal":"svc-gat');
+    const store = await start(dir);
+    expect((await stat(journalPath(dir))).size).toBe(0);
+    await appendRecord(store, makeRecord(1));
+    await store.close();
+    expect(idsOf(await readAll(await start(dir)))).toEqual([makeRecord(1).id]);
+  });
+});
+
 describe("disk journal: lock", () => {
   const lockPath = (dir: string) => join(dir, "LOCK");
   const runNode = (code: string) => spawn(process.execPath, ["-e", code], { stdio: "ignore" });

@@ -1,10 +1,10 @@
 /**
  * Compaction: rewrites the journal without the records retention removed, while appends go on.
  *
- * The bulk copy (kept events, then the marks, values and sequence floor of the snapshot) runs
- * concurrently with appends to the old file. Only the end runs exclusively between two batches:
- * copy the lines appended since the snapshot, fdatasync, rename over the journal, swap the
- * writer's file, fsync the directory. Every copied line is re-framed as its own batch (see
+ * The bulk copy (format header, sequence floor, marks and values of the snapshot, then the kept
+ * events) runs concurrently with appends to the old file. Only the end runs exclusively between
+ * two batches: copy the lines appended since the snapshot, fdatasync, rename over the journal,
+ * swap the writer's file, fsync the directory. Every copied line is re-framed as its own batch (see
  * journal-line.ts), after its checksum was checked.
  */
 import type { FileHandle } from "node:fs/promises";
@@ -19,7 +19,7 @@ export interface CompactionPlan {
   snapshotSize: number;
   /** Kept events in file order, at their offsets in the current file. */
   events: readonly { offset: number; length: number }[];
-  /** JSON of the other entries to keep. */
+  /** JSON of the other entries to keep, written first; the first must be the format header. */
   lines: readonly string[];
 }
 
@@ -46,6 +46,8 @@ export async function compactJournal(
   const output = createOutput(out);
   let swapped = false;
   try {
+    // The plan's lines first: they begin with the format header, which must be the first line.
+    for (const json of plan.lines) await output.push(frameLine(json, output.offset));
     const eventOffsets: number[] = [];
     for (const run of contiguousRuns(plan.events)) {
       for await (const line of readLines(writer.handle, run.from, run.to)) {
@@ -54,7 +56,6 @@ export async function compactJournal(
       }
     }
     if (eventOffsets.length !== plan.events.length) throw new Error("compaction found fewer events than indexed");
-    for (const json of plan.lines) await output.push(frameLine(json, output.offset));
     await writer.exclusive(async (access) => {
       const shift = output.offset - plan.snapshotSize;
       for await (const line of readLines(access.handle, plan.snapshotSize, access.size)) await output.push(line);

@@ -6,7 +6,7 @@
 import type { EventRecord } from "../../../src/store/contract.ts";
 import { type EventSummary, summarizeEvent } from "../../../src/store/match-event-query.ts";
 import type { CompactionPlan, Relocation } from "./compact-journal.ts";
-import type { JournalLine } from "./journal-line.ts";
+import { JOURNAL_FORMAT, type JournalLine } from "./journal-line.ts";
 
 export interface IndexEntry extends EventSummary {
   offset: number;
@@ -126,7 +126,7 @@ export function createJournalIndex() {
 
     /** What a compacted journal holds; take it in the same tick as the journal size. */
     planCompaction(t: number, snapshotSize: number): CompactionPlan & { events: IndexEntry[] } {
-      const lines = [JSON.stringify({ seq: durableSeq })];
+      const lines = [JSON.stringify(JOURNAL_FORMAT), JSON.stringify({ seq: durableSeq })];
       for (const [key, mark] of marks) {
         // Marks of events retention removed still answer duplicates until their window ends.
         if (mark.id && mark.expiresAt > t && !byId.has(mark.id)) {

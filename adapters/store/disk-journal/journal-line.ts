@@ -23,7 +23,20 @@ export type JournalLine =
   /** Retention: events received before `purge` (epoch ms) written earlier in the file are gone. */
   | { purge: number }
   /** Sequence floor, written by compaction so seq never goes back even when every event went. */
-  | { seq: number };
+  | { seq: number }
+  /** The first line of every journal (JOURNAL_FORMAT). */
+  | { journal: string; version: number };
+
+/**
+ * Names the format. Written alone and fdatasync'ed before the first batch, so a journal of
+ * another format (or version) is refused at start-up instead of being cut off as torn.
+ */
+export const JOURNAL_FORMAT = { journal: "svc-gateway-events", version: 1 } as const;
+
+/** True when `line` is the header of the format this code reads. */
+export function isFormatHeader(line: JournalLine): boolean {
+  return "journal" in line && line.journal === JOURNAL_FORMAT.journal && line.version === JOURNAL_FORMAT.version;
+}
 
 export const HEADER_LENGTH = 22;
 const CRC_START = 9;

@@ -12,7 +12,7 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import { StoreUnavailableError } from "../../../src/store/contract.ts";
-import { frameLine } from "./journal-line.ts";
+import { frameLine, JOURNAL_FORMAT } from "./journal-line.ts";
 
 interface QueuedLine {
   json: string;
@@ -54,22 +54,34 @@ export function createJournalWriter(initialHandle: FileHandle, initialSize: numb
   /** Bytes past `size` left by a failed batch whose cut-off failed too. */
   let dirty = false;
 
+  const writeFully = async (buffer: Buffer, position: number) => {
+    for (let written = 0; written < buffer.length; ) {
+      const { bytesWritten } = await handle.write(buffer, written, buffer.length - written, position + written);
+      if (bytesWritten === 0) throw new Error("the disk accepted no bytes");
+      written += bytesWritten;
+    }
+  };
+
   const commit = async (batch: QueuedLine[]) => {
-    const start = size;
+    let start = size;
     let lines: Buffer[] = [];
     let buffer: Buffer = Buffer.alloc(0);
     try {
-      lines = batch.map((q) => frameLine(q.json, start));
-      buffer = lines.length === 1 ? (lines[0] as Buffer) : Buffer.concat(lines);
       if (dirty) {
         await handle.truncate(size);
         dirty = false;
       }
-      for (let written = 0; written < buffer.length; ) {
-        const { bytesWritten } = await handle.write(buffer, written, buffer.length - written, start + written);
-        if (bytesWritten === 0) throw new Error("the disk accepted no bytes");
-        written += bytesWritten;
+      if (size === 0) {
+        // The format header goes first, alone, so it can never be part of a torn batch.
+        const header = frameLine(JSON.stringify(JOURNAL_FORMAT), 0);
+        await writeFully(header, 0);
+        await handle.datasync();
+        size = header.length;
+        start = size;
       }
+      lines = batch.map((q) => frameLine(q.json, start));
+      buffer = lines.length === 1 ? (lines[0] as Buffer) : Buffer.concat(lines);
+      await writeFully(buffer, start);
       // The durability point: nothing of this batch is acknowledged before this returns.
       await handle.datasync();
     } catch (cause) {

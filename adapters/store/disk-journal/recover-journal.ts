@@ -9,7 +9,7 @@
  * later batch is damage to acknowledged data: recovery refuses rather than silently dropping it.
  */
 import type { FileHandle } from "node:fs/promises";
-import { type JournalLine, parseLine } from "./journal-line.ts";
+import { isFormatHeader, JOURNAL_FORMAT, type JournalLine, parseLine } from "./journal-line.ts";
 
 const CHUNK_BYTES = 8 * 1024 * 1024;
 
@@ -17,7 +17,7 @@ const CHUNK_BYTES = 8 * 1024 * 1024;
 export type OnJournalLine = (line: JournalLine, offset: number, length: number) => void;
 
 /**
- * Reads the journal behind `handle`, calls `onLine` for each valid line, truncates a torn tail
+ * Reads the journal behind `handle` (its first line must be the format header), calls `onLine` for each valid line, truncates a torn tail
  * and returns the size of the valid journal. Throws when acknowledged data is damaged.
  */
 export async function recoverJournal(handle: FileHandle, path: string, onLine: OnJournalLine): Promise<number> {
@@ -37,6 +37,13 @@ export async function recoverJournal(handle: FileHandle, path: string, onLine: O
     for (let end = data.indexOf(10, start); end !== -1; end = data.indexOf(10, start)) {
       const offset = carryOffset + start;
       const parsed = parseLine(data, start, end);
+      if (offset === 0 && !(parsed && isFormatHeader(parsed.line))) {
+        // A whole first line that is not our header: another format or version, never a torn write.
+        throw new Error(
+          `${path} does not start with a ${JOURNAL_FORMAT.journal} v${JOURNAL_FORMAT.version} journal header ` +
+            "(written by another version, or damaged); move it aside to start empty",
+        );
+      }
       if (damagedAt === undefined) {
         if (parsed) onLine(parsed.line, offset, end + 1 - start);
         else damagedAt = offset;
