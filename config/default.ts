@@ -22,6 +22,11 @@ export default defineConfig({
   admin: { apiKeyHashes: ["${GATEWAY_ADMIN_KEY_HASH}"] },
   destinations: [{ id: "live", type: "stream" }],
   routes: [{ id: "all-to-live", types: ["*"], destinations: ["live"] }],
+  // The admin key may also watch the live stream (it can read the event log anyway), so that
+  // `npm start` has a working /ws and /stream out of the box.
+  clients: [{ id: "admin", apiKeyHashes: ["${GATEWAY_ADMIN_KEY_HASH}"], scopes: { stream: {} } }],
+  // Signs the tokens of POST /auth/stream-token (and verifies HS256 client tokens) when set.
+  auth: { jwt: { hs256Secret: fromEnv("GATEWAY_JWT_SECRET") } },
   upstreams: [
     {
       id: "esign",
