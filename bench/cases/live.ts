@@ -5,16 +5,18 @@
  * (p50, p99, max), deliveries per second fanned out, and the gateway's RSS per idle connection.
  * Targets: p99 <= 50 ms, < 50 KB per idle connection.
  *
- * The same file is the client process (`LIVE_BENCH_WORKER=1`): it opens its share of the
- * connections and records, per event id, when each copy arrived, using the wall clock with
- * sub-millisecond precision (`performance.timeOrigin + performance.now()`), which is shared by
- * all processes on the machine.
+ * Client processes (live-subscriber-worker.ts) open the connections and record when each copy
+ * arrived, on the wall clock with sub-millisecond precision (`performance.timeOrigin +
+ * performance.now()`), which all processes on the machine share.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import http from "node:http";
 import { createWebhookGenerator } from "../lib/signed-webhooks.ts";
 import { startBenchGateway } from "./ingress.ts";
+import { BUCKET_MS, type FromWorker, now, type ToWorker } from "./live-subscriber-worker.ts";
+
+const WORKER = new URL("./live-subscriber-worker.ts", import.meta.url).pathname;
 
 export interface LiveBenchOptions {
   webSockets?: number;
@@ -22,114 +24,6 @@ export interface LiveBenchOptions {
   eventsPerSecond?: number;
   durationSeconds?: number;
   workers?: number;
-}
-
-const MARKER = Buffer.from('"specversion":"1.0","id":"');
-const now = () => performance.timeOrigin + performance.now();
-
-type ToWorker =
-  | { cmd: "connect"; wsUrl: string; sseUrl: string; webSockets: number; sse: number }
-  | { cmd: "report"; acks: Record<string, number> }
-  | { cmd: "exit" };
-type FromWorker =
-  | { ready: number; failed: number }
-  | { received: number }
-  | { histogram: Record<string, number>; deliveries: number; max: number; lastReceipt: number };
-
-/** Latency histogram bucket width, ms. */
-const BUCKET_MS = 0.1;
-
-async function runWorker() {
-  const { default: WebSocket } = await import("ws");
-  const receipts = new Map<string, number[]>();
-  let received = 0;
-  const record = (chunk: Buffer, from = 0) => {
-    const at = now();
-    let index = chunk.indexOf(MARKER, from);
-    while (index !== -1) {
-      const start = index + MARKER.length;
-      const end = chunk.indexOf(34, start);
-      const id = chunk.toString("latin1", start, end);
-      const list = receipts.get(id);
-      if (list) list.push(at);
-      else receipts.set(id, [at]);
-      received++;
-      index = chunk.indexOf(MARKER, end);
-    }
-  };
-  const send = (message: FromWorker) => process.send?.(message);
-  const sockets: { close(): void }[] = [];
-
-  process.on("message", async (message: ToWorker) => {
-    if (message.cmd === "connect") {
-      let ready = 0;
-      let failed = 0;
-      const openOne = (i: number) =>
-        new Promise<void>((resolve) => {
-          if (i < message.webSockets) {
-            const ws = new WebSocket(message.wsUrl, { perMessageDeflate: false });
-            sockets.push({ close: () => ws.terminate() });
-            let first = true;
-            ws.on("message", (data: Buffer) => {
-              if (first) {
-                first = false;
-                ready++;
-                return resolve();
-              }
-              record(data);
-            });
-            ws.on("error", () => {
-              failed++;
-              resolve();
-            });
-            return;
-          }
-          const request = http.get(message.sseUrl, { agent: false }, (response) => {
-            let first = true;
-            response.on("data", (chunk: Buffer) => {
-              if (first && chunk.includes('"type":"ready"')) {
-                first = false;
-                ready++;
-                resolve();
-              }
-              record(chunk);
-            });
-          });
-          sockets.push({ close: () => request.destroy() });
-          request.on("error", () => {
-            failed++;
-            resolve();
-          });
-        });
-      const total = message.webSockets + message.sse;
-      for (let i = 0; i < total; i += 50) {
-        await Promise.all(Array.from({ length: Math.min(50, total - i) }, (_, k) => openOne(i + k)));
-      }
-      send({ ready, failed });
-      setInterval(() => send({ received }), 250).unref();
-    } else if (message.cmd === "report") {
-      const histogram: Record<string, number> = {};
-      let deliveries = 0;
-      let max = 0;
-      let lastReceipt = 0;
-      for (const [id, times] of receipts) {
-        const ack = message.acks[id];
-        if (ack === undefined) continue;
-        for (const t of times) {
-          const latency = Math.max(0, t - ack);
-          const bucket = Math.floor(latency / BUCKET_MS);
-          histogram[bucket] = (histogram[bucket] ?? 0) + 1;
-          deliveries++;
-          max = Math.max(max, latency);
-          lastReceipt = Math.max(lastReceipt, t);
-        }
-      }
-      send({ histogram, deliveries, max, lastReceipt });
-    } else if (message.cmd === "exit") {
-      for (const socket of sockets) socket.close();
-      process.exit(0);
-    }
-  });
 }
 
 function percentile(histogram: Map<number, number>, total: number, p: number): number {
@@ -232,7 +126,7 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
 
     for (let w = 0; w < workerCount; w++) {
       workers.push(
-        fork(new URL(import.meta.url).pathname, [], {
+        fork(WORKER, [], {
           execArgv: ["--import", "tsx"],
           env: { ...process.env, LIVE_BENCH_WORKER: "1" },
           stdio: ["ignore", "inherit", "inherit", "ipc"],
@@ -321,5 +215,3 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
     await cleanup();
   }
 }
-
-if (process.env.LIVE_BENCH_WORKER === "1") await runWorker();

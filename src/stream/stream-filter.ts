@@ -6,7 +6,7 @@
  * requested filter is checked against a subscriber's scope.
  */
 import * as v from "valibot";
-import type { EventRecord } from "../store/contract.ts";
+import type { EventQuery, EventRecord } from "../store/contract.ts";
 import { compileTypePattern } from "../store/match-event-query.ts";
 
 export const MAX_PATTERNS = 32;
@@ -56,6 +56,20 @@ export function compileStreamFilter(filter: StreamFilter): (record: EventRecord)
   });
   if (checks.length === 0) return () => true;
   return (record) => checks.every((check) => check(record));
+}
+
+/**
+ * The store query that narrows a journal read for one filter (a superset of its matches): an
+ * exact source or subject, one type pattern (the store's type globs mean the same as ours).
+ */
+export function journalHintOf(filter: StreamFilter): Omit<EventQuery, "after" | "limit"> {
+  const exact = (patterns: string[] | undefined) =>
+    patterns?.length === 1 && !(patterns[0] as string).includes("*") ? patterns[0] : undefined;
+  return {
+    sourceId: exact(filter.source),
+    type: filter.type?.length === 1 ? filter.type[0] : undefined,
+    subject: exact(filter.subject),
+  };
 }
 
 /**

@@ -12,11 +12,11 @@
  * an error frame and a documented close code; it can resume from its last cursor.
  */
 import { findScopeViolations } from "../auth/stream-scope.ts";
-import type { EventQuery, EventRecord } from "../store/contract.ts";
+import type { EventRecord } from "../store/contract.ts";
 import type { StreamGrant } from "./authorize-subscriber.ts";
 import type { LiveStreamHost } from "./live-stream.ts";
 import { checkResumable, formatCursor } from "./stream-cursor.ts";
-import { compileStreamFilter, type StreamFilter } from "./stream-filter.ts";
+import { compileStreamFilter, journalHintOf, type StreamFilter } from "./stream-filter.ts";
 import {
   type ClientMessage,
   controlFrame,
@@ -112,22 +112,10 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
     expiryTimer = setTimeout(armExpiry, Math.min(left, MAX_TIMER_MS));
   };
 
-  // The store can narrow the journal read when one subscription names one exact source/type/subject.
-  const replayHint = (): Omit<EventQuery, "after" | "limit"> => {
-    if (subscriptions.size !== 1) return {};
-    const [{ filter }] = subscriptions.values() as unknown as [Subscription];
-    const exact = (patterns: string[] | undefined) =>
-      patterns?.length === 1 && !(patterns[0] as string).includes("*") ? patterns[0] : undefined;
-    return {
-      sourceId: exact(filter.source),
-      type: filter.type?.length === 1 ? filter.type[0] : undefined,
-      subject: exact(filter.subject),
-    };
-  };
-
   const replay = async () => {
     for (;;) {
-      const page = await store.readAfter(pos, options.replayPageSize, replayHint());
+      const only = subscriptions.size === 1 ? subscriptions.values().next().value : undefined;
+      const page = await store.readAfter(pos, options.replayPageSize, only ? journalHintOf(only.filter) : {});
       for (const record of page) {
         if ((state as string) === "closed") return;
         if (record.seq <= pos) continue;
