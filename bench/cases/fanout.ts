@@ -20,7 +20,7 @@ import { startBenchGateway } from "./ingress.ts";
 export interface FanoutOptions {
   /** Seconds of each load phase. Default 10. */
   durationSeconds?: number;
-  /** Events per second of the latency phase. Default 200. */
+  /** Events per second of the latency phase (well below saturation). Default 100. */
   rate?: number;
   /** Requests in flight in the closed-loop phases. Default 32. */
   concurrency?: number;
@@ -199,7 +199,7 @@ function percentile(sorted: number[], p: number): number {
 export async function benchFanout(options: FanoutOptions = {}): Promise<Record<string, number | string>> {
   const seconds = options.durationSeconds ?? 10;
   const concurrency = options.concurrency ?? 32;
-  const rate = options.rate ?? 200;
+  const rate = options.rate ?? 100;
   const runId = randomBytes(4).toString("hex");
   const generator = (secrets: WebhookSecrets, phase: string) => createWebhookGenerator(secrets, `${runId}-${phase}`);
 
