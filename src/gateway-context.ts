@@ -28,6 +28,8 @@ export interface GatewayContext {
   metrics: Metrics;
   logger: Logger;
   clock: Clock;
+  /** `fetch` for the API proxy's upstream calls (runtime adapters may supply a faster one). */
+  upstreamFetch: UpstreamFetch;
   /** Reads a request body as exact bytes up to a limit (runtime adapters may supply a faster one). */
   readBody: (request: Request, limit: number) => Promise<RawBodyResult>;
   /** Notified after each durable append (outbox, live stream). */
@@ -43,3 +45,18 @@ export interface GatewayContext {
 }
 
 export const systemClock: Clock = { now: () => Date.now() };
+
+/** A proxied call: `fetch`'s init plus the wait allowed for the response headers. */
+export interface UpstreamRequestInit extends RequestInit {
+  /** `"half"` marks a streamed request body. */
+  duplex?: "half";
+  /** Milliseconds until the response headers; then reject with `UpstreamTimeoutError`. */
+  timeoutMs: number;
+}
+
+/**
+ * The proxy's HTTP client: `fetch` semantics without following redirects, rejecting with
+ * `UpstreamTimeoutError` (src/proxy/upstream-fetch.ts) when the headers are late and with any
+ * other error when the upstream cannot be reached.
+ */
+export type UpstreamFetch = (url: string, init: UpstreamRequestInit) => Promise<Response>;

@@ -16,6 +16,7 @@ import type { CorkPeer } from "../../src/stream/websocket-transport.ts";
 import { createSinks } from "./create-sinks.ts";
 import { createConfiguredStore } from "./create-store.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
+import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
 import { readNodeBody } from "./read-node-body.ts";
 import { createStdoutLogWriter } from "./stdout-log-writer.ts";
 
@@ -67,6 +68,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     store,
     crypto: createNodeCrypto(),
     readBody: readNodeBody,
+    upstreamFetch: createNodeUpstreamFetch(),
     logger,
     stream,
     corkWebSocket: corkNodeWebSocket,

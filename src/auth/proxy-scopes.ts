@@ -74,6 +74,7 @@ const SAFE_PATH = /^(?:\/[A-Za-z0-9\-._~!$&'()*+,;=:@%]*)+$/;
 /** Accepts a raw proxied path (`/agreements/...`) or explains why it is refused. */
 export function checkProxyPath(path: string): { ok: true } | { ok: false; reason: string } {
   if (!SAFE_PATH.test(path)) return { ok: false, reason: "the path holds characters that must be percent-encoded" };
+  if (!path.includes("%") && !path.includes("/.")) return { ok: true };
   if (ENCODED_SEPARATOR.test(path)) return { ok: false, reason: "encoded slashes are not accepted in the path" };
   for (const segment of path.split("/")) {
     let decoded: string;

@@ -7,8 +7,9 @@
 import pRetry from "p-retry";
 import * as v from "valibot";
 import type { EsignUpstreamConfig } from "../config/upstreams-schema.ts";
+import type { UpstreamFetch } from "../gateway-context.ts";
 import {
-  fetchWithTimeout,
+  callUpstream,
   parseRetryAfter,
   RetryableStatusError,
   sleep,
@@ -68,9 +69,14 @@ function toIssuedToken(token: v.InferOutput<typeof TokenResponseSchema>, request
   return { value: token.access_token, expiresAt, refreshAt: expiresAt - Math.min(MAX_SKEW_MS, lifetime * 0.1) };
 }
 
-async function requestOnce(upstream: EsignUpstreamConfig, now: () => number): Promise<IssuedToken> {
+async function requestOnce(
+  upstream: EsignUpstreamConfig,
+  fetcher: UpstreamFetch,
+  now: () => number,
+): Promise<IssuedToken> {
   const requestedAt = now();
-  const response = await fetchWithTimeout(
+  const response = await callUpstream(
+    fetcher,
     `${upstream.baseUrl}/oauth/access-token`,
     {
       method: "POST",
@@ -101,6 +107,7 @@ async function requestOnce(upstream: EsignUpstreamConfig, now: () => number): Pr
 /** Fetches a fresh token; `onAttempt` counts each request sent (metrics). */
 export async function fetchAccessToken(
   upstream: EsignUpstreamConfig,
+  fetcher: UpstreamFetch,
   now: () => number,
   onAttempt: (outcome: "ok" | "failed") => void,
 ): Promise<IssuedToken> {
@@ -109,7 +116,7 @@ export async function fetchAccessToken(
     return await pRetry(
       async () => {
         try {
-          const token = await requestOnce(upstream, now);
+          const token = await requestOnce(upstream, fetcher, now);
           onAttempt("ok");
           return token;
         } catch (error) {

@@ -79,9 +79,12 @@ async function forward(
       url: `${config.baseUrl}${path}${url.search}`,
       headers: buildUpstreamHeaders(request.headers, requestId),
       body: await prepareProxyBody(request, config.replayBodyLimitBytes),
-      signal: request.signal,
+      // No `request.signal`: a caller gone before the answer costs at most the upstream timeout,
+      // and a gone reader cancels the streamed answer (which closes the upstream body). Creating
+      // the signal per request is a measurable share of the proxy's CPU on Node.
     },
     {
+      fetch: ctx.upstreamFetch,
       now: () => ctx.clock.now(),
       onRetry: (reason) => ctx.metrics.inc("gateway_proxy_retries_total", { upstream: config.id, reason }),
     },

@@ -7,10 +7,11 @@
  */
 import pRetry from "p-retry";
 import type { UpstreamConfig } from "../config/upstreams-schema.ts";
+import type { UpstreamFetch } from "../gateway-context.ts";
 import type { ProxyBody } from "./replayable-body.ts";
 import type { UpstreamCredentials } from "./upstream-credentials.ts";
 import {
-  fetchWithTimeout,
+  callUpstream,
   parseRetryAfter,
   RETRYABLE_STATUSES,
   RetryableStatusError,
@@ -27,11 +28,10 @@ export interface UpstreamCall {
   /** Upstream-bound headers without `Authorization` (added per attempt). */
   headers: Headers;
   body: ProxyBody;
-  /** Aborts when the client goes away. */
-  signal?: AbortSignal;
 }
 
 export interface SendHooks {
+  fetch: UpstreamFetch;
   now(): number;
   onRetry(reason: string): void;
 }
@@ -58,53 +58,62 @@ export async function sendUpstream(
   const retries = replayable && isRetrySafe(call.method, call.headers) ? upstream.retries : 0;
   const maxWaitMs = upstream.maxRetryAfterSeconds * 1000;
 
-  const attempt = async (rejected?: string) => {
+  const exchange = async (rejected?: string) => {
     const auth = await credentials.authorize(rejected);
     const headers = new Headers(call.headers);
     headers.set("authorization", auth.header);
     // A streamed body keeps its declared length, so the upstream sees no chunked upload.
     if (call.body.kind === "stream" && call.body.length) headers.set("content-length", call.body.length);
     const init = { method: call.method, headers, ...bodyInit(call.body) };
-    return { response: await fetchWithTimeout(call.url, init, upstream.timeoutMs, call.signal), token: auth.token };
+    const response = await callUpstream(hooks.fetch, call.url, init, upstream.timeoutMs);
+    return { response, token: auth.token };
   };
 
-  return pRetry(
-    async (attemptNumber) => {
-      let { response, token } = await attempt();
-      if (response.status === 401 && token !== undefined) {
-        // The cached token was refused (revoked, or expired early): refresh once, resend once.
-        await credentials.invalidate(token);
-        if (!replayable) return response;
+  /** One attempt; throws a retryable error only when another attempt is allowed. */
+  const attempt = async (attemptNumber: number) => {
+    let { response, token } = await exchange();
+    if (response.status === 401 && token !== undefined) {
+      // The cached token was refused (revoked, or expired early): refresh once, resend once.
+      await credentials.invalidate(token);
+      if (!replayable) return response;
+      await response.body?.cancel();
+      hooks.onRetry("token_refresh");
+      ({ response } = await exchange(token));
+    }
+    if (attemptNumber <= retries && RETRYABLE_STATUSES.has(response.status)) {
+      const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), hooks.now());
+      // A Retry-After beyond the bound goes back to the client, who can wait it out.
+      if (retryAfterMs === undefined || retryAfterMs <= maxWaitMs) {
         await response.body?.cancel();
-        hooks.onRetry("token_refresh");
-        ({ response } = await attempt(token));
+        throw new RetryableStatusError(response.status, retryAfterMs);
       }
-      if (attemptNumber <= retries && RETRYABLE_STATUSES.has(response.status)) {
-        const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), hooks.now());
-        // A Retry-After beyond the bound goes back to the client, who can wait it out.
-        if (retryAfterMs === undefined || retryAfterMs <= maxWaitMs) {
-          await response.body?.cancel();
-          throw new RetryableStatusError(response.status, retryAfterMs);
-        }
-      }
-      return response;
-    },
-    {
-      retries,
-      minTimeout: upstream.retryDelayMs,
-      maxTimeout: MAX_BACKOFF_MS,
-      randomize: true,
-      signal: call.signal,
-      async shouldRetry({ error }) {
-        if (error instanceof UpstreamNetworkError) {
-          hooks.onRetry("network");
-          return true;
-        }
-        if (!(error instanceof RetryableStatusError)) return false;
-        hooks.onRetry(String(error.status));
-        if (error.retryAfterMs) await sleep(error.retryAfterMs, call.signal);
-        return true;
-      },
-    },
-  );
+    }
+    return response;
+  };
+
+  const shouldRetry = async (error: unknown) => {
+    if (error instanceof UpstreamNetworkError) {
+      hooks.onRetry("network");
+      return true;
+    }
+    if (!(error instanceof RetryableStatusError)) return false;
+    hooks.onRetry(String(error.status));
+    if (error.retryAfterMs) await sleep(error.retryAfterMs);
+    return true;
+  };
+
+  // Most calls succeed at once: the first attempt runs outside p-retry, which then runs the rest.
+  try {
+    return await attempt(1);
+  } catch (error) {
+    if (retries === 0 || !(await shouldRetry(error))) throw error;
+  }
+  await sleep(upstream.retryDelayMs * (1 + Math.random()));
+  return pRetry((attemptNumber) => attempt(attemptNumber + 1), {
+    retries: retries - 1,
+    minTimeout: upstream.retryDelayMs * 2,
+    maxTimeout: MAX_BACKOFF_MS,
+    randomize: true,
+    shouldRetry: ({ error }) => shouldRetry(error),
+  });
 }

@@ -41,6 +41,7 @@ function createOAuthCredentials(ctx: GatewayContext, upstream: EsignUpstreamConf
         fetchToken: () =>
           fetchAccessToken(
             upstream,
+            ctx.upstreamFetch,
             () => ctx.clock.now(),
             (outcome) => ctx.metrics.inc("gateway_proxy_token_requests_total", { upstream: upstream.id, outcome }),
           ),

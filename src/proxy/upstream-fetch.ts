@@ -3,6 +3,7 @@
  * failures the proxy tells apart: the timeout (504), a network error (502, retryable for safe
  * calls), a retryable status, and the caller going away.
  */
+import type { UpstreamFetch, UpstreamRequestInit } from "../gateway-context.ts";
 
 /** No response headers within the upstream's timeout. */
 export class UpstreamTimeoutError extends Error {
@@ -55,29 +56,35 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /**
- * `fetch` with a timeout that covers the wait for the response headers only: once they arrive
- * the body may stream for as long as it takes (a 20 MB PDF on a slow link). `signal` is the
- * caller's: when it aborts, the upstream exchange is abandoned too.
+ * The default upstream client: the runtime's `fetch`, with a timeout that covers the wait for
+ * the response headers only; once they arrive the body may stream for as long as it takes (a
+ * 20 MB PDF on a slow link). Runtime adapters may supply a faster `UpstreamFetch`.
  */
-export async function fetchWithTimeout(
-  url: string,
-  init: RequestInit & { duplex?: "half" },
-  timeoutMs: number,
-  signal?: AbortSignal,
-): Promise<Response> {
+export const fetchUpstream: UpstreamFetch = async (url, init) => {
+  const { timeoutMs, ...rest } = init;
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(new UpstreamTimeoutError("no response in time")), timeoutMs);
   try {
-    return await fetch(url, {
-      ...init,
-      redirect: "manual",
-      signal: signal ? AbortSignal.any([timeout.signal, signal]) : timeout.signal,
-    });
+    return await fetch(url, { ...rest, redirect: "manual", signal: timeout.signal });
   } catch (error) {
     if (timeout.signal.aborted) throw new UpstreamTimeoutError("no response in time", { cause: error });
-    if (signal?.aborted) throw signal.reason ?? error;
-    throw new UpstreamNetworkError("upstream unreachable", { cause: error });
+    throw error;
   } finally {
     clearTimeout(timer);
+  }
+};
+
+/** One exchange through `fetcher`; failures become `UpstreamTimeoutError` or `UpstreamNetworkError`. */
+export async function callUpstream(
+  fetcher: UpstreamFetch,
+  url: string,
+  init: Omit<UpstreamRequestInit, "timeoutMs">,
+  timeoutMs: number,
+): Promise<Response> {
+  try {
+    return await fetcher(url, { ...init, timeoutMs });
+  } catch (error) {
+    if (error instanceof UpstreamTimeoutError) throw error;
+    throw new UpstreamNetworkError("upstream unreachable", { cause: error });
   }
 }
