@@ -4,13 +4,13 @@
  * standard per call and costs two to three times as much CPU per proxied request; the proxy
  * needs none of that (no redirects followed, no CORS, no cache). Bodies stream both ways with
  * backpressure; a streamed request body keeps its declared `Content-Length`. The timeout covers
- * the wait for the response headers only.
+ * the wait for the response headers once the body is sent (`armHeaderTimeout`).
  */
 import { EventEmitter } from "node:events";
 import { Readable } from "node:stream";
 import { Agent, request } from "undici";
 import type { UpstreamFetch } from "../../src/gateway-context.ts";
-import { UpstreamTimeoutError } from "../../src/proxy/upstream-fetch.ts";
+import { armHeaderTimeout, UpstreamTimeoutError } from "../../src/proxy/upstream-fetch.ts";
 
 export interface NodeUpstreamFetchOptions {
   /** Idle keep-alive connections are closed after this many ms. Default 10000. */
@@ -64,18 +64,18 @@ export function createNodeUpstreamFetch(options: NodeUpstreamFetchOptions = {}):
     // undici takes an EventEmitter as its abort signal: much cheaper than an AbortController.
     const abort = new EventEmitter();
     let timedOut = false;
-    const timer = setTimeout(() => {
+    const armed = armHeaderTimeout(init.body, init.timeoutMs, () => {
       timedOut = true;
       abort.emit("abort");
-    }, init.timeoutMs);
+    });
     let answer: Awaited<ReturnType<typeof request>>;
     try {
-      answer = await request(url, { method, headers, body: toRequestBody(init.body), signal: abort, dispatcher });
+      answer = await request(url, { method, headers, body: toRequestBody(armed.body), signal: abort, dispatcher });
     } catch (error) {
       if (timedOut) throw new UpstreamTimeoutError("no response in time", { cause: error });
       throw error;
     } finally {
-      clearTimeout(timer);
+      armed.disarm();
     }
     const responseHeaders = new Headers();
     for (const [name, value] of Object.entries(answer.headers)) {

@@ -56,21 +56,62 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /**
- * The default upstream client: the runtime's `fetch`, with a timeout that covers the wait for
- * the response headers only; once they arrive the body may stream for as long as it takes (a
- * 20 MB PDF on a slow link). Runtime adapters may supply a faster `UpstreamFetch`.
+ * The header timeout of one call: `onTimeout` fires `ms` after the request body has been handed
+ * over completely (at once for a call without a streamed body), so a 20 MB upload on a slow link
+ * is not cut off while it is still being sent. Returns the body to send and the disarm function.
+ */
+export function armHeaderTimeout(
+  body: RequestInit["body"],
+  ms: number,
+  onTimeout: () => void,
+): { body: RequestInit["body"]; disarm(): void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let disarmed = false;
+  const arm = () => {
+    if (!disarmed) timer = setTimeout(onTimeout, ms);
+  };
+  const disarm = () => {
+    disarmed = true;
+    clearTimeout(timer);
+  };
+  if (!(body instanceof ReadableStream)) {
+    arm();
+    return { body, disarm };
+  }
+  const reader = (body as ReadableStream<Uint8Array>).getReader();
+  const watched = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (!done) return controller.enqueue(value);
+        controller.close();
+        arm();
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+  return { body: watched, disarm };
+}
+
+/**
+ * The default upstream client: the runtime's `fetch`, with a timeout on the wait for the
+ * response headers (see `armHeaderTimeout`); once they arrive the body may stream for as long as
+ * it takes. Runtime adapters may supply a faster `UpstreamFetch`.
  */
 export const fetchUpstream: UpstreamFetch = async (url, init) => {
   const { timeoutMs, ...rest } = init;
   const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(new UpstreamTimeoutError("no response in time")), timeoutMs);
+  const armed = armHeaderTimeout(rest.body, timeoutMs, () =>
+    timeout.abort(new UpstreamTimeoutError("no response in time")),
+  );
   try {
-    return await fetch(url, { ...rest, redirect: "manual", signal: timeout.signal });
+    return await fetch(url, { ...rest, body: armed.body, redirect: "manual", signal: timeout.signal });
   } catch (error) {
     if (timeout.signal.aborted) throw new UpstreamTimeoutError("no response in time", { cause: error });
     throw error;
   } finally {
-    clearTimeout(timer);
+    armed.disarm();
   }
 };
 

@@ -6,6 +6,7 @@
  * grow by less than one 20 MB PDF while a 64 MB body waits to pass (a buffering gateway would take
  * all of it); then the far side resumes and the bytes are checked. The larger body keeps the
  * check clear of the few MB that loopback socket buffers and not-yet-collected chunks account for.
+ * The upstream header timeout starts once the body is sent: a stalled upload outlives it.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -19,6 +20,7 @@ const SIZE = 20 * 1024 * 1024;
 const STALL_SIZE = 64 * 1024 * 1024;
 /** Growth allowed while a transfer is stalled: less than one 20 MB PDF. */
 const RSS_BOUND = SIZE;
+const HEADER_TIMEOUT_MS = 500;
 
 let esign: EsignFake;
 let gateway: GatewayProcess;
@@ -30,8 +32,13 @@ const bigPdfSha = createHash("sha256").update(bigPdf).digest("hex");
 
 beforeAll(async () => {
   esign = await startEsignFake({ generalLimitPerClient: 100_000 });
-  // A small replay limit keeps the buffered prefix out of the picture.
-  gateway = await startProxyProcess({ esign, clients: [fullClient(key)], upstream: { replayBodyLimitBytes: 65_536 } });
+  // A small replay limit keeps the buffered prefix out of the picture; a short header timeout
+  // shows that it only starts once a streamed body has been sent.
+  gateway = await startProxyProcess({
+    esign,
+    clients: [fullClient(key)],
+    upstream: { replayBodyLimitBytes: 65_536, timeoutMs: HEADER_TIMEOUT_MS },
+  });
 });
 
 afterAll(async () => {
@@ -109,7 +116,7 @@ test("a 20 MB PDF uploads and downloads byte-identical, its length kept", async 
   expect(await sha256Of(download.body as ReadableStream<Uint8Array>)).toBe(pdfSha);
 });
 
-test("upload of 64 MB to a stalled upstream: the gateway grows by less than one 20 MB PDF", async () => {
+test("upload of 64 MB to a stalled upstream: the gateway grows by less than one 20 MB PDF, and does not time out", async () => {
   const id = esign.createAgreement();
   const release = esign.holdUploads();
   const uploadsBefore = esign.uploadHeaders.length;
@@ -123,6 +130,8 @@ test("upload of 64 MB to a stalled upstream: the gateway grows by less than one 
       () => progress.pushed,
       () => progress.pushed >= STALL_SIZE,
     );
+    // Time passing, not synchronisation: the stalled upload outlives the header timeout.
+    await new Promise((resolve) => setTimeout(resolve, HEADER_TIMEOUT_MS * 2));
   } finally {
     release();
   }
