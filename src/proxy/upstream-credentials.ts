@@ -37,7 +37,8 @@ function createOAuthCredentials(ctx: GatewayContext, upstream: EsignUpstreamConf
         key,
         store: ctx.store,
         now: () => ctx.clock.now(),
-        lockTtlMs: Math.min(120_000, upstream.timeoutMs * 3 + 2_000),
+        // Covers one token request; a holder that dies delays the others by at most this long.
+        lockTtlMs: Math.min(60_000, upstream.timeoutMs + 5_000),
         fetchToken: () =>
           fetchAccessToken(
             upstream,
