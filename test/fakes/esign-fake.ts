@@ -3,11 +3,12 @@
  * `POST /oauth/access-token` issuing real HS256-signed JWTs with real expiry on an injectable
  * clock, token revocation, scopes, the documented rate limits (token endpoint 10/min per IP and
  * 30/min per client_id; 60/min per client elsewhere; 429 `rate_limited` with `Retry-After`),
- * and a few agreement endpoints including the binary PDF upload and download.
+ * and the agreement endpoints of esign-agreements.ts (binary PDF upload and download included).
  */
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type JWTPayload, jwtVerify, SignJWT } from "jose";
+import { createAgreementEndpoints } from "./esign-agreements.ts";
 import { createRateLimit, type FakeServer, readBody, sendError, sendJson, startFakeServer } from "./fake-http.ts";
 
 export interface EsignFakeClient {
@@ -50,15 +51,6 @@ export interface EsignFake extends FakeServer {
 
 const ALL_SCOPES = ["agreements:read", "agreements:create", "agreements:send", "agreements:cancel"];
 
-interface Agreement {
-  id: string;
-  status: string;
-  title: string;
-  external_id: string | null;
-  created_at: string;
-  document?: Buffer;
-}
-
 /** Starts the fake on a random loopback port. */
 export async function startEsignFake(options: EsignFakeOptions = {}): Promise<EsignFake> {
   const now = options.now ?? Date.now;
@@ -77,12 +69,7 @@ export async function startEsignFake(options: EsignFakeOptions = {}): Promise<Es
   const issued: string[] = [];
   const revoked = new Set<string>();
   const verified = new Map<string, JWTPayload>();
-  const agreements = new Map<string, Agreement>();
-  const documentHashes = new Map<string, string>();
-  const idempotency = new Map<string, { bodyHash: string; status: number; body: unknown }>();
-  let downloadSent = 0;
-  let uploadGate: Promise<void> = Promise.resolve();
-  const uploadHeaders: IncomingMessage["headers"][] = [];
+  const agreements = createAgreementEndpoints(now);
 
   const issueToken = async (req: IncomingMessage, res: ServerResponse) => {
     const ip = req.socket.remoteAddress ?? "?";
@@ -172,116 +159,7 @@ export async function startEsignFake(options: EsignFakeOptions = {}): Promise<Es
       sendError(res, 403, "forbidden", `scope ${scope} required`);
       return false;
     };
-    return agreementRoutes(req, res, method, path, url, need);
-  };
-
-  const agreementRoutes = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    method: string,
-    path: string,
-    url: URL,
-    need: (scope: string) => boolean,
-  ) => {
-    const parts = path.split("/").slice(1);
-    if (parts[0] !== "agreements") return sendError(res, 404, "not_found", "no such endpoint");
-    if (parts.length === 1 && method === "GET") {
-      if (!need("agreements:read")) return;
-      const status = url.searchParams.get("status");
-      const list = [...agreements.values()].filter((a) => !status || a.status === status).map(publicAgreement);
-      return sendJson(res, 200, { agreements: list });
-    }
-    if (parts.length === 1 && method === "POST") {
-      if (!need("agreements:create")) return;
-      return createFromRequest(req, res);
-    }
-    const agreement = agreements.get(parts[1] ?? "");
-    if (!agreement) {
-      req.resume();
-      return sendError(res, 404, "not_found", "agreement not found");
-    }
-    const rest = parts.slice(2).join("/");
-    if (rest === "" && method === "GET") {
-      if (need("agreements:read")) sendJson(res, 200, publicAgreement(agreement));
-      return;
-    }
-    if (rest === "documents/main" && method === "PUT") {
-      if (need("agreements:create")) await upload(req, res, agreement);
-      return;
-    }
-    if (rest === "download" && method === "GET") {
-      if (!need("agreements:read")) return;
-      if (!agreement.document) return sendError(res, 404, "not_found", "no document");
-      return sendDocument(res, agreement.document);
-    }
-    req.resume();
-    sendError(res, 404, "not_found", "no such endpoint");
-  };
-
-  const createFromRequest = async (req: IncomingMessage, res: ServerResponse) => {
-    const raw = await readBody(req);
-    const key = req.headers["idempotency-key"] as string | undefined;
-    const bodyHash = createHash("sha256").update(raw).digest("hex");
-    if (key) {
-      const earlier = idempotency.get(key);
-      if (earlier && earlier.bodyHash !== bodyHash) return sendError(res, 409, "conflict", "Idempotency-Key reused");
-      if (earlier) return sendJson(res, earlier.status, earlier.body, { "idempotent-replayed": "true" });
-    }
-    let input: { title?: unknown; external_id?: unknown };
-    try {
-      input = JSON.parse(raw.toString("utf8"));
-    } catch {
-      return sendError(res, 400, "invalid_request", "JSON body required");
-    }
-    if (typeof input.title !== "string" || input.title.length < 1 || input.title.length > 255) {
-      return sendError(res, 400, "invalid_request", "title is required (1 to 255 chars)");
-    }
-    const id = createAgreement(input.title, typeof input.external_id === "string" ? input.external_id : null);
-    const body = publicAgreement(agreements.get(id) as Agreement);
-    if (key) idempotency.set(key, { bodyHash, status: 201, body });
-    sendJson(res, 201, body);
-  };
-
-  /** Writes the PDF in 64 KiB pieces, each after the socket took the previous one (backpressure). */
-  const sendDocument = async (res: ServerResponse, document: Buffer) => {
-    res.writeHead(200, { "content-type": "application/pdf", "content-length": document.byteLength });
-    for (let offset = 0; offset < document.byteLength; offset += 65_536) {
-      if (res.destroyed) return;
-      const piece = document.subarray(offset, offset + 65_536);
-      if (!res.write(piece)) await new Promise((resolve) => res.once("drain", resolve));
-      downloadSent += piece.byteLength;
-    }
-    res.end();
-  };
-
-  const upload = async (req: IncomingMessage, res: ServerResponse, agreement: Agreement) => {
-    if (!/^application\/pdf\b/.test(req.headers["content-type"] ?? "")) {
-      req.resume();
-      return sendError(res, 400, "invalid_request", "application/pdf body expected");
-    }
-    uploadHeaders.push({ ...req.headers });
-    await uploadGate;
-    const hash = createHash("sha256");
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) {
-      hash.update(chunk as Buffer);
-      chunks.push(chunk as Buffer);
-    }
-    agreement.document = Buffer.concat(chunks);
-    documentHashes.set(agreement.id, hash.digest("hex"));
-    sendJson(res, 200, { ok: true });
-  };
-
-  const createAgreement = (title = "Agreement", externalId: string | null = null) => {
-    const id = randomUUID();
-    agreements.set(id, {
-      id,
-      status: "draft",
-      title,
-      external_id: externalId,
-      created_at: new Date(now()).toISOString(),
-    });
-    return id;
+    return agreements.routes(req, res, method, path, url, need);
   };
 
   const server = await startFakeServer(routes);
@@ -293,29 +171,10 @@ export async function startEsignFake(options: EsignFakeOptions = {}): Promise<Es
     revokeAll: () => {
       for (const token of issued) revoked.add(token);
     },
-    documentHashes,
-    createAgreement,
-    uploadHeaders,
-    holdUploads() {
-      let release = () => {};
-      uploadGate = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      return release;
-    },
-    downloadSent: () => downloadSent,
-  };
-}
-
-function publicAgreement(a: Agreement) {
-  return {
-    id: a.id,
-    status: a.status,
-    title: a.title,
-    external_id: a.external_id,
-    version: 1,
-    document: { uploaded: Boolean(a.document) },
-    created_at: a.created_at,
-    updated_at: a.created_at,
+    documentHashes: agreements.documentHashes,
+    createAgreement: agreements.createAgreement,
+    uploadHeaders: agreements.uploadHeaders,
+    holdUploads: agreements.holdUploads,
+    downloadSent: agreements.downloadSent,
   };
 }
