@@ -21,9 +21,12 @@ export type AuthenticateResult =
   | { ok: true; principal: ClientPrincipal }
   | { ok: false; reason: "missing_credentials" | "invalid_credentials" | "expired_credentials" };
 
+/** What a credential is being used for; a JWT minted for one use (`token_use`) is refused for others. */
+export type CredentialUse = "proxy" | "stream" | "stream-token";
+
 export interface ClientAuthenticator {
-  /** Authenticates a bearer credential (API key or JWT). */
-  authenticate(credential: string | undefined): Promise<AuthenticateResult>;
+  /** Authenticates a bearer credential (API key or JWT) for `use`. */
+  authenticate(credential: string | undefined, use: CredentialUse): Promise<AuthenticateResult>;
 }
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
@@ -53,7 +56,7 @@ export function createClientAuthenticator(
   const hsKey = jwt?.hs256Secret ? utf8(jwt.hs256Secret) : undefined;
   const jwks = jwt?.jwksUrl ? createRemoteJWKSet(new URL(jwt.jwksUrl)) : undefined;
 
-  const verifyJwt = async (token: string): Promise<AuthenticateResult> => {
+  const verifyJwt = async (token: string, use: CredentialUse): Promise<AuthenticateResult> => {
     let alg: string | undefined;
     try {
       alg = decodeProtectedHeader(token).alg;
@@ -70,6 +73,11 @@ export function createClientAuthenticator(
             : { payload: undefined };
       const client = payload?.sub ? byId.get(payload.sub) : undefined;
       if (!payload || !client) return { ok: false, reason: "invalid_credentials" };
+      // A token minted by the gateway for one use (e.g. a browser's stream token) must not
+      // open anything else the client may do with its full credentials.
+      if (payload.token_use !== undefined && payload.token_use !== use) {
+        return { ok: false, reason: "invalid_credentials" };
+      }
       return {
         ok: true,
         principal: { client, via: "jwt", claims: payload, expiresAt: payload.exp ? payload.exp * 1000 : undefined },
@@ -81,12 +89,12 @@ export function createClientAuthenticator(
   };
 
   return {
-    async authenticate(credential) {
+    async authenticate(credential, use) {
       if (!credential) return { ok: false, reason: "missing_credentials" };
       if (!CREDENTIAL.test(credential)) return { ok: false, reason: "invalid_credentials" };
       const client = byKeyHash.get(`sha256:${toHex(await crypto.sha256(utf8(credential)))}`);
       if (client) return { ok: true, principal: { client, via: "api-key" } };
-      if (JWT_SHAPE.test(credential) && jwt) return verifyJwt(credential);
+      if (JWT_SHAPE.test(credential) && jwt) return verifyJwt(credential, use);
       return { ok: false, reason: "invalid_credentials" };
     },
   };

@@ -45,7 +45,7 @@ export async function mintStreamToken(
       "stream tokens are not enabled (auth.jwt.hs256Secret is not configured)",
     );
   }
-  const auth = await ctx.clients.authenticate(readBearerCredential(request, new URL(request.url)));
+  const auth = await ctx.clients.authenticate(readBearerCredential(request, new URL(request.url)), "stream-token");
   if (!auth.ok) {
     throw createGatewayError(401, "unauthorized", "a client API key is required (Authorization: Bearer <key>)", {
       headers: { "www-authenticate": 'Bearer realm="gateway"' },

@@ -117,7 +117,7 @@ export async function handleProxyRequest(
     if (isPreflight(request)) {
       response = answerProxyPreflight(ctx.config.clients, upstreamId, request);
     } else {
-      const auth = await ctx.clients.authenticate(readBearerCredential(request, url));
+      const auth = await ctx.clients.authenticate(readBearerCredential(request, url), "proxy");
       if (!auth.ok) {
         throw createGatewayError(401, "unauthorized", AUTH_MESSAGES[auth.reason], {
           headers: { "www-authenticate": 'Bearer realm="gateway"' },

@@ -90,7 +90,7 @@ export async function authorizeSubscriber(
   }
   const { since: sinceText, destination, token: _token, ...filter } = query.output;
 
-  const auth = await ctx.clients.authenticate(readBearerCredential(request, url, true));
+  const auth = await ctx.clients.authenticate(readBearerCredential(request, url, true), "stream");
   if (!auth.ok) {
     if (auth.reason === "expired_credentials") return refuse(401, "token_expired", "the token has expired");
     return refuse(401, "unauthorized", "a valid token is required (Authorization: Bearer, or ?token=)");
