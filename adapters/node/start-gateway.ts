@@ -114,9 +114,14 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
       gateway.live.shutdown();
       const closed = server.close();
       nodeServer?.closeIdleConnections();
+      // Answers finished during shutdown close their connection, and connections that go idle
+      // afterwards are closed at once, so a keep-alive client cannot hold the exit back.
+      nodeServer?.on("request", (_req, res) => res.setHeader("connection", "close"));
+      const closeIdle = setInterval(() => nodeServer?.closeIdleConnections(), 100);
       const force = setTimeout(() => nodeServer?.closeAllConnections(), SHUTDOWN_GRACE_MS);
       await closed;
       clearTimeout(force);
+      clearInterval(closeIdle);
       await gateway.close();
     })();
     return stopping;
