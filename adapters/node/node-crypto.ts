@@ -2,11 +2,23 @@
  * The crypto port on `node:crypto`: synchronous HMAC and SHA-256 (no thread-pool hop per
  * request) with `timingSafeEqual` for the constant-time comparison.
  */
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, createSecretKey, type KeyObject, timingSafeEqual } from "node:crypto";
 import type { CryptoPort } from "../../src/crypto/crypto-port.ts";
 
+// Secrets are few and fixed by config: keep their KeyObjects instead of re-encoding per call.
+const keys = new Map<string, KeyObject>();
+
+function keyOf(secret: string): KeyObject {
+  let key = keys.get(secret);
+  if (!key) {
+    key = createSecretKey(Buffer.from(secret, "utf8"));
+    if (keys.size < 1024) keys.set(secret, key);
+  }
+  return key;
+}
+
 function hmac(secret: string, parts: readonly Uint8Array[]): Buffer {
-  const h = createHmac("sha256", secret);
+  const h = createHmac("sha256", keyOf(secret));
   for (const part of parts) h.update(part);
   return h.digest();
 }

@@ -64,9 +64,11 @@ export function createWebCrypto(): CryptoPort {
 }
 
 /** Lower-case hex of bytes. */
+const HEX_BYTES = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+
 export function toHex(bytes: Uint8Array): string {
   let out = "";
-  for (const byte of bytes) out += byte.toString(16).padStart(2, "0");
+  for (let i = 0; i < bytes.length; i++) out += HEX_BYTES[bytes[i] as number];
   return out;
 }
 

@@ -15,6 +15,8 @@ import { STAFFING_EVENT_TYPES, staffingSchemaFor } from "./schemas/staffing-webh
 export interface NormalizeInput {
   source: SourceConfig;
   rawBody: Uint8Array;
+  /** The body already decoded as UTF-8, when the caller has it (saves a second decode). */
+  text?: string;
   headers: Headers;
   receivedAt: number;
 }
@@ -29,9 +31,9 @@ const staffingTypes = new Set<string>(STAFFING_EVENT_TYPES);
 const MAX_DELIVERY_ID = 200;
 
 /** Parses the raw body as a JSON object; undefined for anything else. */
-function parseJsonObject(rawBody: Uint8Array): Record<string, unknown> | undefined {
+function parseJsonObject(rawBody: Uint8Array, text: string | undefined): Record<string, unknown> | undefined {
   try {
-    const value: unknown = JSON.parse(decoder.decode(rawBody));
+    const value: unknown = JSON.parse(text ?? decoder.decode(rawBody));
     return value !== null && typeof value === "object" && !Array.isArray(value)
       ? (value as Record<string, unknown>)
       : undefined;
@@ -60,7 +62,7 @@ function toTime(candidate: unknown, fallback: string): string {
 
 /** Builds the envelope of one verified delivery, or says why the body cannot be accepted. */
 export async function normalizeEvent(input: NormalizeInput, crypto: CryptoPort): Promise<NormalizeResult> {
-  const body = parseJsonObject(input.rawBody);
+  const body = parseJsonObject(input.rawBody, input.text);
   if (!body) return { ok: false, message: "the body is not a JSON object" };
   const receivedTime = new Date(input.receivedAt).toISOString();
   const { source } = input;

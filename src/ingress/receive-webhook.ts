@@ -94,8 +94,10 @@ export async function receiveWebhook(
   }
 
   // Verified: from here on the body may be parsed.
+  const stored = encodeRawBody(body.bytes);
+  const text = stored.encoding === "utf8" ? stored.text : undefined;
   const normalized = await normalizeEvent(
-    { source, rawBody: body.bytes, headers: request.headers, receivedAt },
+    { source, rawBody: body.bytes, text, headers: request.headers, receivedAt },
     ctx.crypto,
   );
   if (!normalized.ok) throw reject(400, "invalid_body", normalized.message, "invalid_body");
@@ -120,7 +122,6 @@ export async function receiveWebhook(
     });
   }
 
-  const stored = encodeRawBody(body.bytes);
   const record: EventRecord = {
     id: event.id,
     seq: 0,

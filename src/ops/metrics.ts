@@ -7,11 +7,27 @@ type Labels = Record<string, string>;
 
 const LATENCY_BUCKETS_MS = [0.5, 1, 2, 5, 10, 20, 50, 100, 250, 500, 1000, 2500];
 
-function labelKey(labels: Labels): string {
+function formatLabels(labels: Labels): string {
   const parts = Object.entries(labels)
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([k, v]) => `${k}="${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`);
   return parts.length ? `{${parts.join(",")}}` : "";
+}
+
+// Formatting (sort + escape) costs more than the rest of a counter update; label sets repeat,
+// so the formatted key is cached by the raw pairs. Bounded: label values are ids, types, reasons.
+const formatted = new Map<string, string>();
+const MAX_CACHED_LABEL_SETS = 10_000;
+
+function labelKey(labels: Labels): string {
+  let raw = "";
+  for (const key in labels) raw += `${key}\u0000${labels[key]}\u0001`;
+  let key = formatted.get(raw);
+  if (key === undefined) {
+    key = formatLabels(labels);
+    if (formatted.size < MAX_CACHED_LABEL_SETS) formatted.set(raw, key);
+  }
+  return key;
 }
 
 interface Histogram {
