@@ -33,7 +33,9 @@ const MAX_DELIVERY_ID = 200;
 /** Parses the raw body as a JSON object; undefined for anything else. */
 function parseJsonObject(rawBody: Uint8Array, text: string | undefined): Record<string, unknown> | undefined {
   try {
-    const value: unknown = JSON.parse(text ?? decoder.decode(rawBody));
+    // The stored text keeps a leading BOM (lossless); JSON.parse must not see it.
+    const json = text === undefined ? decoder.decode(rawBody) : text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+    const value: unknown = JSON.parse(json);
     return value !== null && typeof value === "object" && !Array.isArray(value)
       ? (value as Record<string, unknown>)
       : undefined;
