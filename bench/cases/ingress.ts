@@ -14,6 +14,7 @@ import { spawnAndWait } from "../lib/spawn-process.ts";
 
 const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
 const BARE = new URL("../lib/bare-server.ts", import.meta.url).pathname;
+const EMPTY_H3 = new URL("../lib/empty-h3-server.ts", import.meta.url).pathname;
 
 export interface IngressOptions {
   connections?: number;
@@ -64,12 +65,17 @@ export async function benchIngress(options: IngressOptions = {}): Promise<Record
   const bare = await spawnAndWait(["--import", "tsx", BARE], (line) =>
     line.startsWith("PORT ") ? `http://127.0.0.1:${line.slice(5)}` : undefined,
   );
+  const emptyH3 = await spawnAndWait(["--import", "tsx", EMPTY_H3], (line) =>
+    line.startsWith("PORT ") ? `http://127.0.0.1:${line.slice(5)}` : undefined,
+  );
   const { gateway, secrets, cleanup } = await startBenchGateway();
   try {
     const runId = randomBytes(4).toString("hex");
     const generate = createWebhookGenerator(secrets, runId);
     await runLoad(bare.url, generate, warm);
     const bareFigures = await runLoad(bare.url, generate, load);
+    await runLoad(emptyH3.url, generate, warm);
+    const emptyFigures = await runLoad(emptyH3.url, generate, load);
     await runLoad(gateway.url, generate, warm);
     const gatewayFigures = await runLoad(gateway.url, generate, load);
     const rssMb = Math.round((await gateway.rss()) / 1024 / 1024);
@@ -78,9 +84,11 @@ export async function benchIngress(options: IngressOptions = {}): Promise<Record
       `\ningress: ${connections} connections, ${durationSeconds} s each, signed webhooks (esign + staffing), unique ids`,
     );
     console.log(row("bare node:http", bareFigures));
+    console.log(row("empty h3 app", emptyFigures));
     console.log(row("gateway (disk store)", gatewayFigures));
+    const ratioEmpty = Math.round((gatewayFigures.requestsPerSecond / emptyFigures.requestsPerSecond) * 100) / 100;
     console.log(
-      `ratio gateway/bare ${ratio} (target >= 0.75)   gateway p99 ${gatewayFigures.p99Ms} ms (target <= 20)   gateway RSS ${rssMb} MB`,
+      `ratio gateway/bare ${ratio} (target >= 0.75)   gateway/empty h3 ${ratioEmpty}   gateway p99 ${gatewayFigures.p99Ms} ms (target <= 20)   gateway RSS ${rssMb} MB`,
     );
     return {
       bare_rps: bareFigures.requestsPerSecond,
@@ -90,10 +98,13 @@ export async function benchIngress(options: IngressOptions = {}): Promise<Record
       gateway_p50_ms: gatewayFigures.p50Ms,
       gateway_p99_ms: gatewayFigures.p99Ms,
       gateway_non2xx: gatewayFigures.non2xx,
+      empty_h3_rps: emptyFigures.requestsPerSecond,
       ratio,
+      ratio_to_empty_h3: ratioEmpty,
     };
   } finally {
     await bare.stop();
+    await emptyH3.stop();
     await cleanup();
   }
 }
