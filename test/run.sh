@@ -1,44 +1,47 @@
 #!/usr/bin/env bash
 # The test command (`npm test`): typecheck, lint, the Node suites, the workerd suite.
-# Installs and starts the system components the suites need when they are missing.
+# Installs the system components the suites need when they are missing (as root, via apt-get);
+# the suites start and stop their own instances on free loopback ports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# ensure_installed <command> <debian package>
+ensure_installed() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  echo "== installing $2"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "$1 is missing and this is not root: run apt-get install -y $2" >&2
+    exit 1
+  fi
+  local log
+  log="$(mktemp)"
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2"; } >"$log" 2>&1; then
+    cat "$log" >&2
+    exit 1
+  fi
+  rm -f "$log"
+}
 
 echo "== typecheck"
 npm run --silent typecheck
 echo "== lint"
 npx biome check .
-# redis-server for the queue sink tests (they start and stop their own instances on free ports).
-if ! command -v redis-server >/dev/null 2>&1; then
-  echo "== installing redis-server"
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "redis-server is missing and this is not root: run apt-get install -y redis-server" >&2
-    exit 1
-  fi
-  install_log="$(mktemp)"
-  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server; } >"$install_log" 2>&1; then
-    cat "$install_log" >&2
-    exit 1
-  fi
-  rm -f "$install_log"
-fi
-# Debian's Chromium for the browser test of the live stream (test/browser, via playwright-core).
-if ! command -v chromium >/dev/null 2>&1; then
-  echo "== installing chromium"
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "chromium is missing and this is not root: run apt-get install -y chromium" >&2
-    exit 1
-  fi
-  install_log="$(mktemp)"
-  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >"$install_log" 2>&1; then
-    cat "$install_log" >&2
-    exit 1
-  fi
-  rm -f "$install_log"
-fi
+ensure_installed redis-server redis-server # queue sink tests
+ensure_installed chromium chromium         # the live stream's browser test (playwright-core)
+
+reports="$(mktemp -d)"
+trap 'rm -rf "$reports"' EXIT
 echo "== node tests"
-npx vitest run --config vitest.config.ts
-if [ -f vitest.workers.config.ts ]; then
-  echo "== workerd tests"
-  npx vitest run --config vitest.workers.config.ts
-fi
+npx vitest run --config vitest.config.ts --reporter=default --reporter=json --outputFile.json="$reports/node.json"
+echo "== workerd tests"
+npx vitest run --config vitest.workers.config.ts --reporter=default --reporter=json --outputFile.json="$reports/workerd.json"
+
+node -e '
+  let passed = 0, failed = 0;
+  for (const file of process.argv.slice(1)) {
+    const r = JSON.parse(require("fs").readFileSync(file, "utf8"));
+    passed += r.numPassedTests; failed += r.numFailedTests;
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  if (passed === 0 || failed > 0) process.exit(1);
+' "$reports/node.json" "$reports/workerd.json"
