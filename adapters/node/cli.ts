@@ -24,7 +24,7 @@ async function loadConfig(path: string | undefined) {
   const raw = await loadConfigFile(path);
   const env = { ...process.env };
   const dataDir = dataDirOf(raw);
-  const dev = dataDir ? await applyDevSecrets(env, dataDir) : { filled: [], secrets: undefined };
+  const dev = dataDir ? await applyDevSecrets(env, dataDir, raw) : { filled: [], secrets: undefined };
   return { config: resolveConfig(raw, env), dev };
 }
 

@@ -43,9 +43,13 @@ export async function loadDevSecrets(dataDir: string): Promise<DevSecrets> {
  * Fills the unset variables of `env` from the development secrets; returns the names it filled
  * (empty when the environment provides everything, and then nothing is labelled development).
  */
-export async function applyDevSecrets(env: Record<string, string | undefined>, dataDir: string) {
+export async function applyDevSecrets(env: Record<string, string | undefined>, dataDir: string, rawConfig: unknown) {
   const wanted = ["ESIGN_WEBHOOK_SECRET", "STAFFING_WEBHOOK_SECRET", "GATEWAY_ADMIN_KEY_HASH"] as const;
-  if (wanted.every((name) => env[name])) return { filled: [] as string[], secrets: undefined };
+  // Only a configuration that references these variables gets development values for them.
+  const text = JSON.stringify(rawConfig) ?? "";
+  if (wanted.every((name) => env[name] || !text.includes(`\${${name}}`))) {
+    return { filled: [] as string[], secrets: undefined };
+  }
   const secrets = await loadDevSecrets(dataDir);
   const filled: string[] = [];
   const values: Record<(typeof wanted)[number], string> = {
@@ -54,7 +58,7 @@ export async function applyDevSecrets(env: Record<string, string | undefined>, d
     GATEWAY_ADMIN_KEY_HASH: `sha256:${createHash("sha256").update(secrets.GATEWAY_ADMIN_KEY).digest("hex")}`,
   };
   for (const name of wanted) {
-    if (!env[name]) {
+    if (!env[name] && text.includes(`\${${name}}`)) {
       env[name] = values[name];
       filled.push(name);
     }

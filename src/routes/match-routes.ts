@@ -18,7 +18,8 @@ export interface CompiledRoute {
 export function readPath(value: unknown, path: string): unknown {
   let current = value;
   for (const key of path.split(".")) {
-    if (current === null || typeof current !== "object") return undefined;
+    // Own properties only: a filter on `constructor` or `__proto__` must not reach the prototype.
+    if (current === null || typeof current !== "object" || !Object.hasOwn(current, key)) return undefined;
     current = (current as Record<string, unknown>)[key];
   }
   return current;
