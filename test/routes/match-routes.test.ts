@@ -33,7 +33,7 @@ const routes = compileRoutes([
     where: { "data.result.requiresReview": true },
     destinations: ["mail", "crm"],
   },
-  { id: "all-esign", sources: ["esign"], destinations: ["live"] },
+  { id: "all-esign", sources: ["esign"], types: ["*"], destinations: ["live"] },
 ]);
 
 describe("resolveDestinations", () => {
