@@ -23,7 +23,7 @@ import {
   type OutboxFactory,
   type OutboxStore,
 } from "../../src/delivery/outbox-contract.ts";
-import { createOutboxIndex, type OutboxIndex } from "../../src/delivery/outbox-index.ts";
+import { createOutboxIndex, type OutboxIndex, readFromIndex } from "../../src/delivery/outbox-index.ts";
 import { acquireOutboxLock, type OutboxLine, recoverOutboxLog, syncDirectory } from "./recover-disk-outbox.ts";
 
 export interface DiskOutboxOptions {
@@ -170,24 +170,7 @@ export async function openDiskOutbox(options: DiskOutboxOptions): Promise<Outbox
     async saveDeliveries(records) {
       if (records.length > 0) await enqueue({ s: [...records] });
     },
-    async getDelivery(eventId, destinationId) {
-      return index.get(eventId, destinationId);
-    },
-    async listByEvent(eventId) {
-      return index.byEvent(eventId);
-    },
-    async listDeliveries(query) {
-      return index.list(query);
-    },
-    async listActive() {
-      return index.active();
-    },
-    async countByState() {
-      return index.counts();
-    },
-    async listDestinationStates() {
-      return [...index.destinationStates.values()].map((s) => ({ ...s }));
-    },
+    ...readFromIndex(index),
     async saveDestinationState(state) {
       await enqueue({ d: { ...state } });
     },

@@ -3,7 +3,7 @@
  * for the memory store; a restart forgets every delivery (as it forgets every event).
  */
 import type { OutboxFactory, OutboxStore } from "../../src/delivery/outbox-contract.ts";
-import { createOutboxIndex } from "../../src/delivery/outbox-index.ts";
+import { createOutboxIndex, readFromIndex } from "../../src/delivery/outbox-index.ts";
 
 export type MemoryOutboxOptions = Record<string, never>;
 
@@ -23,24 +23,7 @@ export function createMemoryOutbox(): OutboxStore {
     async saveDeliveries(records) {
       index.save(records);
     },
-    async getDelivery(eventId, destinationId) {
-      return index.get(eventId, destinationId);
-    },
-    async listByEvent(eventId) {
-      return index.byEvent(eventId);
-    },
-    async listDeliveries(query) {
-      return index.list(query);
-    },
-    async listActive() {
-      return index.active();
-    },
-    async countByState() {
-      return index.counts();
-    },
-    async listDestinationStates() {
-      return [...index.destinationStates.values()].map((s) => ({ ...s }));
-    },
+    ...readFromIndex(index),
     async saveDestinationState(state) {
       index.destinationStates.set(state.id, { ...state });
     },

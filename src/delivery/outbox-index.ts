@@ -12,6 +12,7 @@ import {
   type DestinationState,
   deliveryKey,
   isTerminal,
+  type OutboxStore,
 } from "./outbox-contract.ts";
 
 /** A copy that shares nothing mutable with the original. */
@@ -185,4 +186,33 @@ function lowerBound(values: readonly number[], value: number): number {
     else hi = mid;
   }
   return lo;
+}
+
+/** The read side of an outbox store, answered from its index (the same for every in-process driver). */
+export function readFromIndex(
+  index: OutboxIndex,
+): Pick<
+  OutboxStore,
+  "getDelivery" | "listByEvent" | "listDeliveries" | "listActive" | "countByState" | "listDestinationStates"
+> {
+  return {
+    async getDelivery(eventId, destinationId) {
+      return index.get(eventId, destinationId);
+    },
+    async listByEvent(eventId) {
+      return index.byEvent(eventId);
+    },
+    async listDeliveries(query) {
+      return index.list(query);
+    },
+    async listActive() {
+      return index.active();
+    },
+    async countByState() {
+      return index.counts();
+    },
+    async listDestinationStates() {
+      return [...index.destinationStates.values()].map((s) => ({ ...s }));
+    },
+  };
 }
