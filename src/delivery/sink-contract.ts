@@ -36,3 +36,34 @@ export type SinkFactory<Destination extends DestinationConfig = DestinationConfi
   destination: Destination,
   deps: Deps,
 ) => Sink;
+
+/**
+ * Wraps one transport's attempt in what every sink shares: no attempt after `close` or on an
+ * aborted signal, a throwing transport counted as a retryable failure (never an exception out of
+ * `deliver`), and an idempotent `close`.
+ */
+export function createSink(
+  destinationId: string,
+  transportName: string,
+  attempt: (record: EventRecord, signal: AbortSignal) => Promise<DeliveryAttemptResult>,
+  closeTransport: () => Promise<void>,
+): Sink {
+  let closed: Promise<void> | undefined;
+  return {
+    destinationId,
+    async deliver(record, signal) {
+      if (closed) return { ok: false, error: "sink closed" };
+      if (signal.aborted) return { ok: false, error: "attempt aborted" };
+      try {
+        return await attempt(record, signal);
+      } catch (error) {
+        const name = error instanceof Error ? error.name : "unknown";
+        return { ok: false, error: `${transportName} transport failed (${name})` };
+      }
+    },
+    close() {
+      closed ??= closeTransport().catch(() => undefined);
+      return closed;
+    },
+  };
+}

@@ -5,7 +5,7 @@
  * not a verdict on the message). Refused credentials retry: the message is fine and the
  * operator's fix should let the pending deliveries through. Never throws.
  */
-import type { DeliveryAttemptResult, Sink, SinkFactory } from "../sink-contract.ts";
+import { createSink, type DeliveryAttemptResult, type Sink, type SinkFactory } from "../sink-contract.ts";
 import { buildEmailMessage } from "./build-email-message.ts";
 import type { EmailDestination } from "./email-destination-schema.ts";
 import type { MailSendResult, MailTransport } from "./mail-transport.ts";
@@ -59,29 +59,18 @@ export function toEmailAttemptResult(outcome: MailSendResult): DeliveryAttemptRe
 }
 
 /** Creates the sink of one `email` destination. */
-export const createEmailSink: SinkFactory<EmailDestination, EmailSinkDeps> = (destination, { transport }): Sink => {
-  let closed: Promise<void> | undefined;
-  return {
-    destinationId: destination.id,
-    async deliver(record, signal) {
-      if (closed) return { ok: false, error: "sink closed" };
-      if (signal.aborted) return { ok: false, error: "attempt aborted" };
-      try {
-        const built = buildEmailMessage(destination, record);
-        if (!built.ok) return { ok: false, permanent: true, error: built.error };
-        const result = toEmailAttemptResult(await transport.send(built.message, signal));
-        if (result.ok && built.skippedRecipients > 0 && !result.error) {
-          result.error = `${built.skippedRecipients} recipient field value(s) were not e-mail addresses`;
-        }
-        return result;
-      } catch (error) {
-        // A transport must not throw; if one does, the attempt is still only a retryable failure.
-        return { ok: false, error: `mail transport failed (${error instanceof Error ? error.name : "unknown"})` };
+export const createEmailSink: SinkFactory<EmailDestination, EmailSinkDeps> = (destination, { transport }): Sink =>
+  createSink(
+    destination.id,
+    "mail",
+    async (record, signal) => {
+      const built = buildEmailMessage(destination, record);
+      if (!built.ok) return { ok: false, permanent: true, error: built.error };
+      const result = toEmailAttemptResult(await transport.send(built.message, signal));
+      if (result.ok && built.skippedRecipients > 0 && !result.error) {
+        result.error = `${built.skippedRecipients} recipient field value(s) were not e-mail addresses`;
       }
+      return result;
     },
-    close() {
-      closed ??= transport.close().catch(() => undefined);
-      return closed;
-    },
-  };
-};
+    () => transport.close(),
+  );

@@ -3,7 +3,7 @@
  * (the Node one connects through the SSRF guard; see adapters/transports/http-transport.ts),
  * then classifies the answer. Never throws: every failure becomes a result.
  */
-import type { DeliveryAttemptResult, Sink, SinkFactory } from "../sink-contract.ts";
+import { createSink, type DeliveryAttemptResult, type Sink, type SinkFactory } from "../sink-contract.ts";
 import { buildWebhookRequest, type WebhookRequest } from "./build-webhook-request.ts";
 import { classifyHttpResponse } from "./classify-http-response.ts";
 import type { HttpDestination } from "./http-destination-schema.ts";
@@ -48,23 +48,14 @@ export function toHttpAttemptResult(outcome: HttpSendResult, nowMs: number): Del
 /** Creates the sink of one `http` destination. */
 export const createHttpSink: SinkFactory<HttpDestination, HttpSinkDeps> = (destination, deps): Sink => {
   const now = deps.now ?? Date.now;
-  let closed: Promise<void> | undefined;
-  return {
-    destinationId: destination.id,
-    async deliver(record, signal) {
-      if (closed) return { ok: false, error: "sink closed" };
-      if (signal.aborted) return { ok: false, error: "attempt aborted" };
-      try {
-        const request = await buildWebhookRequest(destination, record, now(), deps.hmac);
-        const outcome = await deps.transport.send(request, { signal, timeoutMs: destination.timeoutSeconds * 1000 });
-        return toHttpAttemptResult(outcome, now());
-      } catch (error) {
-        return { ok: false, error: `http transport failed (${error instanceof Error ? error.name : "unknown"})` };
-      }
+  return createSink(
+    destination.id,
+    "http",
+    async (record, signal) => {
+      const request = await buildWebhookRequest(destination, record, now(), deps.hmac);
+      const outcome = await deps.transport.send(request, { signal, timeoutMs: destination.timeoutSeconds * 1000 });
+      return toHttpAttemptResult(outcome, now());
     },
-    close() {
-      closed ??= deps.transport.close().catch(() => undefined);
-      return closed;
-    },
-  };
+    () => deps.transport.close(),
+  );
 };

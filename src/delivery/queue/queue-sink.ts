@@ -4,7 +4,7 @@
  * a reply that no retry can change (the key holds another type) dead-letters at once.
  * Never throws: every failure becomes a result.
  */
-import type { DeliveryAttemptResult, Sink, SinkFactory } from "../sink-contract.ts";
+import { createSink, type DeliveryAttemptResult, type Sink, type SinkFactory } from "../sink-contract.ts";
 import { buildStreamEntry } from "./build-stream-entry.ts";
 import type { QueueDestination } from "./queue-destination-schema.ts";
 import type { StreamAppendResult, StreamTransport } from "./stream-transport.ts";
@@ -35,23 +35,11 @@ export function toQueueAttemptResult(outcome: StreamAppendResult): DeliveryAttem
 }
 
 /** Creates the sink of one `queue` destination. */
-export const createQueueSink: SinkFactory<QueueDestination, QueueSinkDeps> = (destination, { transport }): Sink => {
-  let closed: Promise<void> | undefined;
-  return {
-    destinationId: destination.id,
-    async deliver(record, signal) {
-      if (closed) return { ok: false, error: "sink closed" };
-      if (signal.aborted) return { ok: false, error: "attempt aborted" };
-      try {
-        return toQueueAttemptResult(await transport.append(buildStreamEntry(destination, record), signal));
-      } catch (error) {
-        // A transport must not throw; if one does, the attempt is still only a retryable failure.
-        return { ok: false, error: `stream transport failed (${error instanceof Error ? error.name : "unknown"})` };
-      }
-    },
-    close() {
-      closed ??= transport.close().catch(() => undefined);
-      return closed;
-    },
-  };
-};
+export const createQueueSink: SinkFactory<QueueDestination, QueueSinkDeps> = (destination, { transport }): Sink =>
+  createSink(
+    destination.id,
+    "stream",
+    async (record, signal) =>
+      toQueueAttemptResult(await transport.append(buildStreamEntry(destination, record), signal)),
+    () => transport.close(),
+  );
