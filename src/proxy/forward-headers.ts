@@ -4,6 +4,7 @@
  * upstream header except hop-by-hop ones, cookies, the upstream's own CORS answer (the gateway
  * decides CORS per client) and encodings the runtime's fetch already decoded.
  */
+import { hopByHopFilter } from "../_internal/hop-by-hop.ts";
 
 const REQUEST_ALLOWLIST = [
   "accept",
@@ -19,18 +20,6 @@ const REQUEST_ALLOWLIST = [
   "range",
   "prefer",
 ];
-
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-]);
 
 /** Encodings `fetch` decodes transparently: the body we pass on is no longer encoded. */
 const DECODED_ENCODINGS = /^(?:gzip|x-gzip|deflate|br)$/i;
@@ -48,16 +37,11 @@ export function buildUpstreamHeaders(incoming: Headers, requestId: string): Head
 
 /** Headers of the answer to the client, from the upstream's response. */
 export function buildClientHeaders(upstream: Headers, requestId: string, extra: Record<string, string>): Headers {
-  const named = new Set(
-    (upstream.get("connection") ?? "")
-      .split(",")
-      .map((token) => token.trim().toLowerCase())
-      .filter(Boolean),
-  );
+  const isHopByHop = hopByHopFilter(upstream.get("connection"));
   const decoded = DECODED_ENCODINGS.test(upstream.get("content-encoding") ?? "");
   const headers = new Headers();
   upstream.forEach((value, name) => {
-    if (HOP_BY_HOP.has(name) || named.has(name) || name === "set-cookie") return;
+    if (isHopByHop(name) || name === "set-cookie") return;
     if (name.startsWith("access-control-") || name === "x-request-id") return;
     if (decoded && (name === "content-encoding" || name === "content-length")) return;
     headers.append(name, value);

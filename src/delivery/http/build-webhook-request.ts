@@ -3,7 +3,9 @@
  * `relay` mode, the upstream's raw body and headers minus hop-by-hop ones), signed per Standard
  * Webhooks at the attempt's time. Every attempt of one event carries the same `webhook-id`.
  */
+
 import { fromBase64 } from "../../_internal/base64.ts";
+import { hopByHopFilter } from "../../_internal/hop-by-hop.ts";
 import type { EventRecord } from "../../store/contract.ts";
 import type { HttpDestination } from "./http-destination-schema.ts";
 import { type HmacSha256, signStandardWebhook } from "./sign-standard-webhook.ts";
@@ -16,18 +18,8 @@ export interface WebhookRequest {
 
 export const USER_AGENT = "svc-gateway/0.1 (+standard-webhooks)";
 
-/** Never forwarded in relay mode: hop-by-hop (RFC 9110 §7.6.1), recomputed, or our own. */
+/** Never forwarded in relay mode besides hop-by-hop headers: recomputed, or our own. */
 const NOT_RELAYED = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "trailers",
-  "transfer-encoding",
-  "upgrade",
   "host",
   "content-length",
   "expect",
@@ -39,16 +31,11 @@ const NOT_RELAYED = new Set([
 
 /** The upstream headers as recorded, minus what must not travel on. */
 export function relayableHeaders(received: Record<string, string>): Record<string, string> {
-  const named = new Set(
-    (received.connection ?? "")
-      .split(",")
-      .map((name) => name.trim().toLowerCase())
-      .filter(Boolean),
-  );
+  const isHopByHop = hopByHopFilter(received.connection);
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(received)) {
     // Signature and credential headers were redacted when recorded; a placeholder is no header.
-    if (NOT_RELAYED.has(name) || named.has(name) || value === "[redacted]") continue;
+    if (isHopByHop(name) || NOT_RELAYED.has(name) || value === "[redacted]") continue;
     out[name] = value;
   }
   return out;
