@@ -24,7 +24,9 @@ import {
   type OutboxStore,
 } from "../../src/delivery/outbox-contract.ts";
 import { createOutboxIndex, type OutboxIndex, readFromIndex } from "../../src/delivery/outbox-index.ts";
-import { acquireOutboxLock, type OutboxLine, recoverOutboxLog, syncDirectory } from "./recover-disk-outbox.ts";
+import { syncDirectory } from "./disk-journal/compact-journal.ts";
+import { acquireLockFile } from "./disk-journal/journal-lock.ts";
+import { type OutboxLine, recoverOutboxLog } from "./recover-disk-outbox.ts";
 
 export interface DiskOutboxOptions {
   /** Directory of the log (the store's data dir); created when missing. */
@@ -49,18 +51,22 @@ export async function openDiskOutbox(options: DiskOutboxOptions): Promise<Outbox
   const { dir } = options;
   const compactMinBytes = options.compactMinBytes ?? 8 * 1024 * 1024;
   await mkdir(dir, { recursive: true });
-  await acquireOutboxLock(dir, LOCK);
+  const releaseLock = await acquireLockFile(dir, LOCK, "outbox");
   const path = join(dir, LOG);
   const index = createOutboxIndex();
-  await (await open(path, "a")).close();
-  let handle: FileHandle = await open(path, "r+");
+  let opened: FileHandle | undefined;
   let size: number;
   try {
-    size = await recoverOutboxLog(handle, (line) => applyLine(index, line));
+    await (await open(path, "a")).close();
+    opened = await open(path, "r+");
+    size = await recoverOutboxLog(opened, (line) => applyLine(index, line));
   } catch (error) {
-    await handle.close();
+    // A refused log leaves nothing held, so a fixed one can be opened again in this process.
+    await opened?.close();
+    await releaseLock();
     throw error;
   }
+  let handle: FileHandle = opened;
   /** Size after the last compaction plus bytes of created records since: roughly the live data. */
   let liveBytes = size;
 
@@ -185,7 +191,7 @@ export async function openDiskOutbox(options: DiskOutboxOptions): Promise<Outbox
       closed = true;
       while (flushing) await flushing;
       await handle.close();
-      await writeFile(join(dir, LOCK), "").catch(() => {});
+      await releaseLock();
     },
   };
 }

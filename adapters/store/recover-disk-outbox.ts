@@ -1,10 +1,8 @@
 /**
  * Opening the disk outbox: replaying its log (cutting off a torn last line, refusing a corrupt
- * one in the middle), taking its lock file, and syncing its directory after a rename.
+ * one in the middle). The lock file and directory sync are the journal's (`disk-journal/`).
  */
 import type { FileHandle } from "node:fs/promises";
-import { open, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import type { DeliveryRecord, DestinationState } from "../../src/delivery/outbox-contract.ts";
 
 /** One line of the log: created records + cursor, saved records, a destination state, removals. */
@@ -51,36 +49,4 @@ export async function recoverOutboxLog(handle: FileHandle, onLine: (line: Outbox
     await handle.sync();
   }
   return offset;
-}
-
-/** Takes the outbox for this process; a lock left by a dead process is taken over. */
-export async function acquireOutboxLock(dir: string, lockName: string): Promise<void> {
-  const path = join(dir, lockName);
-  try {
-    const owner = Number((await readFile(path, "utf8")).trim());
-    if (owner && owner !== process.pid && isAlive(owner)) {
-      throw new Error(`the outbox in ${dir} is in use by process ${owner}`);
-    }
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-  }
-  await writeFile(path, String(process.pid));
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-export async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, "r");
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }

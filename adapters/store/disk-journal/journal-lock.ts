@@ -1,6 +1,6 @@
 /**
- * One owner per journal: a `LOCK` file holding the owner's pid, plus a registry of the
- * directories this process holds (a pid says nothing about two stores in one process).
+ * One owner per journal (and per outbox log): a lock file holding the owner's pid, plus a
+ * registry of the lock files this process holds (a pid says nothing about two stores in one process).
  *
  * A lock whose pid is not alive is stale (the owner was killed) and is taken over. A lock naming
  * our own pid that this process does not hold is stale too: in a container the restarted gateway
@@ -13,22 +13,30 @@ const LOCK = "LOCK";
 const held = new Set<string>();
 
 /** Takes the journal in `dir` for this process; resolves to the function that gives it back. */
-export async function acquireJournalLock(dir: string): Promise<() => Promise<void>> {
-  const key = await realpath(dir);
-  if (held.has(key)) throw new Error(`the journal in ${dir} is already open in this process`);
+export function acquireJournalLock(dir: string): Promise<() => Promise<void>> {
+  return acquireLockFile(dir, LOCK, "journal");
+}
+
+/**
+ * Takes the lock file `fileName` in `dir` for this process (`what` names the store in errors);
+ * resolves to the function that gives it back.
+ */
+export async function acquireLockFile(dir: string, fileName: string, what: string): Promise<() => Promise<void>> {
+  const path = join(await realpath(dir), fileName);
+  const key = path;
+  if (held.has(key)) throw new Error(`the ${what} in ${dir} is already open in this process`);
   held.add(key);
-  const path = join(dir, LOCK);
   try {
     if (!(await createExclusively(path))) {
       const owner = Number.parseInt(await readFile(path, "utf8").catch(() => ""), 10);
       if (owner > 0 && owner !== process.pid && isAlive(owner)) {
-        throw new Error(`the journal in ${dir} is in use by process ${owner} (lock file ${path})`);
+        throw new Error(`the ${what} in ${dir} is in use by process ${owner} (lock file ${path})`);
       }
       // Stale. Two processes taking over the same stale lock at the same instant could both
       // succeed; the re-read narrows that window, it does not close it.
       await writeFile(path, String(process.pid));
       if ((await readFile(path, "utf8")) !== String(process.pid)) {
-        throw new Error(`the journal in ${dir} was taken over by another process while starting`);
+        throw new Error(`the ${what} in ${dir} was taken over by another process while starting`);
       }
     }
   } catch (error) {
