@@ -16,19 +16,12 @@ import {
   signStaffingBytes,
   staffingDelivery,
 } from "../helpers/signed-requests.ts";
-import { startEditedGatewayProcess } from "./gateway-fixtures.ts";
+import { startGatewayWithTinySource } from "./gateway-fixtures.ts";
 
 let gw: GatewayProcess;
 
 beforeAll(async () => {
-  gw = await startEditedGatewayProcess((config) => {
-    config.sources.push({
-      id: "tiny",
-      service: "esign",
-      secrets: ["${TEST_ESIGN_SECRET}"],
-      bodyLimitBytes: 1024,
-    } as never);
-  });
+  gw = await startGatewayWithTinySource();
 });
 afterAll(async () => {
   await gw.kill();

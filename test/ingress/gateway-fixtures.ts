@@ -86,3 +86,19 @@ export async function startEditedGatewayProcess(
   edit(config);
   return startGatewayProcess({ config, dataDir, secrets, env: reuse.env });
 }
+
+/**
+ * A gateway process with a third source `tiny` (e-sign, the smallest allowed body limit, 1 KiB)
+ * for the 413 cases: a small limit keeps them small, since a client still writing a large body
+ * when the server answers and closes may see a reset instead of the answer.
+ */
+export function startGatewayWithTinySource(): Promise<GatewayProcess> {
+  return startEditedGatewayProcess((config) => {
+    config.sources.push({
+      id: "tiny",
+      service: "esign",
+      secrets: ["${TEST_ESIGN_SECRET}"],
+      bodyLimitBytes: 1024,
+    } as never);
+  });
+}

@@ -14,22 +14,14 @@ import {
   signStaffingBytes,
   staffingDelivery,
 } from "../helpers/signed-requests.ts";
-import { startEditedGatewayProcess } from "./gateway-fixtures.ts";
+import { startGatewayWithTinySource } from "./gateway-fixtures.ts";
 import { openStreamedRequest } from "./streamed-request.ts";
 
 const EVENT_ID = /^evt_[0-9a-f]{32}$/;
 let gw: GatewayProcess;
 
 beforeAll(async () => {
-  gw = await startEditedGatewayProcess((config) => {
-    // A third source with the smallest allowed body limit, for the 413 cases.
-    config.sources.push({
-      id: "tiny",
-      service: "esign",
-      secrets: ["${TEST_ESIGN_SECRET}"],
-      bodyLimitBytes: 1024,
-    } as never);
-  });
+  gw = await startGatewayWithTinySource();
 });
 afterAll(async () => {
   await gw.kill();

@@ -13,7 +13,7 @@ import {
   signEsignBytes,
   staffingDelivery,
 } from "../helpers/signed-requests.ts";
-import { createTestGateway, startEditedGatewayProcess } from "../ingress/gateway-fixtures.ts";
+import { createTestGateway, startGatewayWithTinySource } from "../ingress/gateway-fixtures.ts";
 
 /** The value of one sample line `name{labels} value`; labels in any order. 0 when absent. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {
@@ -50,16 +50,7 @@ describe("GET /healthz", () => {
 describe("a real process", () => {
   let gw: GatewayProcess;
   beforeAll(async () => {
-    gw = await startEditedGatewayProcess((config) => {
-      // A small limit keeps the 413 case small: a client still writing a 1 MiB body when the
-      // server answers and closes may see the connection reset instead of the answer.
-      config.sources.push({
-        id: "tiny",
-        service: "esign",
-        secrets: ["${TEST_ESIGN_SECRET}"],
-        bodyLimitBytes: 1024,
-      } as never);
-    });
+    gw = await startGatewayWithTinySource();
   });
   afterAll(async () => {
     await gw.kill();
