@@ -150,7 +150,9 @@ export async function receiveWebhook(
   const typeLabel = marks.includes("unknown_type") ? "unknown" : event.type;
   metrics.inc("gateway_webhooks_accepted_total", { source: source.id, type: typeLabel });
   metrics.observe("gateway_webhook_verify_record_seconds", performance.now() - started, { source: source.id });
-  ctx.hub.publish({ ...record, seq });
+  // The stores keep their own copies, so the local record can carry its seq to the subscribers.
+  record.seq = seq;
+  ctx.hub.publish(record);
   logger.info("webhook accepted", { requestId, source: source.id, id: event.id, type: event.type, marks });
   return json(202, { id: event.id, duplicate: false }, requestId);
 }
