@@ -1,11 +1,12 @@
 /**
  * `npm run bench`: every benchmark case in one run, each measured against its own baseline in
  * the same run (ratios, not absolute numbers). `npm run bench -- ingress proxy` runs a subset.
- * Not part of `npm test`.
+ * Not part of `npm test`. `BENCH_SECONDS=3 npm run bench` shortens each measured run (a smoke
+ * run; quote only full-length figures).
  */
 import { existsSync } from "node:fs";
 
-type Case = () => Promise<Record<string, number | string>>;
+type Case = (options: { durationSeconds?: number }) => Promise<Record<string, number | string>>;
 
 const CASES: Record<string, { file: string; exportName: string }> = {
   ingress: { file: "./cases/ingress.ts", exportName: "benchIngress" },
@@ -26,7 +27,7 @@ for (const name of names) {
   const run = mod[spec.exportName];
   if (!run) throw new Error(`${spec.file} does not export ${spec.exportName}`);
   console.log(`\n=== ${name}`);
-  summary[name] = await run();
+  summary[name] = await run({ durationSeconds: Number(process.env.BENCH_SECONDS) || undefined });
 }
 
 console.log("\n=== summary (JSON)");

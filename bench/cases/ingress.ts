@@ -1,20 +1,26 @@
 /**
  * Ingress benchmark: autocannon, 100 connections, realistic signed webhooks of both schemes with
  * unique ids, against (a) the gateway with the disk store (every 202 fdatasync'ed) and (b) a bare
- * node:http server that reads the body and answers 202, in the same run.
- * Targets: throughput ratio gateway/bare >= 0.75, gateway p99 <= 20 ms.
+ * node:http server that reads the body and answers 202, (c) an empty h3 app and (d) the peer a
+ * team would write instead (bench/peers/express-glue.ts: Express 5, both schemes, Redis SET NX +
+ * XADD on a redis-server with AOF `appendfsync always`), in the same run, with the CPU of each
+ * process during its run. Targets: gateway/bare >= 0.5, gateway/Express glue >= 2, p99 <= 20 ms.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startRedisServer } from "../../test/helpers/redis-server.ts";
 import { type LoadFigures, runLoad } from "../lib/autocannon-run.ts";
+import { formatCpu, withCpu } from "../lib/cpu-meter.ts";
 import { createWebhookGenerator } from "../lib/signed-webhooks.ts";
 import { spawnAndWait } from "../lib/spawn-process.ts";
 
 const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
 const BARE = new URL("../lib/bare-server.ts", import.meta.url).pathname;
 const EMPTY_H3 = new URL("../lib/empty-h3-server.ts", import.meta.url).pathname;
+const EXPRESS_GLUE = new URL("../peers/express-glue.ts", import.meta.url).pathname;
+const readPort = (line: string) => (line.startsWith("PORT ") ? `http://127.0.0.1:${line.slice(5)}` : undefined);
 
 export interface IngressOptions {
   connections?: number;
@@ -62,33 +68,51 @@ export async function benchIngress(options: IngressOptions = {}): Promise<Record
   const load = { connections, durationSeconds };
   const warm = { connections, durationSeconds: 2 };
 
-  const bare = await spawnAndWait(["--import", "tsx", BARE], (line) =>
-    line.startsWith("PORT ") ? `http://127.0.0.1:${line.slice(5)}` : undefined,
-  );
-  const emptyH3 = await spawnAndWait(["--import", "tsx", EMPTY_H3], (line) =>
-    line.startsWith("PORT ") ? `http://127.0.0.1:${line.slice(5)}` : undefined,
-  );
+  const bare = await spawnAndWait(["--import", "tsx", BARE], readPort);
+  const emptyH3 = await spawnAndWait(["--import", "tsx", EMPTY_H3], readPort);
   const { gateway, secrets, cleanup } = await startBenchGateway();
+  const redisDir = await mkdtemp(join(tmpdir(), "gw-bench-redis-"));
+  const redis = await startRedisServer({
+    args: ["--appendonly", "yes", "--appendfsync", "always", "--dir", redisDir],
+  });
+  const glue = await spawnAndWait(["--import", "tsx", EXPRESS_GLUE], readPort, {
+    PEER_REDIS_URL: redis.url,
+    PEER_ESIGN_SECRET: secrets.esign,
+    PEER_STAFFING_SECRET: secrets.staffing,
+  });
   try {
     const runId = randomBytes(4).toString("hex");
     const generate = createWebhookGenerator(secrets, runId);
-    await runLoad(bare.url, generate, warm);
-    const bareFigures = await runLoad(bare.url, generate, load);
-    await runLoad(emptyH3.url, generate, warm);
-    const emptyFigures = await runLoad(emptyH3.url, generate, load);
-    await runLoad(gateway.url, generate, warm);
-    const gatewayFigures = await runLoad(gateway.url, generate, load);
+    const measure = async (
+      target: { url: string; child: { pid?: number } },
+      extra: Record<string, number | undefined> = {},
+    ) => {
+      await runLoad(target.url, generate, warm);
+      return withCpu({ server: target.child.pid, ...extra }, () => runLoad(target.url, generate, load));
+    };
+    const bareRun = await measure(bare);
+    const emptyRun = await measure(emptyH3);
+    const gatewayRun = await measure(gateway);
+    const glueRun = await measure(glue, { "redis-server": redis.pid });
+    const bareFigures = bareRun.result;
+    const emptyFigures = emptyRun.result;
+    const gatewayFigures = gatewayRun.result;
+    const glueFigures = glueRun.result;
     const rssMb = Math.round((await gateway.rss()) / 1024 / 1024);
-    const ratio = Math.round((gatewayFigures.requestsPerSecond / bareFigures.requestsPerSecond) * 100) / 100;
+    const ratioOf = (a: LoadFigures, b: LoadFigures) =>
+      Math.round((a.requestsPerSecond / b.requestsPerSecond) * 100) / 100;
+    const ratio = ratioOf(gatewayFigures, bareFigures);
+    const ratioEmpty = ratioOf(gatewayFigures, emptyFigures);
+    const ratioGlue = ratioOf(gatewayFigures, glueFigures);
     console.log(
       `\ningress: ${connections} connections, ${durationSeconds} s each, signed webhooks (esign + staffing), unique ids`,
     );
-    console.log(row("bare node:http", bareFigures));
-    console.log(row("empty h3 app", emptyFigures));
-    console.log(row("gateway (disk store)", gatewayFigures));
-    const ratioEmpty = Math.round((gatewayFigures.requestsPerSecond / emptyFigures.requestsPerSecond) * 100) / 100;
+    console.log(`${row("bare node:http", bareFigures)}   cpu: ${formatCpu(bareRun.cpuPercent)}`);
+    console.log(`${row("empty h3 app", emptyFigures)}   cpu: ${formatCpu(emptyRun.cpuPercent)}`);
+    console.log(`${row("gateway (default store)", gatewayFigures)}   cpu: ${formatCpu(gatewayRun.cpuPercent)}`);
+    console.log(`${row("Express glue + Redis", glueFigures)}   cpu: ${formatCpu(glueRun.cpuPercent)}`);
     console.log(
-      `ratio gateway/bare ${ratio} (target >= 0.75)   gateway/empty h3 ${ratioEmpty}   gateway p99 ${gatewayFigures.p99Ms} ms (target <= 20)   gateway RSS ${rssMb} MB`,
+      `ratio gateway/bare ${ratio} (target >= 0.5)   gateway/Express glue ${ratioGlue} (target >= 2)   gateway/empty h3 ${ratioEmpty}   gateway p99 ${gatewayFigures.p99Ms} ms (target <= 20)   gateway RSS ${rssMb} MB`,
     );
     return {
       bare_rps: bareFigures.requestsPerSecond,
@@ -98,13 +122,22 @@ export async function benchIngress(options: IngressOptions = {}): Promise<Record
       gateway_p50_ms: gatewayFigures.p50Ms,
       gateway_p99_ms: gatewayFigures.p99Ms,
       gateway_non2xx: gatewayFigures.non2xx,
+      gateway_cpu_pct: gatewayRun.cpuPercent.server ?? 0,
+      loadgen_cpu_pct_gateway_run: gatewayRun.cpuPercent["load generator"] ?? 0,
       empty_h3_rps: emptyFigures.requestsPerSecond,
+      express_glue_rps: glueFigures.requestsPerSecond,
+      express_glue_p99_ms: glueFigures.p99Ms,
+      express_glue_non2xx: glueFigures.non2xx,
       ratio,
       ratio_to_empty_h3: ratioEmpty,
+      ratio_to_express_glue: ratioGlue,
     };
   } finally {
     await bare.stop();
     await emptyH3.stop();
+    await glue.stop();
+    await redis.stop();
+    await rm(redisDir, { recursive: true, force: true });
     await cleanup();
   }
 }

@@ -1,9 +1,12 @@
 /**
- * Live-stream benchmark: one gateway process (disk store), 2,000 WebSocket and 300 SSE
- * subscribers spread over client processes, signed webhooks posted at a steady 200 events/s.
- * Measured: latency from each webhook's 2xx (at the poster) to its receipt at every subscriber
- * (p50, p99, max), deliveries per second fanned out, and the gateway's RSS per idle connection.
- * Targets: p99 <= 50 ms, < 50 KB per idle connection.
+ * Live-stream benchmark: one gateway process (default store) and, in the same run, the naive
+ * `ws` broadcast a team would write (bench/peers/naive-ws-broadcast.ts); 2,000 WebSocket
+ * subscribers (plus optional SSE) spread over client processes, signed webhooks posted at a
+ * steady 50 and then 200 events/s. Measured: latency from each webhook's 2xx (at the poster) to
+ * its receipt at every subscriber (p50, p99, max), frames per second fanned out, CPU of the
+ * server, and the gateway's RSS per idle connection.
+ * Targets: p99 <= 50 ms at 50 events/s, >= 2x the naive frames/s at 200 events/s, <= 25 KB per
+ * idle connection.
  *
  * Client processes (live-subscriber-worker.ts) open the connections and record when each copy
  * arrived, on the wall clock with sub-millisecond precision (`performance.timeOrigin +
@@ -11,12 +14,17 @@
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { readFile } from "node:fs/promises";
 import http from "node:http";
+import { formatCpu, withCpu } from "../lib/cpu-meter.ts";
 import { createWebhookGenerator } from "../lib/signed-webhooks.ts";
+import { spawnAndWait } from "../lib/spawn-process.ts";
 import { startBenchGateway } from "./ingress.ts";
 import { BUCKET_MS, type FromWorker, now, type ToWorker } from "./live-subscriber-worker.ts";
 
 const WORKER = new URL("./live-subscriber-worker.ts", import.meta.url).pathname;
+const NAIVE = new URL("../peers/naive-ws-broadcast.ts", import.meta.url).pathname;
 
 export interface LiveBenchOptions {
   webSockets?: number;
@@ -97,34 +105,25 @@ async function postSteadily(
   return { acks, failures, postedSeconds: (now() - started) / 1000 };
 }
 
-/** Runs the live case and returns its figures. */
-export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<string, number | string>> {
-  const webSockets = options.webSockets ?? 2000;
-  const sse = options.sse ?? 300;
-  const rate = options.eventsPerSecond ?? 200;
-  const seconds = options.durationSeconds ?? 10;
-  const workerCount = options.workers ?? 2;
-  const key = `live-bench-${randomBytes(8).toString("hex")}`;
-  const { gateway, secrets, cleanup } = await startBenchGateway({
-    clients: [
-      {
-        id: "bench",
-        apiKeyHashes: [`sha256:${createHash("sha256").update(key).digest("hex")}`],
-        scopes: { stream: {} },
-      },
-    ],
-    destinations: [{ id: "live", type: "stream" }],
-    routes: [{ destinations: ["live"] }],
-    log: { level: "warn" },
-  });
+interface Scenario {
+  label: string;
+  postUrl: string;
+  wsUrl: string;
+  sseUrl: string;
+  webSockets: number;
+  sse: number;
+  rate: number;
+  seconds: number;
+  workers: number;
+  secrets: { esign: string; staffing: string };
+  serverPid: number | undefined;
+}
+
+/** Connects the subscribers of one scenario, posts at its rate, and reduces the receipts. */
+async function runScenario(s: Scenario) {
   const workers: ChildProcess[] = [];
   try {
-    // Warm the gateway's code paths before measuring memory.
-    await postSteadily(gateway.url, secrets, 100, 1);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const rssBefore = await gateway.rss();
-
-    for (let w = 0; w < workerCount; w++) {
+    for (let w = 0; w < s.workers; w++) {
       workers.push(
         fork(WORKER, [], {
           execArgv: ["--import", "tsx"],
@@ -133,27 +132,26 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
         }),
       );
     }
-    const share = (n: number, w: number) => Math.floor(n / workerCount) + (w < n % workerCount ? 1 : 0);
+    const share = (n: number, w: number) => Math.floor(n / s.workers) + (w < n % s.workers ? 1 : 0);
     const readies = workers.map((child) => waitFor(child, (m) => ("ready" in m ? m : undefined)));
     workers.forEach((child, w) => {
       child.send({
         cmd: "connect",
-        wsUrl: `${gateway.url.replace(/^http/, "ws")}/ws?token=${key}`,
-        sseUrl: `${gateway.url}/stream?token=${key}`,
-        webSockets: share(webSockets, w),
-        sse: share(sse, w),
+        wsUrl: s.wsUrl,
+        sseUrl: s.sseUrl,
+        webSockets: share(s.webSockets, w),
+        sse: share(s.sse, w),
       } satisfies ToWorker);
     });
     const connected = await Promise.all(readies);
     const ready = connected.reduce((sum, r) => sum + r.ready, 0);
     const failed = connected.reduce((sum, r) => sum + r.failed, 0);
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    const rssIdle = await gateway.rss();
-    console.log(
-      `connected ${ready} subscribers (${failed} failed); RSS ${(rssBefore / 2 ** 20).toFixed(1)} -> ${(rssIdle / 2 ** 20).toFixed(1)} MiB`,
-    );
+    const idle = s.serverPid ? await rssOf(s.serverPid) : 0;
 
-    const posted = await postSteadily(gateway.url, secrets, rate, seconds);
+    const { result: posted, cpuPercent } = await withCpu({ server: s.serverPid }, () =>
+      postSteadily(s.postUrl, s.secrets, s.rate, s.seconds),
+    );
     const expected = Object.keys(posted.acks).length * ready;
     // Wait (bounded) until every copy arrived or nothing moves any more.
     const counts = new Map<ChildProcess, number>();
@@ -188,8 +186,6 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
     const firstAck = Math.min(...Object.values(posted.acks));
     const figures = {
       subscribers: ready,
-      webSockets,
-      sse,
       connectFailures: failed,
       eventsPosted: Object.keys(posted.acks).length,
       postFailures: posted.failures,
@@ -199,19 +195,103 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
       p50Ms: percentile(histogram, deliveries, 0.5),
       p99Ms: percentile(histogram, deliveries, 0.99),
       maxMs: Number(max.toFixed(1)),
-      fanoutPerSecond: Math.round(deliveries / ((lastReceipt - firstAck) / 1000)),
-      rssPerIdleConnectionKB: Number(((rssIdle - rssBefore) / Math.max(1, ready) / 1024).toFixed(1)),
-      targetP99Ms: 50,
-      targetKBPerConnection: 50,
+      framesPerSecond: Math.round(deliveries / ((lastReceipt - firstAck) / 1000)),
+      idleRss: idle,
+      cpuPercent,
     };
     console.log(
-      `latency 2xx -> subscriber: p50 ${figures.p50Ms} ms  p99 ${figures.p99Ms} ms  max ${figures.maxMs} ms; ` +
-        `${figures.deliveriesReceived}/${expected} deliveries, ${figures.fanoutPerSecond}/s; ` +
-        `${figures.rssPerIdleConnectionKB} KB RSS per idle connection`,
+      `${s.label.padEnd(34)} ${String(ready).padStart(5)} subs  ${String(s.rate).padStart(4)} ev/s posted ${figures.postRatePerSecond}/s   ` +
+        `p50 ${figures.p50Ms} ms  p99 ${figures.p99Ms} ms  max ${figures.maxMs} ms   ` +
+        `${deliveries}/${expected} frames, ${figures.framesPerSecond}/s   cpu: ${formatCpu(cpuPercent)}`,
     );
     return figures;
   } finally {
     for (const child of workers) if (child.connected) child.send({ cmd: "exit" } satisfies ToWorker);
+    await Promise.all(workers.map((child) => (child.exitCode === null ? once(child, "exit") : undefined)));
+  }
+}
+
+async function rssOf(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+}
+
+/** Runs the live case and returns its figures. */
+export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<string, number | string>> {
+  const webSockets = options.webSockets ?? 2000;
+  const sse = options.sse ?? 0;
+  const seconds = options.durationSeconds ?? 10;
+  const workerCount = options.workers ?? 2;
+  const key = `live-bench-${randomBytes(8).toString("hex")}`;
+  const { gateway, secrets, cleanup } = await startBenchGateway({
+    clients: [
+      {
+        id: "bench",
+        apiKeyHashes: [`sha256:${createHash("sha256").update(key).digest("hex")}`],
+        scopes: { stream: {} },
+      },
+    ],
+    destinations: [{ id: "live", type: "stream" }],
+    routes: [{ destinations: ["live"] }],
+    log: { level: "warn" },
+  });
+  const naive = await spawnAndWait(
+    ["--import", "tsx", NAIVE],
+    (line) => (line.startsWith("PORT ") ? `http://127.0.0.1:${line.slice(5)}` : undefined),
+    { PEER_ESIGN_SECRET: secrets.esign, PEER_STAFFING_SECRET: secrets.staffing },
+  );
+  try {
+    // Warm the gateway's code paths before measuring memory.
+    await postSteadily(gateway.url, secrets, 100, 1);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const rssBefore = await gateway.rss();
+    const common = { webSockets, sse, seconds, workers: workerCount, secrets };
+    const onGateway = {
+      postUrl: gateway.url,
+      wsUrl: `${gateway.url.replace(/^http/, "ws")}/ws?token=${key}`,
+      sseUrl: `${gateway.url}/stream?token=${key}`,
+      serverPid: gateway.child.pid,
+    };
+    const onNaive = {
+      postUrl: naive.url,
+      wsUrl: `${naive.url.replace(/^http/, "ws")}/ws`,
+      sseUrl: `${naive.url}/unsupported`,
+      serverPid: naive.child.pid,
+      sse: 0,
+    };
+    console.log(
+      `\nlive: ${webSockets} WebSocket + ${sse} SSE subscribers, ${seconds} s per run, latency from each 2xx`,
+    );
+    const gateway50 = await runScenario({ ...common, ...onGateway, label: "gateway, 50 events/s", rate: 50 });
+    const naive50 = await runScenario({ ...common, ...onNaive, label: "naive ws broadcast, 50 events/s", rate: 50 });
+    const gateway200 = await runScenario({ ...common, ...onGateway, label: "gateway, 200 events/s", rate: 200 });
+    const naive200 = await runScenario({ ...common, ...onNaive, label: "naive ws broadcast, 200 events/s", rate: 200 });
+    const perConnectionKB = Number(
+      ((gateway50.idleRss - rssBefore) / Math.max(1, gateway50.subscribers) / 1024).toFixed(1),
+    );
+    const framesRatio = Number((gateway200.framesPerSecond / Math.max(1, naive200.framesPerSecond)).toFixed(2));
+    console.log(
+      `gateway p99 at 50 ev/s ${gateway50.p99Ms} ms (target <= 50; naive ${naive50.p99Ms} ms)   ` +
+        `frames/s at 200 ev/s gateway/naive ${framesRatio} (target >= 2)   ` +
+        `${perConnectionKB} KB RSS per idle connection (target <= 25)`,
+    );
+    return {
+      subscribers: gateway50.subscribers,
+      gateway_p50_ms_50eps: gateway50.p50Ms,
+      gateway_p99_ms_50eps: gateway50.p99Ms,
+      naive_p99_ms_50eps: naive50.p99Ms,
+      gateway_p99_ms_200eps: gateway200.p99Ms,
+      gateway_frames_per_s_200eps: gateway200.framesPerSecond,
+      naive_frames_per_s_200eps: naive200.framesPerSecond,
+      naive_received_200eps: `${naive200.deliveriesReceived}/${naive200.deliveriesExpected}`,
+      gateway_received_200eps: `${gateway200.deliveriesReceived}/${gateway200.deliveriesExpected}`,
+      frames_ratio_to_naive_200eps: framesRatio,
+      rssPerIdleConnectionKB: perConnectionKB,
+      targetP99Ms: 50,
+      targetKBPerConnection: 25,
+    };
+  } finally {
+    await naive.stop();
     await cleanup();
   }
 }

@@ -6,15 +6,20 @@
  * gateway made during the run (target 1, read from its /metrics). Under 100 connections the p50
  * of a saturated server is mostly queueing (p50 ~ connections / throughput), so the added latency
  * is also measured with one connection: one request in flight, mean round trip = 1000 / req/s.
+ * The peer in the same run is node-http-proxy with a client-key check and the cached token
+ * injected (bench/peers/http-proxy-peer.ts). Targets: gateway/peer >= 1.0 at 100 connections,
+ * added time per call at one connection <= 0.25 ms.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type LoadFigures, runLoad } from "../lib/autocannon-run.ts";
+import { formatCpu, withCpu } from "../lib/cpu-meter.ts";
 import { spawnAndWait } from "../lib/spawn-process.ts";
 
 const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
+const PEER = new URL("../peers/http-proxy-peer.ts", import.meta.url).pathname;
 const FAKE = new URL("../../test/fakes/esign-fake-process.ts", import.meta.url).pathname;
 
 export interface ProxyBenchOptions {
@@ -116,28 +121,58 @@ export async function benchProxy(options: ProxyBenchOptions = {}): Promise<Recor
       headers: { authorization: `Bearer ${clientKey}` },
     });
 
-    await runLoad(fakeInfo.url, direct, warm);
-    const directFigures = await runLoad(fakeInfo.url, direct, load);
-    const directSingle = await runLoad(fakeInfo.url, direct, single);
-    await runLoad(gateway.url, via, warm);
-    const viaFigures = await runLoad(gateway.url, via, load);
-    const viaSingle = await runLoad(gateway.url, via, single);
+    const peer = await spawnAndWait(
+      ["--import", "tsx", PEER],
+      (line) => (line.startsWith("PORT ") ? `http://127.0.0.1:${line.slice(5)}` : undefined),
+      {
+        PEER_UPSTREAM_BASE_URL: fakeInfo.baseUrl,
+        PEER_CLIENT_ID: fakeInfo.clientId,
+        PEER_CLIENT_SECRET: fakeInfo.clientSecret,
+        PEER_CLIENT_KEY_SHA256: createHash("sha256").update(clientKey).digest("hex"),
+      },
+    );
+    const measure = async (url: string, make: typeof direct, pids: Record<string, number | undefined>) => {
+      await runLoad(url, make, warm);
+      const many = await withCpu(pids, () => runLoad(url, make, load));
+      const one = await runLoad(url, make, single);
+      return { many, one };
+    };
+    let directRun: Awaited<ReturnType<typeof measure>>;
+    let viaRun: Awaited<ReturnType<typeof measure>>;
+    let peerRun: Awaited<ReturnType<typeof measure>>;
+    try {
+      directRun = await measure(fakeInfo.url, direct, { upstream: fake.child.pid });
+      viaRun = await measure(gateway.url, via, { gateway: gateway.child.pid, upstream: fake.child.pid });
+      peerRun = await measure(peer.url, via, { "http-proxy": peer.child.pid, upstream: fake.child.pid });
+    } finally {
+      await peer.stop();
+    }
+    const directFigures = directRun.many.result;
+    const directSingle = directRun.one;
+    const viaFigures = viaRun.many.result;
+    const viaSingle = viaRun.one;
+    const peerFigures = peerRun.many.result;
+    const peerSingle = peerRun.one;
 
     const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
     const tokenRequests = counterSum(metrics, "gateway_proxy_token_requests_total");
     const rssMb = Math.round((await gateway.rss()) / 1024 / 1024);
     const ratio = Math.round((viaFigures.requestsPerSecond / directFigures.requestsPerSecond) * 100) / 100;
+    const ratioPeer = Math.round((viaFigures.requestsPerSecond / peerFigures.requestsPerSecond) * 100) / 100;
     const addedP50 = Math.round((viaFigures.p50Ms - directFigures.p50Ms) * 100) / 100;
     const roundTrip = (f: LoadFigures) => 1000 / Math.max(1, f.requestsPerSecond);
     const addedSingle = Math.round((roundTrip(viaSingle) - roundTrip(directSingle)) * 1000) / 1000;
+    const peerAddedSingle = Math.round((roundTrip(peerSingle) - roundTrip(directSingle)) * 1000) / 1000;
 
     console.log(`\nproxy: GET /agreements/{id}, ${connections} connections, ${durationSeconds} s each`);
-    console.log(row("direct to the fake", directFigures));
-    console.log(row("through the gateway", viaFigures));
+    console.log(`${row("direct to the fake", directFigures)}   cpu: ${formatCpu(directRun.many.cpuPercent)}`);
+    console.log(`${row("through the gateway", viaFigures)}   cpu: ${formatCpu(viaRun.many.cpuPercent)}`);
+    console.log(`${row("node-http-proxy peer", peerFigures)}   cpu: ${formatCpu(peerRun.many.cpuPercent)}`);
     console.log(row("direct, 1 connection", directSingle));
     console.log(row("gateway, 1 connection", viaSingle));
+    console.log(row("peer, 1 connection", peerSingle));
     console.log(
-      `added p50 ${addedP50} ms (target <= 1; one connection: ${addedSingle} ms per call)   ratio gateway/direct ${ratio} (target >= 0.7)   token requests ${tokenRequests} (target 1)   gateway RSS ${rssMb} MB`,
+      `ratio gateway/node-http-proxy ${ratioPeer} (target >= 1.0)   added per call at 1 connection: gateway ${addedSingle} ms (target <= 0.25), node-http-proxy ${peerAddedSingle} ms   ratio gateway/direct ${ratio}   added p50 ${addedP50} ms   token requests ${tokenRequests} (target 1)   gateway RSS ${rssMb} MB`,
     );
     return {
       direct_rps: directFigures.requestsPerSecond,
@@ -149,6 +184,10 @@ export async function benchProxy(options: ProxyBenchOptions = {}): Promise<Recor
       added_p50_ms: addedP50,
       added_ms_one_connection: addedSingle,
       ratio,
+      peer_rps: peerFigures.requestsPerSecond,
+      peer_added_ms_one_connection: peerAddedSingle,
+      ratio_to_node_http_proxy: ratioPeer,
+      gateway_cpu_pct: viaRun.many.cpuPercent.gateway ?? 0,
       token_requests: tokenRequests,
     };
   } finally {

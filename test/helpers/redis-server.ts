@@ -11,6 +11,8 @@ export interface RedisServer {
   port: number;
   /** `redis://127.0.0.1:<port>`. */
   url: string;
+  /** The server's process id (benchmarks read its CPU time). */
+  pid: number | undefined;
   /** Stops the server (SIGTERM, then SIGKILL after 5 s) and waits for its exit. Idempotent. */
   stop(): Promise<void>;
 }
@@ -64,7 +66,7 @@ async function startOn(port: number, args: string[]): Promise<RedisServer> {
     await stopChild(child);
     throw new Error(`redis-server did not start on ${port}: ${String(error)}\n${output.slice(-5).join("\n")}`);
   }
-  return { port, url: `redis://127.0.0.1:${port}`, stop: () => stopChild(child) };
+  return { port, url: `redis://127.0.0.1:${port}`, pid: child.pid, stop: () => stopChild(child) };
 }
 
 /** Resolves on the "Ready to accept connections" log line; rejects on exit or timeout. */

@@ -1,0 +1,67 @@
+/**
+ * Peer for the ingress benchmark: what a team would write instead of the gateway. Express 5 with
+ * `express.raw`, both upstream signature schemes checked with `timingSafeEqual`, dedupe by
+ * `SET NX EX` and the record kept with `XADD` on a redis-server running AOF `appendfsync always`
+ * (acknowledged = on disk, like the gateway). Its own process; prints `PORT <n>`.
+ * Env: PEER_REDIS_URL, PEER_ESIGN_SECRET, PEER_STAFFING_SECRET.
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
+import express from "express";
+import { Redis } from "ioredis";
+
+const redis = new Redis(process.env.PEER_REDIS_URL ?? "redis://127.0.0.1:6379");
+const esignSecret = process.env.PEER_ESIGN_SECRET ?? "";
+const staffingSecret = process.env.PEER_STAFFING_SECRET ?? "";
+const TOLERANCE_S = 300;
+
+function equalHex(expected: Buffer, given: string): boolean {
+  const other = Buffer.from(given, "hex");
+  return other.length === expected.length && timingSafeEqual(other, expected);
+}
+
+function verifyEsign(body: Buffer, header: string | undefined): boolean {
+  if (!header?.startsWith("sha256=")) return false;
+  return equalHex(createHmac("sha256", esignSecret).update(body).digest(), header.slice(7));
+}
+
+function verifyStaffing(body: Buffer, header: string | undefined): boolean {
+  if (!header) return false;
+  let t = "";
+  const macs: string[] = [];
+  for (const part of header.split(",")) {
+    const [k, v] = part.split("=");
+    if (k === "t" && v) t = v;
+    else if (k === "v1" && v) macs.push(v);
+  }
+  if (!t || Math.abs(Date.now() / 1000 - Number(t)) > TOLERANCE_S) return false;
+  const expected = createHmac("sha256", staffingSecret).update(`${t}.`).update(body).digest();
+  return macs.some((mac) => equalHex(expected, mac));
+}
+
+const app = express();
+app.post("/webhooks/:source", express.raw({ type: "*/*", limit: "1mb" }), async (req, res) => {
+  const body = req.body as Buffer;
+  const source = req.params.source;
+  let identity: string | undefined;
+  if (source === "esign") {
+    if (!verifyEsign(body, req.get("x-svc-signature"))) return void res.status(401).json({ error: "bad signature" });
+    identity = (JSON.parse(body.toString("utf8")) as { event_id?: string }).event_id;
+  } else if (source === "staffing") {
+    if (!verifyStaffing(body, req.get("x-svc-signature"))) return void res.status(401).json({ error: "bad signature" });
+    identity = req.get("x-svc-delivery-id");
+  } else return void res.status(404).end();
+  if (!identity) return void res.status(400).json({ error: "no identity" });
+  try {
+    const fresh = await redis.set(`dedupe:${source}:${identity}`, "1", "EX", 86_400, "NX");
+    if (fresh === null) return void res.status(200).json({ id: identity, duplicate: true });
+    await redis.xadd("events", "MAXLEN", "~", "1000000", "*", "source", source, "id", identity, "body", body);
+    res.status(202).json({ id: identity, duplicate: false });
+  } catch {
+    res.status(503).json({ error: "store unavailable" });
+  }
+});
+const server = app.listen(0, "127.0.0.1", () => {
+  const address = server.address();
+  if (address && typeof address === "object") console.log(`PORT ${address.port}`);
+});
+process.on("SIGTERM", () => server.close(() => redis.quit().finally(() => process.exit(0))));
