@@ -14,7 +14,7 @@ import { startRedisServer } from "../../test/helpers/redis-server.ts";
 import { type LoadFigures, runLoad } from "../lib/autocannon-run.ts";
 import { formatCpu, withCpu } from "../lib/cpu-meter.ts";
 import { createWebhookGenerator } from "../lib/signed-webhooks.ts";
-import { spawnAndWait } from "../lib/spawn-process.ts";
+import { profileFlags, spawnAndWait } from "../lib/spawn-process.ts";
 
 const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
 const BARE = new URL("../lib/bare-server.ts", import.meta.url).pathname;
@@ -43,7 +43,7 @@ export async function startBenchGateway(extraConfig: Record<string, unknown> = {
   };
   await writeFile(join(dir, "gateway.json"), JSON.stringify(config));
   const gateway = await spawnAndWait(
-    [BIN, "serve", "--config", join(dir, "gateway.json")],
+    [...profileFlags(), BIN, "serve", "--config", join(dir, "gateway.json")],
     (line) => (line.includes('"msg":"listening"') ? JSON.parse(line).url : undefined),
     { BENCH_ESIGN_SECRET: secrets.esign, BENCH_STAFFING_SECRET: secrets.staffing },
   );

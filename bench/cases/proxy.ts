@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type LoadFigures, runLoad } from "../lib/autocannon-run.ts";
 import { formatCpu, withCpu } from "../lib/cpu-meter.ts";
-import { spawnAndWait } from "../lib/spawn-process.ts";
+import { profileFlags, spawnAndWait } from "../lib/spawn-process.ts";
 
 const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
 const PEER = new URL("../peers/http-proxy-peer.ts", import.meta.url).pathname;
@@ -76,7 +76,7 @@ async function startGateway(fake: FakeInfo, clientKey: string) {
   };
   await writeFile(join(dir, "gateway.json"), JSON.stringify(config));
   const gateway = await spawnAndWait(
-    [BIN, "serve", "--config", join(dir, "gateway.json")],
+    [...profileFlags(), BIN, "serve", "--config", join(dir, "gateway.json")],
     (line) => (line.includes('"msg":"listening"') ? JSON.parse(line).url : undefined),
     { BENCH_ESIGN_CLIENT_SECRET: fake.clientSecret },
   );

@@ -10,6 +10,15 @@ export interface Spawned {
   rss(): Promise<number>;
 }
 
+/**
+ * Node flags that make a gateway process write a CPU profile on exit into `BENCH_CPU_PROF`
+ * (read it with bench/lib/profile-top.ts); none when the variable is unset.
+ */
+export function profileFlags(): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir ? ["--cpu-prof", "--cpu-prof-dir", dir] : [];
+}
+
 /** Starts `node <args>`; `readUrl` extracts the URL from an output line. */
 export async function spawnAndWait(
   args: string[],
