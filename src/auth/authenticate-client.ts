@@ -29,6 +29,9 @@ export interface ClientAuthenticator {
   authenticate(credential: string | undefined, use: CredentialUse): Promise<AuthenticateResult>;
 }
 
+/** Accepted API keys remembered (credential -> client) so a key is hashed once, not per call. */
+const KNOWN_KEYS_MAX = 1024;
+
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 const CREDENTIAL = /^[\x21-\x7e]{1,4096}$/;
 
@@ -52,6 +55,9 @@ export function createClientAuthenticator(
   const byKeyHash = new Map<string, ClientConfig>();
   for (const client of clients) for (const hash of client.apiKeyHashes) byKeyHash.set(hash, client);
   const byId = new Map(clients.map((c) => [c.id, c]));
+  // Only keys that matched a client are remembered, and the map is bounded, so unknown
+  // credentials cannot grow it; a full map starts over (keys in use come back at once).
+  const knownKeys = new Map<string, ClientConfig>();
   const jwt = auth.jwt;
   const hsKey = jwt?.hs256Secret ? utf8(jwt.hs256Secret) : undefined;
   const jwks = jwt?.jwksUrl ? createRemoteJWKSet(new URL(jwt.jwksUrl)) : undefined;
@@ -92,8 +98,14 @@ export function createClientAuthenticator(
     async authenticate(credential, use) {
       if (!credential) return { ok: false, reason: "missing_credentials" };
       if (!CREDENTIAL.test(credential)) return { ok: false, reason: "invalid_credentials" };
+      const known = knownKeys.get(credential);
+      if (known) return { ok: true, principal: { client: known, via: "api-key" } };
       const client = byKeyHash.get(`sha256:${toHex(await crypto.sha256(utf8(credential)))}`);
-      if (client) return { ok: true, principal: { client, via: "api-key" } };
+      if (client) {
+        if (knownKeys.size >= KNOWN_KEYS_MAX) knownKeys.clear();
+        knownKeys.set(credential, client);
+        return { ok: true, principal: { client, via: "api-key" } };
+      }
       if (JWT_SHAPE.test(credential) && jwt) return verifyJwt(credential, use);
       return { ok: false, reason: "invalid_credentials" };
     },
