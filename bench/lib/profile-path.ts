@@ -1,0 +1,206 @@
+/**
+ * CPU cost of one path of the gateway, for profiling work on a machine too busy for req/s to
+ * mean much: starts only the gateway (memory store) and what the path needs, drives it for a few
+ * seconds, and prints the gateway's CPU per request (process CPU seconds / requests, from
+ * /proc) and, with `BENCH_CPU_PROF=<dir>`, leaves a V8 CPU profile of the gateway there (read
+ * it with bench/lib/profile-top.ts). The full comparisons stay in `npm run bench`.
+ *
+ *   node --import tsx bench/lib/profile-path.ts ingress|proxy|fanout [seconds] [connections]
+ *
+ * `fanout` is one HTTP destination: closed loop of `connections` webhooks in flight, then waits
+ * until the destination has every accepted event; prints accepted/s, delivered/s and the
+ * gateway CPU per delivered event, next to an ingress-only gateway measured the same way.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Agent, request } from "undici";
+import { startBenchGateway } from "../cases/ingress.ts";
+import { runLoad } from "./autocannon-run.ts";
+import { cpuSecondsOf } from "./cpu-meter.ts";
+import { createWebhookGenerator } from "./signed-webhooks.ts";
+import { profileFlags, type Spawned, spawnAndWait } from "./spawn-process.ts";
+
+const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
+const FAKE = new URL("../../test/fakes/esign-fake-process.ts", import.meta.url).pathname;
+
+const [path = "ingress", secondsArg = "5", connectionsArg = "50"] = process.argv.slice(2);
+const seconds = Number(secondsArg);
+const connections = Number(connectionsArg);
+
+async function measured<T extends { total: number }>(gateway: Spawned, work: () => Promise<T>) {
+  const pid = gateway.child.pid as number;
+  const before = await cpuSecondsOf(pid);
+  const started = performance.now();
+  const result = await work();
+  const wall = (performance.now() - started) / 1000;
+  const cpu = (await cpuSecondsOf(pid)) - before;
+  return { result, cpu, wall, usPerRequest: Math.round((cpu * 1e6) / Math.max(1, result.total)) };
+}
+
+async function ingress() {
+  const { gateway, secrets, cleanup } = await startBenchGateway({ store: { driver: "memory" } });
+  try {
+    const generate = createWebhookGenerator(secrets, randomBytes(4).toString("hex"));
+    await runLoad(gateway.url, generate, { connections, durationSeconds: 2 });
+    const m = await measured(gateway, () => runLoad(gateway.url, generate, { connections, durationSeconds: seconds }));
+    console.log(
+      `ingress (memory store, default log level): ${m.result.requestsPerSecond} req/s, p99 ${m.result.p99Ms} ms, ` +
+        `non-2xx ${m.result.non2xx}; gateway CPU ${m.usPerRequest} µs/request (${Math.round((100 * m.cpu) / m.wall)} % of a core)`,
+    );
+  } finally {
+    await cleanup();
+  }
+}
+
+async function proxy() {
+  let info: { url: string; baseUrl: string; clientId: string; clientSecret: string; agreementId: string } | undefined;
+  const fake = await spawnAndWait(["--import", "tsx", FAKE], (line) => {
+    if (!line.startsWith('{"fake"')) return undefined;
+    info = JSON.parse(line).fake;
+    return info?.url;
+  });
+  const fakeInfo = info as NonNullable<typeof info>;
+  const key = `bench_${randomBytes(16).toString("hex")}`;
+  const dir = await mkdtemp(join(tmpdir(), "gw-profile-proxy-"));
+  const config = {
+    server: { host: "127.0.0.1", port: 0 },
+    store: { driver: "memory" },
+    sources: [],
+    upstreams: [
+      {
+        id: "esign",
+        service: "esign",
+        baseUrl: fakeInfo.baseUrl,
+        clientId: fakeInfo.clientId,
+        clientSecret: "${BENCH_ESIGN_CLIENT_SECRET}",
+      },
+    ],
+    clients: [
+      {
+        id: "bench",
+        apiKeyHashes: [`sha256:${createHash("sha256").update(key).digest("hex")}`],
+        scopes: { proxy: [{ upstream: "esign", methods: ["GET"], paths: ["/agreements/**"] }] },
+      },
+    ],
+  };
+  await writeFile(join(dir, "gateway.json"), JSON.stringify(config));
+  const gateway = await spawnAndWait(
+    [...profileFlags(), BIN, "serve", "--config", join(dir, "gateway.json")],
+    (line) => (line.includes('"msg":"listening"') ? JSON.parse(line).url : undefined),
+    { BENCH_ESIGN_CLIENT_SECRET: fakeInfo.clientSecret },
+  );
+  try {
+    const via = () => ({
+      method: "GET",
+      path: `/api/esign/agreements/${fakeInfo.agreementId}`,
+      headers: { authorization: `Bearer ${key}` },
+    });
+    await runLoad(gateway.url, via, { connections, durationSeconds: 2 });
+    const m = await measured(gateway, () => runLoad(gateway.url, via, { connections, durationSeconds: seconds }));
+    const one = await measured(gateway, () => runLoad(gateway.url, via, { connections: 1, durationSeconds: seconds }));
+    console.log(
+      `proxy GET (default log level): ${m.result.requestsPerSecond} req/s, non-2xx ${m.result.non2xx + one.result.non2xx}; ` +
+        `gateway CPU ${m.usPerRequest} µs/request at ${connections} connections, ${one.usPerRequest} µs/request at 1 ` +
+        `(${one.result.requestsPerSecond} req/s)`,
+    );
+  } finally {
+    await gateway.stop();
+    await fake.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Closed loop of `connections` webhook posts for `seconds`; returns the accepted event ids. */
+async function drive(url: string, next: ReturnType<typeof createWebhookGenerator>, secondsToRun: number) {
+  const agent = new Agent({ connections });
+  const accepted: string[] = [];
+  const started = performance.now();
+  const deadline = started + secondsToRun * 1000;
+  const worker = async () => {
+    while (performance.now() < deadline) {
+      const item = next();
+      const response = await request(`${url}${item.path}`, {
+        dispatcher: agent,
+        method: "POST",
+        headers: item.headers,
+        body: item.body,
+      });
+      const text = await response.body.text();
+      if (response.statusCode === 202) accepted.push((JSON.parse(text) as { id: string }).id);
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  await agent.close();
+  return { accepted, total: accepted.length, seconds: (performance.now() - started) / 1000 };
+}
+
+async function fanout() {
+  const only = await startBenchGateway({ store: { driver: "memory" }, log: { level: "warn" } });
+  let ingressRate: number;
+  let ingressUs: number;
+  try {
+    const gen = createWebhookGenerator(only.secrets, randomBytes(4).toString("hex"));
+    await drive(only.gateway.url, gen, 2);
+    const m = await measured(only.gateway, () => drive(only.gateway.url, gen, seconds));
+    ingressRate = Math.round(m.result.total / m.result.seconds);
+    ingressUs = m.usPerRequest;
+  } finally {
+    await only.cleanup();
+  }
+
+  const receipts = new Set<string>();
+  let lastReceipt = 0;
+  const sink = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      receipts.add(String(req.headers["webhook-id"]));
+      lastReceipt = performance.now();
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/hook`;
+  const whsec = `whsec_${randomBytes(32).toString("base64")}`;
+  const withSink = await startBenchGateway({
+    store: { driver: "memory" },
+    log: { level: "warn" },
+    destinations: [
+      { id: "http-1", type: "http", url, secrets: [whsec], allowCidrs: ["127.0.0.1/32"], concurrency: 16 },
+    ],
+    routes: [{ destinations: ["http-1"] }],
+  });
+  try {
+    const gen = createWebhookGenerator(withSink.secrets, randomBytes(4).toString("hex"));
+    const pid = withSink.gateway.child.pid as number;
+    await drive(withSink.gateway.url, gen, 2);
+    const before = await cpuSecondsOf(pid);
+    const started = performance.now();
+    const run = await drive(withSink.gateway.url, gen, seconds);
+    const deadline = Date.now() + 120_000;
+    while (!run.accepted.every((id) => receipts.has(id)) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const cpu = (await cpuSecondsOf(pid)) - before;
+    const delivered = Math.round(run.total / ((lastReceipt - started) / 1000));
+    console.log(
+      `fan-out, one HTTP destination, ${connections} in flight: ingress only ${ingressRate} events/s ` +
+        `(${ingressUs} µs CPU/event); with the destination accepted ${Math.round(run.total / run.seconds)}/s, ` +
+        `delivered ${delivered}/s = ${(delivered / ingressRate).toFixed(2)}x ingress only (target >= 0.6); ` +
+        `gateway CPU ${Math.round((cpu * 1e6) / Math.max(1, run.total))} µs per event received and delivered`,
+    );
+  } finally {
+    await withSink.cleanup();
+    await new Promise<void>((resolve) => sink.close(() => resolve()));
+    sink.closeAllConnections();
+  }
+}
+
+const paths: Record<string, () => Promise<void>> = { ingress, proxy, fanout };
+const run = paths[path];
+if (!run) throw new Error(`unknown path "${path}"; one of ${Object.keys(paths).join(", ")}`);
+await run();
+process.exit(0);
