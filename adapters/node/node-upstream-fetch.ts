@@ -8,9 +8,10 @@
  */
 import { EventEmitter } from "node:events";
 import { Readable } from "node:stream";
+import { FastResponse } from "srvx";
 import { Agent, request } from "undici";
 import type { UpstreamFetch } from "../../src/gateway-context.ts";
-import { armHeaderTimeout, UpstreamTimeoutError } from "../../src/proxy/upstream-fetch.ts";
+import { armHeaderTimeout, UPSTREAM_NATIVE_BODY, UpstreamTimeoutError } from "../../src/proxy/upstream-fetch.ts";
 
 export interface NodeUpstreamFetchOptions {
   /** Idle keep-alive connections are closed after this many ms. Default 10000. */
@@ -31,12 +32,12 @@ function toRequestBody(body: RequestInit["body"]): string | Uint8Array | Readabl
  * read only as fast as the client takes the answer. (Node 20's `Readable.toWeb` keeps pushing
  * after a cancel and throws "Controller is already closed".)
  */
-function toWebStream(body: Readable & { dump(): Promise<void> }): ReadableStream<Uint8Array> {
+function toWebStream(body: NodeBody): ReadableStream<Uint8Array<ArrayBuffer>> {
   // The iterator reports errors to the reader; this keeps an error between reads from
   // becoming an uncaught 'error' event.
   body.on("error", () => {});
-  const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
-  return new ReadableStream<Uint8Array>(
+  const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array<ArrayBuffer>>;
+  return new ReadableStream<Uint8Array<ArrayBuffer>>(
     {
       async pull(controller) {
         const { done, value } = await chunks.next();
@@ -52,14 +53,72 @@ function toWebStream(body: Readable & { dump(): Promise<void> }): ReadableStream
   );
 }
 
+type NodeBody = Readable & { dump(): Promise<void> };
+
+/** Answers that declare at most this many bytes are buffered and sent on in one write. */
+const BUFFERED_BODY_MAX_BYTES = 64 * 1024;
+
+/** Attaches the body srvx writes as is (`UPSTREAM_NATIVE_BODY`) to a Response built around it. */
+function withNativeBody(response: Response, body: Uint8Array<ArrayBuffer>): Response {
+  (response as Response & { [UPSTREAM_NATIVE_BODY]?: Uint8Array })[UPSTREAM_NATIVE_BODY] = body;
+  return response;
+}
+
+/**
+ * The upstream's answer: srvx's lazy Response (status and headers without building a Fetch
+ * Response; `json()` and friends build one on demand) carrying undici's Node stream as the
+ * native body, which srvx pipes to the client socket as is (`UPSTREAM_NATIVE_BODY`). `body`, for
+ * the core's own reads and cancels, is the pull-based Web stream over the same Node stream.
+ */
+class NodeUpstreamResponse extends FastResponse {
+  readonly [UPSTREAM_NATIVE_BODY]: NodeBody;
+  #web: ReadableStream<Uint8Array<ArrayBuffer>> | undefined;
+  constructor(body: NodeBody, init: ResponseInit) {
+    super(body as unknown as BodyInit, init);
+    // A client gone mid-answer destroys the stream, which undici reports as an 'error' event
+    // (RequestAbortedError); the pipe's owner handles it, this keeps it from being uncaught.
+    body.on("error", () => {});
+    this[UPSTREAM_NATIVE_BODY] = body;
+  }
+  override get body(): ReadableStream<Uint8Array<ArrayBuffer>> {
+    this.#web ??= toWebStream(this[UPSTREAM_NATIVE_BODY]);
+    return this.#web;
+  }
+}
+
+/** undici's header record as `HeadersInit`, each value of a repeated header its own entry. */
+function toHeadersInit(headers: Record<string, string | string[] | undefined>): HeadersInit {
+  let pairs: [string, string][] | undefined;
+  for (const name in headers) {
+    if (Array.isArray(headers[name])) {
+      pairs = [];
+      break;
+    }
+  }
+  if (!pairs) return headers as Record<string, string>;
+  for (const [name, value] of Object.entries(headers)) {
+    if (Array.isArray(value)) for (const item of value) pairs.push([name, item]);
+    else if (value !== undefined) pairs.push([name, value]);
+  }
+  return pairs;
+}
+
+/** The request headers as the record undici takes, without copying a record given as one. */
+function toHeaderRecord(init: HeadersInit | undefined): Record<string, string> {
+  if (init && !(init instanceof Headers) && !Array.isArray(init)) return init as Record<string, string>;
+  const headers: Record<string, string> = {};
+  const source = init instanceof Headers ? init : new Headers(init);
+  source.forEach((value, name) => {
+    headers[name] = value;
+  });
+  return headers;
+}
+
 /** Creates the Node upstream fetch (one connection pool per gateway). */
 export function createNodeUpstreamFetch(options: NodeUpstreamFetchOptions = {}): UpstreamFetch {
   const dispatcher = new Agent({ keepAliveTimeout: options.keepAliveTimeoutMs ?? 10_000 });
   return async (url, init) => {
-    const headers: Record<string, string> = {};
-    new Headers(init.headers).forEach((value, name) => {
-      headers[name] = value;
-    });
+    const headers = toHeaderRecord(init.headers);
     const method = (init.method ?? "GET").toUpperCase() as Method;
     // undici takes an EventEmitter as its abort signal: much cheaper than an AbortController.
     const abort = new EventEmitter();
@@ -69,24 +128,28 @@ export function createNodeUpstreamFetch(options: NodeUpstreamFetchOptions = {}):
       abort.emit("abort");
     });
     let answer: Awaited<ReturnType<typeof request>>;
+    let small: Uint8Array<ArrayBuffer> | undefined;
     try {
       answer = await request(url, { method, headers, body: toRequestBody(armed.body), signal: abort, dispatcher });
+      const bodyless = method === "HEAD" || answer.statusCode === 204 || answer.statusCode === 304;
+      // A small declared body is read whole (still within the timeout) and sent on as one
+      // buffer: one socket write, no stream pipeline per call (most API answers are a few KB).
+      if (!bodyless && Number(answer.headers["content-length"] ?? Number.NaN) <= BUFFERED_BODY_MAX_BYTES) {
+        small = new Uint8Array(await answer.body.arrayBuffer());
+      }
     } catch (error) {
       if (timedOut) throw new UpstreamTimeoutError("no response in time", { cause: error });
       throw error;
     } finally {
       armed.disarm();
     }
-    const responseHeaders = new Headers();
-    for (const [name, value] of Object.entries(answer.headers)) {
-      if (Array.isArray(value)) for (const item of value) responseHeaders.append(name, item);
-      else if (value !== undefined) responseHeaders.append(name, value);
-    }
+    const responseHeaders = toHeadersInit(answer.headers);
     const status = answer.statusCode;
     if (method === "HEAD" || status === 204 || status === 304) {
       answer.body.dump().catch(() => {});
-      return new Response(null, { status, headers: responseHeaders });
+      return new FastResponse(null, { status, headers: responseHeaders });
     }
-    return new Response(toWebStream(answer.body), { status, headers: responseHeaders });
+    if (small) return withNativeBody(new FastResponse(small, { status, headers: responseHeaders }), small);
+    return new NodeUpstreamResponse(answer.body, { status, headers: responseHeaders });
   };
 }

@@ -4,6 +4,7 @@
  * mounted and answer 503 `upstream_unavailable` (reason `not_configured`), with a warning at
  * start-up, so the zero-config start works before any upstream account exists.
  */
+import type { HTTPResponse } from "h3";
 import { missingUpstreamFields, type UpstreamConfig } from "../config/upstreams-schema.ts";
 import type { GatewayContext } from "../gateway-context.ts";
 import { handleProxyRequest } from "./handle-proxy-request.ts";
@@ -19,7 +20,7 @@ export interface ProxyUpstream {
 export interface ApiProxy {
   upstreams: ReadonlyMap<string, ProxyUpstream>;
   /** Answers one request to `/api/{upstreamId}/...` (never throws). */
-  handle(upstreamId: string, request: Request, requestId: string): Promise<Response>;
+  handle(upstreamId: string, request: Request, requestId: string): Promise<Response | HTTPResponse>;
 }
 
 /** Creates the proxy for `ctx.config.upstreams`. */

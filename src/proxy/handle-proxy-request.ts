@@ -6,6 +6,7 @@
  * 502 `upstream_unavailable`, 504 `upstream_timeout`). Every answer carries `X-Request-Id`.
  */
 
+import { HTTPResponse } from "h3";
 import { readBearerCredential } from "../auth/authenticate-client.ts";
 import { answerProxyPreflight, checkRequestOrigin, isPreflight } from "../auth/cors.ts";
 import { checkProxyPath, isProxyCallAllowed } from "../auth/proxy-scopes.ts";
@@ -16,7 +17,7 @@ import { TokenFetchError } from "./fetch-access-token.ts";
 import { buildClientHeaders, buildUpstreamHeaders } from "./forward-headers.ts";
 import { prepareProxyBody } from "./replayable-body.ts";
 import { sendUpstream } from "./send-upstream.ts";
-import { UpstreamNetworkError, UpstreamTimeoutError } from "./upstream-fetch.ts";
+import { passOnBody, UpstreamNetworkError, UpstreamTimeoutError } from "./upstream-fetch.ts";
 
 const AUTH_MESSAGES = {
   missing_credentials: "an API key or token is required (Authorization: Bearer <credential>)",
@@ -62,7 +63,7 @@ async function forward(
   path: string,
   requestId: string,
   extraHeaders: Record<string, string>,
-): Promise<Response> {
+): Promise<HTTPResponse> {
   const { config } = upstream;
   const credentials = upstream.credentials;
   if (!credentials || !config.baseUrl) {
@@ -91,7 +92,9 @@ async function forward(
   );
   ctx.metrics.observe("gateway_proxy_upstream_seconds", performance.now() - started, { upstream: config.id });
   const bodyless = request.method === "HEAD" || response.status === 204 || response.status === 304;
-  return new Response(bodyless ? null : response.body, {
+  // h3's HTTPResponse hands the body to the runtime's server as it is: on Node the upstream's
+  // Node stream is piped into the socket, skipping a Web-stream read per chunk (upstream-fetch.ts).
+  return new HTTPResponse(bodyless ? null : passOnBody(response), {
     status: response.status,
     statusText: response.statusText,
     headers: buildClientHeaders(response.headers, requestId, extraHeaders),
@@ -105,14 +108,14 @@ export async function handleProxyRequest(
   upstreamIdParam: string,
   request: Request,
   requestId: string,
-): Promise<Response> {
+): Promise<Response | HTTPResponse> {
   const url = new URL(request.url);
   const { id, path } = splitProxyPath(url.pathname);
   const upstreamId = id || upstreamIdParam;
   const upstream = proxy.upstreams.get(upstreamId);
   const label = upstream ? upstreamId : "unknown";
   let extraHeaders: Record<string, string> = {};
-  let response: Response;
+  let response: Response | HTTPResponse;
   try {
     if (isPreflight(request)) {
       response = answerProxyPreflight(ctx.config.clients, upstreamId, request);

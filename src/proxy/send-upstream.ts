@@ -60,10 +60,14 @@ export async function sendUpstream(
 
   const exchange = async (rejected?: string) => {
     const auth = await credentials.authorize(rejected);
-    const headers = new Headers(call.headers);
-    headers.set("authorization", auth.header);
+    // A plain record (lower-case names): the runtime's fetch takes it without another Headers copy.
+    const headers: Record<string, string> = {};
+    call.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    headers.authorization = auth.header;
     // A streamed body keeps its declared length, so the upstream sees no chunked upload.
-    if (call.body.kind === "stream" && call.body.length) headers.set("content-length", call.body.length);
+    if (call.body.kind === "stream" && call.body.length) headers["content-length"] = call.body.length;
     const init = { method: call.method, headers, ...bodyInit(call.body) };
     const response = await callUpstream(hooks.fetch, call.url, init, upstream.timeoutMs);
     return { response, token: auth.token };

@@ -26,6 +26,21 @@ export class RetryableStatusError extends Error {
   }
 }
 
+/**
+ * Where a runtime's `UpstreamFetch` may attach the response body in the form its own server
+ * writes without Web-stream piping (the Node adapter: undici's Node stream, which srvx pipes
+ * straight into the socket). The proxy passes it to h3 unchanged; `response.body` stays usable
+ * for everything else (cancel on retry, `json()` of token answers) and is used when absent.
+ */
+export const UPSTREAM_NATIVE_BODY: unique symbol = Symbol.for("gateway.upstream-native-body");
+
+/** The body to send on to the client: the runtime's native one when attached, else `response.body`. */
+export function passOnBody(response: Response): BodyInit | null {
+  // Typed as BodyInit for h3's HTTPResponse, which hands any body to the runtime's server as is.
+  const native = (response as { [UPSTREAM_NATIVE_BODY]?: BodyInit })[UPSTREAM_NATIVE_BODY];
+  return native ?? response.body;
+}
+
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
 
 /** `Retry-After` in milliseconds from now (delta-seconds or an HTTP date); undefined when absent or invalid. */
