@@ -38,6 +38,8 @@ export interface GatewayOptions {
   crypto?: CryptoPort;
   /** Default: `readRawBody` (Web streams). The Node adapter reads the IncomingMessage directly. */
   readBody?: GatewayContext["readBody"];
+  /** Default: iterate the request's `Headers`. The Node adapter reads the raw header pairs. */
+  listHeaders?: GatewayContext["listHeaders"];
   /** Default: the system clock. Tests inject their own. */
   clock?: Clock;
   /** Default: the runtime's `fetch`. The Node adapter supplies a faster one for proxied calls. */
@@ -85,6 +87,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     store,
     crypto,
     readBody: options.readBody ?? readRawBody,
+    listHeaders: options.listHeaders,
     upstreamFetch: options.upstreamFetch ?? fetchUpstream,
     metrics,
     logger,

@@ -32,6 +32,11 @@ export interface GatewayContext {
   upstreamFetch: UpstreamFetch;
   /** Reads a request body as exact bytes up to a limit (runtime adapters may supply a faster one). */
   readBody: (request: Request, limit: number) => Promise<RawBodyResult>;
+  /**
+   * Lists a request's headers as lower-cased name -> value, repeated names joined by ", " (what
+   * iterating its `Headers` gives); runtime adapters may read them without building a `Headers`.
+   */
+  listHeaders?: (request: Request) => Record<string, string>;
   /** Notified after each durable append (outbox, live stream). */
   hub: EventHub;
   /** Authenticates clients (API keys, JWTs). */

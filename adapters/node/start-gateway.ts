@@ -15,6 +15,7 @@ import { readStreamOptionsFromEnv, type StreamOptionsInput } from "../../src/str
 import type { CorkPeer } from "../../src/stream/websocket-transport.ts";
 import { createSinks } from "./create-sinks.ts";
 import { createConfiguredStore } from "./create-store.ts";
+import { listNodeHeaders } from "./list-node-headers.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
 import { readNodeBody } from "./read-node-body.ts";
@@ -68,6 +69,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     store,
     crypto: createNodeCrypto(),
     readBody: readNodeBody,
+    listHeaders: listNodeHeaders,
     upstreamFetch: createNodeUpstreamFetch(),
     logger,
     stream,

@@ -131,7 +131,7 @@ export async function receiveWebhook(
     event,
     rawBody: stored.text,
     rawBodyEncoding: stored.encoding,
-    headers: redactHeaders(request.headers),
+    headers: redactHeaders(ctx.listHeaders ? ctx.listHeaders(request) : request.headers),
     marks,
   };
   let inserted: boolean;
