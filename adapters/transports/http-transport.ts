@@ -8,6 +8,7 @@
  */
 import { createHmac } from "node:crypto";
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import { EventEmitter } from "node:events";
 import { Agent, request } from "undici";
 import type { HttpDestination } from "../../src/delivery/http/http-destination-schema.ts";
 import { createHttpSink, type HttpSendResult, type HttpTransport } from "../../src/delivery/http/http-sink.ts";
@@ -98,24 +99,24 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     async send(req, { signal, timeoutMs }): Promise<HttpSendResult> {
       const refusal = literalRefusal(req.url);
       if (refusal) return { ok: false, failure: "refused", detail: refusal };
-      // One controller for the caller's abort and the attempt's deadline (cheaper per request
-      // than AbortSignal.any over AbortSignal.timeout).
-      const controller = new AbortController();
+      if (signal.aborted) return { ok: false, failure: "aborted", detail: "aborted" };
+      // One abort source for the caller's abort and the attempt's deadline. undici takes an
+      // EventEmitter as its signal: much cheaper per request than an AbortController.
+      const abort = new EventEmitter();
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
-        controller.abort();
+        abort.emit("abort");
       }, timeoutMs);
-      const onAbort = () => controller.abort();
-      if (signal.aborted) controller.abort();
-      else signal.addEventListener("abort", onAbort, { once: true });
+      const onAbort = () => abort.emit("abort");
+      signal.addEventListener("abort", onAbort, { once: true });
       try {
         const response = await request(req.url, {
           dispatcher: agent,
           method: "POST",
           headers: req.headers,
           body: req.body,
-          signal: controller.signal,
+          signal: abort,
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
         });

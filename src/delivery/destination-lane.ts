@@ -58,8 +58,16 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
   const due = createDueQueue();
   const order = createSubjectOrder(policy.ordering === "subject");
   const waiting = new Map<string, DeliveryRecord>();
-  const inflight = new Map<string, AbortController>();
+  const inflight = new Set<string>();
+  // One controller for the lane: only shutdown aborts attempts, and it aborts all of them.
+  const lifetime = new AbortController();
   const labels = { destination: destinationId };
+  // Label sets built once per lane, not per attempt.
+  const attemptLabels = {
+    success: { ...labels, outcome: "success" },
+    failure: { ...labels, outcome: "failure" },
+  };
+  const finalLabels = { delivered: { ...labels, outcome: "delivered" }, dead: { ...labels, outcome: "dead" } };
   const backlog = createGauge(deps.metrics, "gateway_delivery_backlog", labels);
   const breakerGauge = createGauge(deps.metrics, "gateway_destination_breaker_open", labels);
   let paused = saved?.paused ?? false;
@@ -126,21 +134,20 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
 
   const attempt = (record: DeliveryRecord, now: number) => {
     waiting.delete(record.eventId);
-    const controller = new AbortController();
-    inflight.set(record.eventId, controller);
+    inflight.add(record.eventId);
     const delivering: DeliveryRecord = { ...record, state: "delivering", updatedAt: now };
     // Not awaited: the attempt need not wait for this write. If the process dies first, the
     // record is still due in the outbox and is simply attempted again.
     deps.track(deps.persist([delivering]));
-    deps.track(run(delivering, now, controller));
+    deps.track(run(delivering, now));
   };
 
-  const run = async (record: DeliveryRecord, at: number, controller: AbortController) => {
-    const outcome = await runAttempt(deps.store, deps.sink, record.eventId, at, controller.signal);
+  const run = async (record: DeliveryRecord, at: number) => {
+    const outcome = await runAttempt(deps.store, deps.sink, record.eventId, at, lifetime.signal);
     inflight.delete(record.eventId);
     // An attempt cut short by shutdown is not an outcome: the outbox still says "delivering"
     // and the next start attempts it again.
-    if (stopped && controller.signal.aborted) return;
+    if (stopped && lifetime.signal.aborted) return;
     await finish(record, outcome);
   };
 
@@ -148,7 +155,7 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
     const now = clock.now();
     const applied = applyAttemptResult(record, result, attemptLog, policy, now, deps.random());
     let next = applied.record;
-    deps.metrics.inc("gateway_delivery_attempts_total", { ...labels, outcome: result.ok ? "success" : "failure" });
+    deps.metrics.inc("gateway_delivery_attempts_total", result.ok ? attemptLabels.success : attemptLabels.failure);
     deps.metrics.observe("gateway_delivery_attempt_seconds", latencyMs, labels);
     if (result.ok) {
       breaker.onSuccess();
@@ -159,7 +166,7 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
       if (!result.permanent) breaker.onFailure(now);
     }
     if (applied.outcome !== "retry") {
-      deps.metrics.inc("gateway_deliveries_total", { ...labels, outcome: applied.outcome });
+      deps.metrics.inc("gateway_deliveries_total", finalLabels[applied.outcome]);
       order.remove(record);
     } else {
       next = { ...next, state: waitingState(next) };
@@ -266,7 +273,7 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
     },
     /** Aborts the attempts in flight; their records stay "delivering" and are retried on restart. */
     abortInflight() {
-      for (const controller of inflight.values()) controller.abort(new Error("gateway shutting down"));
+      lifetime.abort(new Error("gateway shutting down"));
     },
   };
 }

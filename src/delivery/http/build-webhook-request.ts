@@ -16,6 +16,8 @@ export interface WebhookRequest {
   body: Uint8Array;
 }
 
+const encoder = new TextEncoder();
+
 export const USER_AGENT = "svc-gateway/0.1 (+standard-webhooks)";
 
 /** Never forwarded in relay mode besides hop-by-hop headers: recomputed, or our own. */
@@ -49,7 +51,7 @@ export async function buildWebhookRequest(
   hmac?: HmacSha256,
 ): Promise<WebhookRequest> {
   const relay = destination.mode === "relay";
-  const body = relay ? fromBase64(record.rawBody) : new TextEncoder().encode(JSON.stringify(record.event));
+  const body = relay ? fromBase64(record.rawBody) : encoder.encode(JSON.stringify(record.event));
   const timestamp = Math.floor(nowMs / 1000);
   const headers: Record<string, string> = {
     ...(relay ? relayableHeaders(record.headers) : { "content-type": "application/cloudevents+json; charset=utf-8" }),
