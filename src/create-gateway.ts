@@ -29,7 +29,7 @@ import type { StoreDriver } from "./store/contract.ts";
 import { createLiveStream, type LiveStream } from "./stream/live-stream.ts";
 import { openEventStream } from "./stream/sse-transport.ts";
 import type { StreamOptionsInput } from "./stream/stream-options.ts";
-import { type CorkPeer, createWebSocketRoute } from "./stream/websocket-transport.ts";
+import { type CorkPeer, createWebSocketRoute, type PeerTextSender } from "./stream/websocket-transport.ts";
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -50,6 +50,8 @@ export interface GatewayOptions {
   stream?: StreamOptionsInput;
   /** Batches a WebSocket peer's writes during a fan-out, where the runtime can (Node adapter). */
   corkWebSocket?: CorkPeer;
+  /** Sends live frames to a WebSocket peer for less than `peer.send`, where the runtime can (Node adapter). */
+  sendWebSocketText?: PeerTextSender;
   /** The outbox and sinks of the delivery engine. Default: nothing is delivered (no transports). */
   delivery?: DeliveryEngineOptions;
 }
@@ -122,7 +124,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     await requireAdmin(ctx, event.req);
     return getEvent(ctx, event.context.params?.id ?? "");
   });
-  app.get("/ws", createWebSocketRoute(ctx, live, options.corkWebSocket));
+  app.get("/ws", createWebSocketRoute(ctx, live, options.corkWebSocket, options.sendWebSocketText));
   app.get("/stream", (event) => openEventStream(ctx, live, event.req, event.url));
   app.post("/auth/stream-token", (event) => mintStreamToken(ctx, event.req, live.options));
   registerDeliveryRoutes(app, ctx);

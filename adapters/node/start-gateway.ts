@@ -18,6 +18,7 @@ import { createConfiguredStore } from "./create-store.ts";
 import { listNodeHeaders } from "./list-node-headers.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
+import { sendNodeWebSocketText } from "./node-websocket-text.ts";
 import { readNodeBody } from "./read-node-body.ts";
 import { createStdoutLogWriter } from "./stdout-log-writer.ts";
 
@@ -74,6 +75,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     logger,
     stream,
     corkWebSocket: corkNodeWebSocket,
+    sendWebSocketText: sendNodeWebSocketText,
     delivery: { outbox, sinks },
   });
   await gateway.runMaintenance();

@@ -24,12 +24,22 @@ const MAX_MESSAGE_LENGTH = 16 * 1024;
  */
 export type CorkPeer = (peer: Peer) => (() => void) | undefined;
 
-function peerSink(peer: Peer, corkPeer: CorkPeer | undefined): StreamSink {
+/**
+ * Supplied by a runtime adapter that sends a text frame to a peer for less than `peer.send`
+ * (Node: each event's frame encoded once for all subscribers and handed to `ws` as bytes);
+ * returns undefined to use `peer.send`. Called once per peer.
+ */
+export type PeerTextSender = (peer: Peer) => ((frame: string) => void) | undefined;
+
+function peerSink(peer: Peer, corkPeer: CorkPeer | undefined, textSender: PeerTextSender | undefined): StreamSink {
+  const fast = textSender?.(peer);
   return {
     cork: corkPeer ? () => corkPeer(peer) ?? (() => {}) : undefined,
-    send: (frame) => {
-      peer.send(frame);
-    },
+    send:
+      fast ??
+      ((frame) => {
+        peer.send(frame);
+      }),
     heartbeat: (cursor, now) => {
       peer.send(heartbeatFrame(cursor, now));
     },
@@ -52,11 +62,16 @@ function refusedHooks(refusal: Refusal): Partial<Hooks> {
   };
 }
 
-function acceptedHooks(live: LiveStream, grant: StreamGrant, corkPeer: CorkPeer | undefined): Partial<Hooks> {
+function acceptedHooks(
+  live: LiveStream,
+  grant: StreamGrant,
+  corkPeer: CorkPeer | undefined,
+  textSender: PeerTextSender | undefined,
+): Partial<Hooks> {
   let session: StreamSession | undefined;
   return {
     open(peer) {
-      session = createStreamSession(live, grant, peerSink(peer, corkPeer));
+      session = createStreamSession(live, grant, peerSink(peer, corkPeer, textSender));
       return session.start();
     },
     message(peer, message) {
@@ -88,11 +103,16 @@ function acceptedHooks(live: LiveStream, grant: StreamGrant, corkPeer: CorkPeer 
 }
 
 /** The `/ws` route handler. */
-export function createWebSocketRoute(ctx: GatewayContext, live: LiveStream, corkPeer?: CorkPeer) {
+export function createWebSocketRoute(
+  ctx: GatewayContext,
+  live: LiveStream,
+  corkPeer?: CorkPeer,
+  textSender?: PeerTextSender,
+) {
   return defineWebSocketHandler(
     async (event) => {
       const result = await authorizeSubscriber(ctx, live.destinationIds, event.req, event.url);
-      return result.ok ? acceptedHooks(live, result.grant, corkPeer) : refusedHooks(result.refusal);
+      return result.ok ? acceptedHooks(live, result.grant, corkPeer, textSender) : refusedHooks(result.refusal);
     },
     () => {
       throw createGatewayError(426, "invalid_request", "this endpoint speaks WebSocket (send an Upgrade request)", {
