@@ -5,7 +5,8 @@
  *   - latency: the fan-out gateway at a fixed rate, from the client seeing the 202 to each
  *     destination receiving the event (p50/p99 per destination and over all four);
  *   - throughput: closed loop for the same time, events/s until the last of the four
- *     destinations has every event (sustained end-to-end rate), as a ratio of ingress only.
+ *     destinations has every event (sustained end-to-end rate), as a ratio of ingress only;
+ *   - the same with one HTTP destination only (target: >= 0.6 of ingress only).
  * Destinations whose server is missing here (redis-server) are left out and named in the output.
  */
 import { randomBytes } from "node:crypto";
@@ -14,6 +15,7 @@ import type { AddressInfo } from "node:net";
 import { Agent, request } from "undici";
 import { startRedisServer } from "../../test/helpers/redis-server.ts";
 import type { LoadRequest } from "../lib/autocannon-run.ts";
+import { withCpu } from "../lib/cpu-meter.ts";
 import { createWebhookGenerator, type WebhookSecrets } from "../lib/signed-webhooks.ts";
 import { startBenchGateway } from "./ingress.ts";
 
@@ -261,6 +263,12 @@ export async function benchFanout(options: FanoutOptions = {}): Promise<Record<s
         `delivered to all ${destinations.length} ${sustained} events/s (ratio to ingress only ${Math.round((sustained / ingressRate) * 100) / 100})`,
     );
     console.log(`  delivered per destination: ${perDestination.map(([id, eps]) => `${id} ${eps}/s`).join(", ")}`);
+    const single = await oneHttpDestination((secrets) => generator(secrets, "single"), seconds, concurrency);
+    const singleRatio = Math.round((single.delivered / ingressRate) * 100) / 100;
+    console.log(
+      `one HTTP destination, ${concurrency} in flight: accepted ${single.accepted} events/s, delivered ${single.delivered} events/s ` +
+        `(ratio to ingress only ${singleRatio}, target >= 0.6)   cpu: gateway ${single.cpuPercent}%`,
+    );
     return {
       destinations: destinations.map((d) => d.id).join(","),
       missing,
@@ -273,10 +281,50 @@ export async function benchFanout(options: FanoutOptions = {}): Promise<Record<s
       fanout_delivered_eps: sustained,
       ...Object.fromEntries(perDestination.map(([id, eps]) => [`${id}_delivered_eps`, eps])),
       ratio_to_ingress: Math.round((sustained / ingressRate) * 100) / 100,
+      one_http_accepted_eps: single.accepted,
+      one_http_delivered_eps: single.delivered,
+      one_http_ratio_to_ingress: singleRatio,
       failed_requests: paced.failed + loaded.failed,
     };
   } finally {
     await fanout.cleanup();
     await Promise.all(destinations.map((d) => d.close()));
+  }
+}
+
+/**
+ * Sustained delivery to a single HTTP destination (the issue's fan-out target): a gateway routing
+ * every event to one signed HTTP sink, closed loop for `seconds`, then until the sink has every
+ * accepted event; events/s end to end and the gateway's CPU over that time.
+ */
+async function oneHttpDestination(
+  next: (secrets: WebhookSecrets) => () => LoadRequest,
+  seconds: number,
+  concurrency: number,
+): Promise<{ accepted: number; delivered: number; cpuPercent: number }> {
+  const sink = await httpReceiver("http-only");
+  const gateway = await startBenchGateway({
+    log: { level: "warn" },
+    destinations: [sink.config],
+    routes: [{ destinations: [sink.id] }],
+  });
+  try {
+    const generate = next(gateway.secrets);
+    const warm = await drive(gateway.gateway.url, generate, { seconds: 2, concurrency: 8 });
+    await awaitReceipts([sink], warm.accepted.keys());
+    const { result, cpuPercent } = await withCpu({ gateway: gateway.gateway.child.pid }, async () => {
+      const run = await drive(gateway.gateway.url, generate, { seconds, concurrency });
+      const last = await awaitReceipts([sink], run.accepted.keys());
+      return { run, last };
+    });
+    const { run, last } = result;
+    return {
+      accepted: Math.round(run.accepted.size / ((run.ended - run.started) / 1000)),
+      delivered: Math.round(run.accepted.size / ((last - run.started) / 1000)),
+      cpuPercent: cpuPercent.gateway ?? 0,
+    };
+  } finally {
+    await gateway.cleanup();
+    await sink.close();
   }
 }
