@@ -7,6 +7,7 @@
  *
  *   node --import tsx bench/lib/profile-path.ts ingress|proxy|fanout [seconds] [connections]
  *
+ * `PROFILE_STORE=disk` runs ingress and fan-out on the disk store instead.
  * `fanout` is one HTTP destination: closed loop of `connections` webhooks in flight, then waits
  * until the destination has every accepted event; prints accepted/s, delivered/s and the
  * gateway CPU per delivered event, next to an ingress-only gateway measured the same way.
@@ -29,6 +30,11 @@ const FAKE = new URL("../../test/fakes/esign-fake-process.ts", import.meta.url).
 
 const [path = "ingress", secondsArg = "5", connectionsArg = "50"] = process.argv.slice(2);
 const seconds = Number(secondsArg);
+
+/** The memory store unless `PROFILE_STORE=disk` (then startBenchGateway's disk store in a temp dir). */
+function storeConfig(): Record<string, unknown> {
+  return process.env.PROFILE_STORE === "disk" ? {} : { store: { driver: "memory" } };
+}
 const connections = Number(connectionsArg);
 
 async function measured<T extends { total: number }>(gateway: Spawned, work: () => Promise<T>) {
@@ -42,7 +48,7 @@ async function measured<T extends { total: number }>(gateway: Spawned, work: () 
 }
 
 async function ingress() {
-  const { gateway, secrets, cleanup } = await startBenchGateway({ store: { driver: "memory" } });
+  const { gateway, secrets, cleanup } = await startBenchGateway(storeConfig());
   try {
     const generate = createWebhookGenerator(secrets, randomBytes(4).toString("hex"));
     await runLoad(gateway.url, generate, { connections, durationSeconds: 2 });
@@ -139,7 +145,7 @@ async function drive(url: string, next: ReturnType<typeof createWebhookGenerator
 }
 
 async function fanout() {
-  const only = await startBenchGateway({ store: { driver: "memory" }, log: { level: "warn" } });
+  const only = await startBenchGateway({ ...storeConfig(), log: { level: "warn" } });
   let ingressRate: number;
   let ingressUs: number;
   try {
@@ -166,7 +172,7 @@ async function fanout() {
   const url = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/hook`;
   const whsec = `whsec_${randomBytes(32).toString("base64")}`;
   const withSink = await startBenchGateway({
-    store: { driver: "memory" },
+    ...storeConfig(),
     log: { level: "warn" },
     destinations: [
       { id: "http-1", type: "http", url, secrets: [whsec], allowCidrs: ["127.0.0.1/32"], concurrency: 16 },
