@@ -4,7 +4,9 @@
  * standard per call and costs two to three times as much CPU per proxied request; the proxy
  * needs none of that (no redirects followed, no CORS, no cache). Bodies stream both ways with
  * backpressure; a streamed request body keeps its declared `Content-Length`. The timeout covers
- * the wait for the response headers once the body is sent (`armHeaderTimeout`).
+ * the wait for the response headers once the body is sent (`armHeaderTimeout`), and for an
+ * answer small enough to be read whole (<= 64 KiB declared), the wait for its body too. The
+ * answer's body reaches the client's socket without Web streams (`UPSTREAM_NATIVE_BODY`).
  */
 import { EventEmitter } from "node:events";
 import { Readable } from "node:stream";
