@@ -4,8 +4,8 @@
  * `adapters/cloudflare`) call this and serve `gateway.app`.
  */
 import { H3 } from "h3";
-import { requireAdmin } from "./auth/admin-auth.ts";
 import { createClientAuthenticator } from "./auth/authenticate-client.ts";
+import { requireEventsAccess } from "./auth/events-access.ts";
 import { mintStreamToken } from "./auth/stream-token.ts";
 import type { GatewayConfig } from "./config/schema.ts";
 import { type CryptoPort, createWebCrypto } from "./crypto/crypto-port.ts";
@@ -112,11 +112,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     receiveWebhook(ctx, event.context.params?.sourceId ?? "", event.req, requestIdOf(event.req)),
   );
   app.get("/events", async (event) => {
-    await requireAdmin(ctx, event.req);
+    await requireEventsAccess(ctx, event.req);
     return listEvents(ctx, event.url);
   });
   app.get("/events/:id", async (event) => {
-    await requireAdmin(ctx, event.req);
+    await requireEventsAccess(ctx, event.req);
     return getEvent(ctx, event.context.params?.id ?? "");
   });
   app.get("/ws", createWebSocketRoute(ctx, live, options.corkWebSocket));
