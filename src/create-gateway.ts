@@ -17,6 +17,7 @@ import { createEventHub } from "./events/event-hub.ts";
 import { type Clock, type GatewayContext, systemClock, type UpstreamFetch } from "./gateway-context.ts";
 import { readRawBody } from "./ingress/read-raw-body.ts";
 import { receiveWebhook } from "./ingress/receive-webhook.ts";
+import { createVerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
 import { getEvent, listEvents } from "./log/event-log-api.ts";
 import { checkHealth } from "./ops/check-health.ts";
 import { createLogger, type Logger } from "./ops/logger.ts";
@@ -93,6 +94,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     routes: compileRoutes(config.routes),
     hub: createEventHub((error) => logger.error("event subscriber failed", { error: String(error) })),
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
+    verificationLimiter: createVerificationFailureLimiter(config.ingress.failedVerificationLimit, () => clock.now()),
   };
   ctx.delivery = options.delivery && createDeliveryEngine(ctx, options.delivery);
 

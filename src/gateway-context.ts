@@ -10,6 +10,7 @@ import type { CryptoPort } from "./crypto/crypto-port.ts";
 import type { DeliveryEngine } from "./delivery/delivery-engine.ts";
 import type { EventHub } from "./events/event-hub.ts";
 import type { RawBodyResult } from "./ingress/read-raw-body.ts";
+import type { VerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
 import type { Logger } from "./ops/logger.ts";
 import type { Metrics } from "./ops/metrics.ts";
 import type { CompiledRoute } from "./routes/match-routes.ts";
@@ -31,7 +32,9 @@ export interface GatewayContext {
   /** `fetch` for the API proxy's upstream calls (runtime adapters may supply a faster one). */
   upstreamFetch: UpstreamFetch;
   /** Reads a request body as exact bytes up to a limit (runtime adapters may supply a faster one). */
-  readBody: (request: Request, limit: number) => Promise<RawBodyResult>;
+  readBody: (request: Request, limit: number, deadlineMs?: number) => Promise<RawBodyResult>;
+  /** Refuses addresses that keep failing webhook verification (src/ingress/verification-failure-limiter.ts). */
+  verificationLimiter?: VerificationFailureLimiter;
   /** Notified after each durable append (outbox, live stream). */
   hub: EventHub;
   /** Authenticates clients (API keys, JWTs). */

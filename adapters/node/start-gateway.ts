@@ -13,6 +13,7 @@ import { createLogger, type Logger } from "../../src/ops/logger.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
 import { readStreamOptionsFromEnv, type StreamOptionsInput } from "../../src/stream/stream-options.ts";
 import type { CorkPeer } from "../../src/stream/websocket-transport.ts";
+import { applyConnectionLimits, nodeServerOptions } from "./connection-limits.ts";
 import { createSinks } from "./create-sinks.ts";
 import { createConfiguredStore } from "./create-store.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
@@ -86,6 +87,9 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     port: options.port ?? config.server.port,
     silent: true,
     gracefulShutdown: false,
+    // Timeouts, `X-Forwarded-For` trust and connection caps: README "Security".
+    trustProxy: config.server.trustProxy,
+    node: nodeServerOptions(config.server),
     plugins: [
       ws({
         options: {
@@ -99,8 +103,9 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
       }),
     ],
   });
-  await server.ready();
   const nodeServer = server.node?.server as Server | undefined;
+  if (nodeServer) applyConnectionLimits(nodeServer, config.server, logger);
+  await server.ready();
   const address = nodeServer?.address();
   const port = address && typeof address === "object" ? address.port : Number(new URL(server.url ?? "").port);
   const host = options.host ?? config.server.host;

@@ -15,6 +15,7 @@ import { normalizeEvent } from "../events/normalize-event.ts";
 import type { GatewayContext } from "../gateway-context.ts";
 import { redactHeaders } from "../ops/logger.ts";
 import { type EventRecord, toDedupeKey } from "../store/contract.ts";
+import { clientAddressOf, guardBeforeBody } from "./ingress-guards.ts";
 import { verifyWebhook } from "./verify-webhook.ts";
 
 const STORE_RETRY_AFTER_SECONDS = "5";
@@ -52,7 +53,17 @@ export async function receiveWebhook(
   };
   if (!source) throw reject(404, "unknown_source", "no webhook source with this id", "unknown_source");
 
-  const body = await ctx.readBody(request, source.bodyLimitBytes);
+  // Before any byte of the body is read: refuse addresses that keep failing verification, and
+  // headers that can never verify (README "Security"; ingress-guards.ts).
+  const refused = await guardBeforeBody(ctx, source, request);
+  if (refused) throw reject(refused.status, refused.code, refused.message, refused.reason, refused.extra);
+
+  const body = await ctx.readBody(request, source.bodyLimitBytes, source.bodyTimeoutMs);
+  if (!body.ok && body.reason === "timeout") {
+    throw reject(408, "request_timeout", `the body did not arrive within ${source.bodyTimeoutMs} ms`, "body_timeout", {
+      headers: { connection: "close" },
+    });
+  }
   if (!body.ok) {
     throw reject(
       413,
@@ -71,6 +82,7 @@ export async function receiveWebhook(
   const receivedAt = ctx.clock.now();
   const verified = await verifyWebhook(source, request.headers, body.bytes, receivedAt, ctx.crypto);
   if (!verified.ok) {
+    if (verified.reason !== "timestamp_out_of_tolerance") ctx.verificationLimiter?.recordFailure(clientAddressOf(request));
     if (verified.reason === "timestamp_out_of_tolerance") {
       throw reject(
         401,
