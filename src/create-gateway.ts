@@ -22,6 +22,8 @@ import { getEvent, listEvents } from "./log/event-log-api.ts";
 import { checkHealth } from "./ops/check-health.ts";
 import { createLogger, type Logger } from "./ops/logger.ts";
 import { createMetrics, GATEWAY_METRICS, type Metrics } from "./ops/metrics.ts";
+import { requireOpsAccess } from "./ops/ops-access.ts";
+import { createWriteHealth } from "./ops/write-health.ts";
 import { createProxy } from "./proxy/create-proxy.ts";
 import { PROXY_METRICS } from "./proxy/proxy-metrics.ts";
 import { fetchUpstream } from "./proxy/upstream-fetch.ts";
@@ -94,6 +96,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     routes: compileRoutes(config.routes),
     hub: createEventHub((error) => logger.error("event subscriber failed", { error: String(error) })),
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
+    writeHealth: createWriteHealth(),
     verificationLimiter: createVerificationFailureLimiter(config.ingress.failedVerificationLimit, () => clock.now()),
   };
   ctx.delivery = options.delivery && createDeliveryEngine(ctx, options.delivery);
@@ -125,11 +128,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.get("/stream", (event) => openEventStream(ctx, live, event.req, event.url));
   app.post("/auth/stream-token", (event) => mintStreamToken(ctx, event.req, live.options));
   registerDeliveryRoutes(app, ctx);
-  app.get("/healthz", () => checkHealth(ctx));
-  app.get(
-    "/metrics",
-    () => new Response(metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } }),
-  );
+  app.get("/healthz", (event) => checkHealth(ctx, event.req));
+  app.get("/metrics", async (event) => {
+    await requireOpsAccess(ctx, event.req);
+    return new Response(metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
+  });
   const proxy = createProxy(ctx);
   app.all("/api/:upstreamId/**", (event) =>
     proxy.handle(event.context.params?.upstreamId ?? "", event.req, requestIdOf(event.req)),

@@ -13,6 +13,7 @@ import type { RawBodyResult } from "./ingress/read-raw-body.ts";
 import type { VerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
 import type { Logger } from "./ops/logger.ts";
 import type { Metrics } from "./ops/metrics.ts";
+import type { WriteHealth } from "./ops/write-health.ts";
 import type { CompiledRoute } from "./routes/match-routes.ts";
 import type { StoreDriver } from "./store/contract.ts";
 
@@ -43,6 +44,8 @@ export interface GatewayContext {
   routes: readonly CompiledRoute[];
   /** The delivery engine (outbox, retries, replay), when the runtime provides transports. */
   delivery?: DeliveryEngine;
+  /** Whether journal and outbox writes currently succeed (`/healthz` "cannot record"). */
+  writeHealth?: WriteHealth;
   /** Hashes (`sha256:<hex>`) of the admin API keys. */
   adminKeyHashes: ReadonlySet<string>;
 }

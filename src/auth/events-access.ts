@@ -12,9 +12,14 @@ import { readBearerCredential } from "./authenticate-client.ts";
 const CREDENTIAL = /^[\x21-\x7e]{1,4096}$/;
 
 function unauthorized() {
-  return createGatewayError(401, "unauthorized", "an admin API key or a client credential with the events scope is required", {
-    headers: { "www-authenticate": 'Bearer realm="gateway-admin"' },
-  });
+  return createGatewayError(
+    401,
+    "unauthorized",
+    "an admin API key or a client credential with the events scope is required",
+    {
+      headers: { "www-authenticate": 'Bearer realm="gateway-admin"' },
+    },
+  );
 }
 
 /** Throws 401 without a valid credential, 403 for a client without the events scope. */

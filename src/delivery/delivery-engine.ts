@@ -7,6 +7,7 @@ import type { GatewayContext } from "../gateway-context.ts";
 import { resolveDeliveryPolicy } from "./delivery-policy.ts";
 import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
 import type { DeliveryPage, DeliveryQuery, DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
+import { createRetryingPersist } from "./outbox-write-retry.ts";
 import { type BulkReplayFilter, type ReplayDeps, replayBulk, replayEvent } from "./replay-deliveries.ts";
 import { createRouteDispatcher } from "./route-dispatcher.ts";
 import { type Scheduler, systemScheduler } from "./scheduler.ts";
@@ -47,15 +48,15 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
   const types = new Map(ctx.config.destinations.map((d) => [d.id, d.type as string]));
   let unsubscribe: (() => void) | undefined;
 
-  const persist = async (records: DeliveryRecord[]) => {
-    try {
-      await outbox.saveDeliveries(records);
-    } catch (error) {
-      // The record stays at its previous durable state and is attempted again after a restart:
-      // at least once still holds.
-      logger.error("outbox write failed", { error: String(error), count: records.length });
-    }
-  };
+  // Failed writes are retried and the admin views show the unsaved state (outbox-write-retry.ts).
+  const writes = createRetryingPersist({
+    outbox,
+    scheduler,
+    logger,
+    writeHealth: ctx.writeHealth,
+    now: () => clock.now(),
+  });
+  const persist = writes.persist;
 
   const dispatcher = createRouteDispatcher({
     store: ctx.store,
@@ -131,6 +132,7 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
       }, options.stopGraceMs ?? 5000);
       await tracker.idle();
       clearTimeout(abort);
+      await writes.stop();
       await Promise.all(options.sinks.map((sink) => sink.close().catch(() => {})));
     },
 
@@ -141,7 +143,7 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
     has: (id: string) => lanes.has(id),
 
     async destinations(): Promise<DestinationHealth[]> {
-      const counts = await outbox.countByState();
+      const counts = await writes.countByState();
       return [...lanes.values()].map((lane) => ({
         ...lane.health(),
         type: types.get(lane.id) ?? "unknown",
@@ -157,8 +159,11 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
       await laneOf(id)?.resume();
     },
 
-    listDeliveries: (query: DeliveryQuery): Promise<DeliveryPage> => outbox.listDeliveries(query),
-    deliveriesOfEvent: (eventId: string) => outbox.listByEvent(eventId),
+    listDeliveries: async (query: DeliveryQuery): Promise<DeliveryPage> => {
+      const page = await outbox.listDeliveries(query);
+      return { ...page, deliveries: page.deliveries.map(writes.overlay) };
+    },
+    deliveriesOfEvent: async (eventId: string) => (await outbox.listByEvent(eventId)).map(writes.overlay),
 
     /** Delivers a recorded event again (see replay-deliveries.ts); undefined for an unknown event. */
     replayEvent: (eventId: string, destinationId?: string) => replayEvent(replayDeps, eventId, destinationId),

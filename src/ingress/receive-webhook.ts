@@ -82,7 +82,8 @@ export async function receiveWebhook(
   const receivedAt = ctx.clock.now();
   const verified = await verifyWebhook(source, request.headers, body.bytes, receivedAt, ctx.crypto);
   if (!verified.ok) {
-    if (verified.reason !== "timestamp_out_of_tolerance") ctx.verificationLimiter?.recordFailure(clientAddressOf(request));
+    if (verified.reason !== "timestamp_out_of_tolerance")
+      ctx.verificationLimiter?.recordFailure(clientAddressOf(request));
     if (verified.reason === "timestamp_out_of_tolerance") {
       throw reject(
         401,
@@ -152,8 +153,10 @@ export async function receiveWebhook(
     ({ inserted, seq } = await store.append(record, dedupeKey, source.dedupeWindowSeconds * 1000));
   } catch (cause) {
     await store.release(dedupeKey).catch(() => {});
+    ctx.writeHealth?.failed("journal", ctx.clock.now());
     throw storeUnavailable(ctx, requestId, sourceId, cause);
   }
+  ctx.writeHealth?.succeeded("journal");
   if (!inserted) {
     metrics.inc("gateway_webhooks_duplicate_total", { source: source.id });
     return json(200, { id: event.id, duplicate: true }, requestId);

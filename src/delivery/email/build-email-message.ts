@@ -7,8 +7,8 @@ import type { EventRecord } from "../../store/contract.ts";
 import { compileTypePattern } from "../../store/match-event-query.ts";
 import { DEFAULT_TEMPLATES, GENERIC_TEMPLATE } from "./default-templates.ts";
 import type { EmailDestination, EmailTemplate } from "./email-destination-schema.ts";
-import { deriveMessageId } from "./message-id.ts";
 import { guardUrlAttributes } from "./guard-url-attributes.ts";
+import { deriveMessageId } from "./message-id.ts";
 import { renderSubject, renderTemplate } from "./render-template.ts";
 import { resolveRecipients } from "./resolve-recipients.ts";
 

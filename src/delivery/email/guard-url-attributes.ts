@@ -9,7 +9,16 @@
 const URL_ATTRIBUTE =
   /([\s/](?:href|src|action|formaction|background|poster|cite|longdesc|lowsrc|dynsrc|xlink:href)\s*=\s*)("[^"]*"|'[^']*'|[^\s"'>]+)/gi;
 const ALLOWED_SCHEME = /^(?:https?:|mailto:)/i;
-const NAMED_ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", colon: ":", tab: "\t", newline: "\n" };
+const NAMED_ENTITIES: Record<string, string> = {
+  amp: "&",
+  lt: "<",
+  gt: ">",
+  quot: '"',
+  apos: "'",
+  colon: ":",
+  tab: "\t",
+  newline: "\n",
+};
 
 /** What a mail client reads from an attribute value: entities decoded. */
 function decodeAttribute(value: string): string {
