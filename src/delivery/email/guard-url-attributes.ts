@@ -42,7 +42,10 @@ export function isAllowedMailUrl(rawValue: string): boolean {
 
 /** Replaces every URL attribute value of `html` that is not http(s)/mailto with `#`. */
 export function guardUrlAttributes(html: string): string {
-  return html.replace(URL_ATTRIBUTE, (whole, head: string, quoted: string) => {
+  return html.replace(URL_ATTRIBUTE, (whole, head: string, quoted: string, offset: number) => {
+    // Only inside a tag: text content (event values are escaped, so they never open one) is left.
+    const before = html.lastIndexOf("<", offset);
+    if (before === -1 || html.lastIndexOf(">", offset) > before) return whole;
     const value = quoted[0] === '"' || quoted[0] === "'" ? quoted.slice(1, -1) : quoted;
     return isAllowedMailUrl(value) ? whole : `${head}"#"`;
   });
