@@ -4,18 +4,22 @@
  * An event that matches no route is still recorded and visible in the log.
  */
 import * as v from "valibot";
+import type { ServiceRegistry } from "../services/service-contract.ts";
+import { builtinServices } from "../services/registry.ts";
 
 const id = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "an id of lower-case letters, digits, _ or -"));
 const pattern = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
 const scalar = v.union([v.string(), v.number(), v.boolean(), v.null()]);
 
-export const RouteSchema = v.strictObject({
+/** A route's schema, its `services` names of the registry. */
+export function createRouteSchema(services: ServiceRegistry) {
+  return v.strictObject({
   /** Name for logs and the admin API. Default `route-<index>`. */
   id: v.optional(id),
   /** Source ids; default all. */
   sources: v.optional(v.array(id)),
-  /** Service types; default both. */
-  services: v.optional(v.array(v.picklist(["esign", "staffing"]))),
+  /** Service names (src/services/registry.ts); default all. */
+  services: v.optional(v.array(v.picklist([...services.keys()]))),
   /** Event-type patterns (`agreement.*`, `candidate.*`, `*`). Default `*`. */
   types: v.optional(v.array(pattern), ["*"]),
   /**
@@ -30,7 +34,10 @@ export const RouteSchema = v.strictObject({
   ),
   /** Destination ids. */
   destinations: v.pipe(v.array(id), v.minLength(1)),
-});
+  });
+}
+
+export const RouteSchema = createRouteSchema(builtinServices);
 
 /** The live stream (WebSocket/SSE subscribers); see src/stream. */
 export const StreamDestinationSchema = v.strictObject({

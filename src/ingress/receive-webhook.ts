@@ -9,7 +9,7 @@
  *   4. any failure after verification answers 5xx so the upstream retries.
  */
 import { HTTPResponse } from "h3";
-import { encodeRawBody } from "../_internal/raw-body-text.ts";
+import { encodeRawBody } from "../encoding/raw-body-text.ts";
 import { createGatewayError } from "../errors.ts";
 import { normalizeEvent } from "../events/normalize-event.ts";
 import type { GatewayContext } from "../gateway-context.ts";

@@ -9,7 +9,7 @@ import { checkProxyPath, compilePathGlob, isProxyCallAllowed } from "../../src/a
 import type { ClientConfig } from "../../src/config/clients-schema.ts";
 import { buildClientHeaders, buildUpstreamHeaders } from "../../src/proxy/forward-headers.ts";
 import { isRetrySafe } from "../../src/proxy/send-upstream.ts";
-import { parseRetryAfter } from "../../src/proxy/upstream-fetch.ts";
+import { parseRetryAfter } from "../../src/http/parse-retry-after.ts";
 
 describe("path globs", () => {
   test.each([

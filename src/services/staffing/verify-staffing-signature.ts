@@ -5,8 +5,8 @@
  * `v<n>=<hex>` schemes are ignored), the timestamp must be within the tolerance of now in both
  * directions, and `X-Svc-Timestamp`, when sent, must equal `t`.
  */
-import { type CryptoPort, decodeHex32, utf8 } from "../crypto/crypto-port.ts";
-import { rejectWith, VERIFIED, type VerifyResult } from "./verify-result.ts";
+import { type CryptoPort, decodeHex32, utf8 } from "../../crypto/crypto-port.ts";
+import { rejectWith, VERIFIED, type VerifyResult } from "../verify-result.ts";
 
 export interface StaffingVerifyInput {
   signature: string | null;

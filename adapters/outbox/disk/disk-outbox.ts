@@ -22,10 +22,10 @@ import {
   deliveryKey,
   type OutboxFactory,
   type OutboxStore,
-} from "../../src/delivery/outbox-contract.ts";
-import { createOutboxIndex, type OutboxIndex, readFromIndex } from "../../src/delivery/outbox-index.ts";
-import { syncDirectory } from "./disk-journal/compact-journal.ts";
-import { acquireLockFile } from "./disk-journal/journal-lock.ts";
+} from "../../../src/delivery/outbox-contract.ts";
+import { createOutboxIndex, type OutboxIndex, readFromIndex } from "../../../src/delivery/outbox-index.ts";
+import { syncDirectory } from "../../store/disk/compact-journal.ts";
+import { acquireLockFile } from "../../store/disk/journal-lock.ts";
 import { type OutboxLine, recoverOutboxLog } from "./recover-disk-outbox.ts";
 
 export interface DiskOutboxOptions {

@@ -4,8 +4,8 @@
  * The prefix must stand at the very start; the hex is decoded and compared in constant time
  * against every active secret (rotation).
  */
-import { type CryptoPort, decodeHex32 } from "../crypto/crypto-port.ts";
-import { rejectWith, VERIFIED, type VerifyResult } from "./verify-result.ts";
+import { type CryptoPort, decodeHex32 } from "../../crypto/crypto-port.ts";
+import { rejectWith, VERIFIED, type VerifyResult } from "../verify-result.ts";
 
 const PREFIX = "sha256=";
 

@@ -9,6 +9,7 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import { open, rename, unlink } from "node:fs/promises";
+import { readLines } from "../../fs/read-lines.ts";
 import { frameLine, reframeLine } from "./journal-line.ts";
 import type { JournalWriter } from "./journal-writer.ts";
 
@@ -50,7 +51,7 @@ export async function compactJournal(
     for (const json of plan.lines) await output.push(frameLine(json, output.offset));
     const eventOffsets: number[] = [];
     for (const run of contiguousRuns(plan.events)) {
-      for await (const line of readLines(writer.handle, run.from, run.to)) {
+      for await (const line of wholeLines(writer.handle, run.from, run.to)) {
         eventOffsets.push(output.offset);
         await output.push(line);
       }
@@ -58,7 +59,7 @@ export async function compactJournal(
     if (eventOffsets.length !== plan.events.length) throw new Error("compaction found fewer events than indexed");
     await writer.exclusive(async (access) => {
       const shift = output.offset - plan.snapshotSize;
-      for await (const line of readLines(access.handle, plan.snapshotSize, access.size)) await output.push(line);
+      for await (const line of wholeLines(access.handle, plan.snapshotSize, access.size)) await output.push(line);
       await output.flush();
       await out.datasync();
       await rename(tmpPath, path);
@@ -100,23 +101,14 @@ function* contiguousRuns(events: readonly { offset: number; length: number }[]) 
   if (run) yield run;
 }
 
-/** The whole lines of `handle` in `[from, to)`, each a buffer of its own. */
-async function* readLines(handle: FileHandle, from: number, to: number) {
-  let carry = Buffer.alloc(0);
-  for (let position = from; position < to; ) {
-    const chunk = Buffer.allocUnsafe(Math.min(IO_BYTES, to - position));
-    const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
-    if (bytesRead === 0) break;
-    position += bytesRead;
-    const data = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
-    let start = 0;
-    for (let end = data.indexOf(10, start); end !== -1; end = data.indexOf(10, start)) {
-      yield data.subarray(start, end + 1);
-      start = end + 1;
-    }
-    carry = data.subarray(start);
+/** The whole lines of `handle` in `[from, to)`, each with its newline; the range must end with one. */
+async function* wholeLines(handle: FileHandle, from: number, to: number) {
+  let next = from;
+  for await (const { data, start, end, offset } of readLines(handle, from, to, IO_BYTES)) {
+    next = offset + end + 1 - start;
+    yield data.subarray(start, end + 1);
   }
-  if (carry.length > 0) throw new Error("compaction met a range that does not end with a whole line");
+  if (next !== to) throw new Error("compaction met a range that does not end with a whole line");
 }
 
 /** Buffered sequential writes to the new file; `push` re-frames each line at its new offset. */

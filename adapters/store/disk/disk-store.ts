@@ -17,15 +17,15 @@
 import { constants } from "node:fs";
 import { mkdir, open } from "node:fs/promises";
 import { join } from "node:path";
-import type { AppendResult, ClaimResult, EventRecord, StoreDriver, StoreFactory } from "../../src/store/contract.ts";
-import { StoreUnavailableError } from "../../src/store/contract.ts";
-import { pageSummaries, summariesAfter } from "../../src/store/match-event-query.ts";
-import { compactJournal, syncDirectory } from "./disk-journal/compact-journal.ts";
-import { createJournalIndex, type IndexEntry } from "./disk-journal/journal-index.ts";
-import { parseLine } from "./disk-journal/journal-line.ts";
-import { acquireJournalLock } from "./disk-journal/journal-lock.ts";
-import { createJournalWriter, type JournalWriter } from "./disk-journal/journal-writer.ts";
-import { recoverJournal } from "./disk-journal/recover-journal.ts";
+import type { AppendResult, ClaimResult, EventRecord, StoreDriver, StoreFactory } from "../../../src/store/contract.ts";
+import { StoreUnavailableError } from "../../../src/store/contract.ts";
+import { pageSummaries, summariesAfter } from "../../../src/store/match-event-query.ts";
+import { compactJournal, syncDirectory } from "./compact-journal.ts";
+import { createJournalIndex, type IndexEntry } from "./journal-index.ts";
+import { parseLine } from "./journal-line.ts";
+import { acquireJournalLock } from "./journal-lock.ts";
+import { createJournalWriter, type JournalWriter } from "./journal-writer.ts";
+import { recoverJournal } from "./recover-journal.ts";
 
 export interface DiskStoreOptions {
   /** Directory of the journal; created when missing. */
