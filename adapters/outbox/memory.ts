@@ -7,10 +7,8 @@ import { createOutboxIndex, readFromIndex } from "../../src/delivery/outbox-inde
 
 export type MemoryOutboxOptions = Record<string, never>;
 
-export const memoryOutbox: OutboxFactory<MemoryOutboxOptions | undefined> = () => createMemoryOutbox();
-
-/** Creates an empty in-memory outbox. */
-export function createMemoryOutbox(): OutboxStore {
+/** The memory outbox driver: an empty in-memory outbox. */
+export const memoryOutbox = ((_options?: MemoryOutboxOptions): OutboxStore => {
   const index = createOutboxIndex();
   return {
     name: "memory",
@@ -32,4 +30,4 @@ export function createMemoryOutbox(): OutboxStore {
     },
     async close() {},
   };
-}
+}) satisfies OutboxFactory<MemoryOutboxOptions | undefined>;

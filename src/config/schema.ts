@@ -4,11 +4,11 @@
  * Every field documents its default; the README's configuration reference mirrors this file.
  */
 import * as v from "valibot";
-import { builtinServices } from "../services/registry.ts";
-import type { ServiceRegistry } from "../services/service-contract.ts";
 import { EmailDestinationSchema } from "../delivery/email/email-destination-schema.ts";
 import { HttpDestinationSchema } from "../delivery/http/http-destination-schema.ts";
 import { QueueDestinationSchema } from "../delivery/queue/queue-destination-schema.ts";
+import { builtinServices } from "../services/registry.ts";
+import type { ServiceRegistry } from "../services/service-contract.ts";
 import { AuthSchema, ClientSchema } from "./clients-schema.ts";
 import { createRouteSchema, StreamDestinationSchema } from "./routes-schema.ts";
 import { servicePicklist } from "./service-picklist.ts";
@@ -62,6 +62,9 @@ export const StoreConfigSchema = v.variant("driver", [
   }),
 ]);
 
+/** The live hub driver (adapters/hub/registry.ts). Default `in-process`. */
+export const HubConfigSchema = v.variant("driver", [v.strictObject({ driver: v.literal("in-process") })]);
+
 /**
  * Destination variants by `type`. Each destination module adds its schema here
  * (`http`, `queue`, `email` in src/delivery; `stream` in src/stream).
@@ -80,52 +83,54 @@ export function createGatewayConfigSchema(services: ServiceRegistry) {
 
 const gatewayConfigObject = (services: ServiceRegistry) =>
   v.strictObject({
-  server: v.optional(
-    v.strictObject({
-      /** Default 127.0.0.1. */
-      host: v.optional(v.string(), "127.0.0.1"),
-      /** Default 8787; 0 picks a free port. */
-      port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(65_535)), 8787),
-    }),
-    {},
-  ),
-  store: v.optional(StoreConfigSchema, { driver: "disk" }),
-  /** Source ids are unique (checked below, so the error names the duplicate's path). */
-  sources: v.array(createSourceSchema(services)),
-  admin: v.optional(
-    v.strictObject({
-      /** Hashes of the API keys allowed to read the event log and metrics. */
-      apiKeyHashes: v.optional(v.array(keyHash), []),
-    }),
-    {},
-  ),
-  /** Where events can go. */
-  destinations: v.optional(v.array(DestinationSchema), []),
-  /** Which events go to which destinations. */
-  routes: v.optional(v.array(createRouteSchema(services)), []),
-  /** Callers of the proxy, live stream and admin API. */
-  clients: v.optional(
-    v.pipe(
-      v.array(ClientSchema),
-      v.check((clients) => new Set(clients.map((c) => c.id)).size === clients.length, "client ids must be unique"),
+    server: v.optional(
+      v.strictObject({
+        /** Default 127.0.0.1. */
+        host: v.optional(v.string(), "127.0.0.1"),
+        /** Default 8787; 0 picks a free port. */
+        port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(65_535)), 8787),
+      }),
+      {},
     ),
-    [],
-  ),
-  /** How client JWTs are verified. */
-  auth: v.optional(AuthSchema, {}),
-  /** APIs proxied at `/api/{upstreamId}/...` (see upstreams-schema.ts). Default none. */
-  upstreams: v.optional(createUpstreamsSchema(services), []),
-  /** Days an event stays in the log. Default 30. */
-  retentionDays: v.optional(v.pipe(v.number(), v.minValue(0.001), v.maxValue(3650)), 30),
-  /** Seconds an "in progress" claim lives before a retry may take over. Default 30. */
-  claimTtlSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600)), 30),
-  log: v.optional(
-    v.strictObject({
-      /** `debug`, `info` (default), `warn`, `error` or `silent`. */
-      level: v.optional(v.picklist(["debug", "info", "warn", "error", "silent"]), "info"),
-    }),
-    {},
-  ),
+    store: v.optional(StoreConfigSchema, { driver: "disk" }),
+    /** How the ingress announces recorded events to the engine and the live stream. Default in-process. */
+    hub: v.optional(HubConfigSchema, { driver: "in-process" }),
+    /** Source ids are unique (checked below, so the error names the duplicate's path). */
+    sources: v.array(createSourceSchema(services)),
+    admin: v.optional(
+      v.strictObject({
+        /** Hashes of the API keys allowed to read the event log and metrics. */
+        apiKeyHashes: v.optional(v.array(keyHash), []),
+      }),
+      {},
+    ),
+    /** Where events can go. */
+    destinations: v.optional(v.array(DestinationSchema), []),
+    /** Which events go to which destinations. */
+    routes: v.optional(v.array(createRouteSchema(services)), []),
+    /** Callers of the proxy, live stream and admin API. */
+    clients: v.optional(
+      v.pipe(
+        v.array(ClientSchema),
+        v.check((clients) => new Set(clients.map((c) => c.id)).size === clients.length, "client ids must be unique"),
+      ),
+      [],
+    ),
+    /** How client JWTs are verified. */
+    auth: v.optional(AuthSchema, {}),
+    /** APIs proxied at `/api/{upstreamId}/...` (see upstreams-schema.ts). Default none. */
+    upstreams: v.optional(createUpstreamsSchema(services), []),
+    /** Days an event stays in the log. Default 30. */
+    retentionDays: v.optional(v.pipe(v.number(), v.minValue(0.001), v.maxValue(3650)), 30),
+    /** Seconds an "in progress" claim lives before a retry may take over. Default 30. */
+    claimTtlSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600)), 30),
+    log: v.optional(
+      v.strictObject({
+        /** `debug`, `info` (default), `warn`, `error` or `silent`. */
+        level: v.optional(v.picklist(["debug", "info", "warn", "error", "silent"]), "info"),
+      }),
+      {},
+    ),
   });
 
 /** The whole configuration for the built-in services, with the cross-references checked. */
@@ -192,6 +197,7 @@ export type GatewayConfigInput = v.InferInput<typeof GatewayConfigSchema>;
 export type GatewayConfig = v.InferOutput<typeof GatewayConfigSchema>;
 export type SourceConfig = v.InferOutput<typeof SourceSchema>;
 export type StoreConfig = v.InferOutput<typeof StoreConfigSchema>;
+export type HubConfig = v.InferOutput<typeof HubConfigSchema>;
 export type DestinationConfig = v.InferOutput<typeof DestinationSchema>;
 
 /** Identity helper for typed `.ts` config files. */

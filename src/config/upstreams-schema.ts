@@ -85,7 +85,10 @@ export function createUpstreamsSchema(services: ServiceRegistry) {
   const variants = [...services.values()].map(upstreamSchemaOf) as [UpstreamVariant, ...UpstreamVariant[]];
   return v.pipe(
     v.array(v.variant("service", variants)),
-    v.check((upstreams) => new Set(upstreams.map((u) => u.id)).size === upstreams.length, "upstream ids must be unique"),
+    v.check(
+      (upstreams) => new Set(upstreams.map((u) => u.id)).size === upstreams.length,
+      "upstream ids must be unique",
+    ),
   );
 }
 

@@ -4,10 +4,11 @@
  * p-retry on network errors, 5xx and 429 (honouring `Retry-After` up to the upstream's bound).
  * Failures never carry the token endpoint's body or the secret.
  */
-import { parseRetryAfter } from "../http/parse-retry-after.ts";
+
 import pRetry from "p-retry";
 import * as v from "valibot";
 import type { OAuthUpstreamConfig } from "../config/upstreams-schema.ts";
+import { parseRetryAfter } from "../http/parse-retry-after.ts";
 import type { UpstreamFetch } from "./upstream-fetch.ts";
 import {
   callUpstream,

@@ -8,34 +8,17 @@
 import type { OAuthUpstreamConfig, UpstreamConfig } from "../config/upstreams-schema.ts";
 import { toHex, utf8 } from "../crypto/crypto-port.ts";
 import type { ProxyCredentialKind } from "../services/service-contract.ts";
-import type { GatewayContext } from "../gateway-context.ts";
 import { fetchAccessToken } from "./fetch-access-token.ts";
+import type { ProxyDeps, UpstreamCredentials } from "./proxy-deps.ts";
 import { createTokenCache, type TokenCache } from "./token-cache.ts";
 
-export interface UpstreamAuthorization {
-  header: string;
-  /** The access token used, when it may be refreshed after a 401. */
-  token?: string;
-}
-
-export interface UpstreamCredentials {
-  /** The `Authorization` value for the next call; never `rejected`. */
-  authorize(rejected?: string): Promise<UpstreamAuthorization>;
-  /** Drops a token the upstream refused (no-op for static keys). */
-  invalidate(token: string): Promise<void>;
-}
-
 /** Store key of an upstream's token: per upstream id and account, so a changed client id starts afresh. */
-async function tokenKeyOf(ctx: GatewayContext, upstream: OAuthUpstreamConfig): Promise<string> {
+async function tokenKeyOf(ctx: ProxyDeps, upstream: OAuthUpstreamConfig): Promise<string> {
   const account = toHex(await ctx.crypto.sha256(utf8(`${upstream.baseUrl}\n${upstream.clientId}`))).slice(0, 16);
   return `proxy:token:${upstream.id}:${account}`;
 }
 
-function createOAuthCredentials(
-  ctx: GatewayContext,
-  upstream: OAuthUpstreamConfig,
-  tokenPath: string,
-): UpstreamCredentials {
+function createOAuthCredentials(ctx: ProxyDeps, upstream: OAuthUpstreamConfig, tokenPath: string): UpstreamCredentials {
   let cache: Promise<TokenCache> | undefined;
   const cacheOf = () => {
     cache ??= tokenKeyOf(ctx, upstream).then((key) =>
@@ -70,7 +53,7 @@ function createOAuthCredentials(
 
 /** The credentials of a configured upstream (one whose `missingUpstreamFields` is empty). */
 export function createUpstreamCredentials(
-  ctx: GatewayContext,
+  ctx: ProxyDeps,
   upstream: UpstreamConfig,
   kind: ProxyCredentialKind,
 ): UpstreamCredentials {

@@ -48,4 +48,3 @@ export function noticeTemplate(notice: Notice): ServiceMailTemplate {
   ].join("\n");
   return { subject: notice.subject, text, html };
 }
-

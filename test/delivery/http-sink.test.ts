@@ -8,7 +8,7 @@ import { createServer } from "node:net";
 import { Webhook } from "standardwebhooks";
 import * as v from "valibot";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { httpWebhookSink, type ResolveAll } from "../../adapters/transports/http-transport.ts";
+import { httpWebhookSink, type ResolveAll } from "../../adapters/sink/http.ts";
 import { type HttpDestination, HttpDestinationSchema } from "../../src/delivery/http/http-destination-schema.ts";
 import type { Sink } from "../../src/delivery/sink-contract.ts";
 import { makeWhsecSecret } from "./helpers/in-process-gateway.ts";

@@ -1,7 +1,7 @@
 /**
  * The store contract's conformance suite, run against every driver (as unstorage's `testDriver`
  * runs against every storage driver). A driver test file calls
- * `describeStoreConformance("memory", ({ now }) => createMemoryStore({ now }))`.
+ * `describeStoreConformance("memory", ({ now }) => memoryStore({ now }))`.
  *
  * Time is a clock the suite owns and advances; every driver takes it as `now`, so TTLs and
  * windows are tested at their exact boundaries without sleeping.

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
-import { openDiskStore } from "../../adapters/store/disk-journal.ts";
+import { diskStore } from "../../adapters/store/disk/disk-store.ts";
 import { describeStoreConformance } from "./conformance.ts";
 
 const dirs: string[] = [];
@@ -20,6 +20,6 @@ afterAll(async () => {
 });
 
 describeStoreConformance("disk (reads from the file)", async ({ now }) =>
-  openDiskStore({ dir: await freshDir(), now, cacheSize: 0 }),
+  diskStore({ dir: await freshDir(), now, cacheSize: 0 }),
 );
-describeStoreConformance("disk (record cache)", async ({ now }) => openDiskStore({ dir: await freshDir(), now }));
+describeStoreConformance("disk (record cache)", async ({ now }) => diskStore({ dir: await freshDir(), now }));

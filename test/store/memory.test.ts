@@ -1,5 +1,5 @@
 /** The store conformance suite against the memory driver. */
-import { createMemoryStore } from "../../adapters/store/memory.ts";
+import { memoryStore } from "../../adapters/store/memory.ts";
 import { describeStoreConformance } from "./conformance.ts";
 
-describeStoreConformance("memory", ({ now }) => createMemoryStore({ now }));
+describeStoreConformance("memory", ({ now }) => memoryStore({ now }));

@@ -1,5 +1,5 @@
 /** Runs the outbox conformance suite against the memory driver. */
-import { createMemoryOutbox } from "../../adapters/store/memory-outbox.ts";
+import { memoryOutbox } from "../../adapters/outbox/memory.ts";
 import { testOutboxStore } from "./outbox-conformance.ts";
 
-testOutboxStore("memory", { open: async () => createMemoryOutbox() });
+testOutboxStore("memory", { open: async () => memoryOutbox() });

@@ -44,10 +44,8 @@ interface Pending {
 const LOG = "outbox.log";
 const LOCK = "outbox.lock";
 
-export const diskOutbox: OutboxFactory<DiskOutboxOptions> = (options) => openDiskOutbox(options);
-
-/** Opens (and recovers) the outbox log in `options.dir`. */
-export async function openDiskOutbox(options: DiskOutboxOptions): Promise<OutboxStore> {
+/** The disk outbox driver: opens (and recovers) the outbox log in `options.dir`. */
+export const diskOutbox: OutboxFactory<DiskOutboxOptions> = async (options): Promise<OutboxStore> => {
   const { dir } = options;
   const compactMinBytes = options.compactMinBytes ?? 8 * 1024 * 1024;
   await mkdir(dir, { recursive: true });
@@ -194,7 +192,7 @@ export async function openDiskOutbox(options: DiskOutboxOptions): Promise<Outbox
       await releaseLock();
     },
   };
-}
+};
 
 function applyLine(index: OutboxIndex, line: OutboxLine): void {
   if ("c" in line) index.create(line.r, line.c);

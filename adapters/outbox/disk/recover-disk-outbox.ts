@@ -3,8 +3,8 @@
  * one in the middle). The lock file and directory sync are the disk store's (adapters/store/disk/).
  */
 import type { FileHandle } from "node:fs/promises";
-import { readLines } from "../../fs/read-lines.ts";
 import type { DeliveryRecord, DestinationState } from "../../../src/delivery/outbox-contract.ts";
+import { readLines } from "../../fs/read-lines.ts";
 
 /** One line of the log: created records + cursor, saved records, a destination state, removals. */
 export type OutboxLine =

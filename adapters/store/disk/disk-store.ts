@@ -42,10 +42,8 @@ export interface DiskStoreOptions {
 
 const JOURNAL = "journal.log";
 
-export const diskStore: StoreFactory<DiskStoreOptions> = (options) => openDiskStore(options);
-
-/** Opens (and recovers) the journal in `options.dir`. */
-export async function openDiskStore(options: DiskStoreOptions): Promise<StoreDriver> {
+/** The disk store driver: opens (and recovers) the journal in `options.dir`. */
+export const diskStore: StoreFactory<DiskStoreOptions> = async (options): Promise<StoreDriver> => {
   const { dir } = options;
   const now = options.now ?? Date.now;
   const path = join(dir, JOURNAL);
@@ -70,7 +68,7 @@ export async function openDiskStore(options: DiskStoreOptions): Promise<StoreDri
     throw error;
   }
   return createDiskDriver({ ...options, now, path }, index, writer, releaseLock);
-}
+};
 
 function createDiskDriver(
   options: DiskStoreOptions & { now: () => number; path: string },

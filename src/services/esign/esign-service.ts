@@ -3,8 +3,8 @@
  * `event_id`, about agreements; its API is called with OAuth 2.0 client credentials.
  */
 import * as v from "valibot";
-import { MAX_IDENTITY_LENGTH, type UpstreamService } from "../service-contract.ts";
 import { marksOf, stringField } from "../schema-marks.ts";
+import { MAX_IDENTITY_LENGTH, type UpstreamService } from "../service-contract.ts";
 import { buildEsignSample } from "./esign-samples.ts";
 import { ESIGN_TEMPLATES } from "./esign-templates.ts";
 import { ESIGN_EVENT_TYPES, EsignWebhookBody } from "./esign-webhook-schema.ts";

@@ -5,8 +5,8 @@
  */
 import * as v from "valibot";
 import { toHex } from "../../crypto/crypto-port.ts";
-import { MAX_IDENTITY_LENGTH, type UpstreamService } from "../service-contract.ts";
 import { marksOf, stringField } from "../schema-marks.ts";
+import { MAX_IDENTITY_LENGTH, type UpstreamService } from "../service-contract.ts";
 import { buildStaffingSample } from "./staffing-samples.ts";
 import { STAFFING_TEMPLATES } from "./staffing-templates.ts";
 import { STAFFING_EVENT_TYPES, staffingSchemaFor } from "./staffing-webhook-schema.ts";

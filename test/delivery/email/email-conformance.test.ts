@@ -1,6 +1,6 @@
 /** The sink conformance suite for the email sink against a real SMTP server. */
 import { afterAll, beforeAll, expect } from "vitest";
-import { smtpEmailSink } from "../../../adapters/transports/smtp.ts";
+import { smtpEmailSink } from "../../../adapters/sink/smtp.ts";
 import { findFreePort } from "../../helpers/redis-server.ts";
 import { type SmtpTestServer, startSmtpServer } from "../../helpers/smtp-server.ts";
 import { describeSinkConformance } from "../sink-conformance.ts";

@@ -1,7 +1,7 @@
 /** The sink conformance suite for the queue sink against a real redis-server. */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll } from "vitest";
-import { redisStreamSink } from "../../../adapters/transports/redis-stream.ts";
+import { redisStreamSink } from "../../../adapters/sink/redis-stream.ts";
 import { readStreamFields } from "../../../src/delivery/queue/build-stream-entry.ts";
 import { findFreePort, type RedisServer, startRedisServer } from "../../helpers/redis-server.ts";
 import { describeSinkConformance } from "../sink-conformance.ts";

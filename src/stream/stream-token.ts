@@ -7,13 +7,13 @@
  */
 import { SignJWT } from "jose";
 import * as v from "valibot";
+import { readBearerCredential } from "../auth/authenticate-client.ts";
 import { utf8 } from "../crypto/crypto-port.ts";
 import { createGatewayError } from "../errors.ts";
-import type { GatewayContext } from "../gateway-context.ts";
 import { readRawBody } from "../ingress/read-raw-body.ts";
-import { StreamFilterSchema } from "../stream/stream-filter.ts";
-import type { StreamOptions } from "../stream/stream-options.ts";
-import { readBearerCredential } from "./authenticate-client.ts";
+import type { StreamDeps } from "./stream-deps.ts";
+import { StreamFilterSchema } from "./stream-filter.ts";
+import type { StreamOptions } from "./stream-options.ts";
 import { findScopeViolations, STREAM_CLAIM, streamScopeOf, toStreamClaim } from "./stream-scope.ts";
 
 const BODY_LIMIT = 16 * 1024;
@@ -32,11 +32,7 @@ function json(status: number, body: unknown): Response {
 }
 
 /** Handles `POST /auth/stream-token`; throws the gateway's HTTP errors. */
-export async function mintStreamToken(
-  ctx: GatewayContext,
-  request: Request,
-  options: StreamOptions,
-): Promise<Response> {
+export async function mintStreamToken(ctx: StreamDeps, request: Request, options: StreamOptions): Promise<Response> {
   const secret = ctx.config.auth.jwt?.hs256Secret;
   if (!secret) {
     throw createGatewayError(

@@ -6,6 +6,7 @@
  */
 import type { JWTPayload } from "jose";
 import * as v from "valibot";
+import type { ClientPrincipal } from "../auth/authenticate-client.ts";
 import { type StreamScope, StreamScopeSchema } from "../config/clients-schema.ts";
 import type { EventRecord } from "../store/contract.ts";
 import {
@@ -14,8 +15,7 @@ import {
   type FilterDimension,
   isPatternWithin,
   type StreamFilter,
-} from "../stream/stream-filter.ts";
-import type { ClientPrincipal } from "./authenticate-client.ts";
+} from "./stream-filter.ts";
 
 /** A scope restated as a filter (`sources` → `source`, ...). */
 export type ScopeLayer = StreamFilter;
