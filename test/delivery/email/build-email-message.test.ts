@@ -11,7 +11,7 @@ import { deriveMessageId } from "../../../src/delivery/email/message-id.ts";
 import { resolveRecipients } from "../../../src/delivery/email/resolve-recipients.ts";
 import { buildEsignBody } from "../../../src/services/esign/esign-samples.ts";
 import { buildStaffingBody } from "../../../src/services/staffing/staffing-samples.ts";
-import { makeTestRecord } from "../sink-conformance.ts";
+import { makeTestRecord } from "../../conformance/sink-conformance.ts";
 
 function destination(patch: Record<string, unknown> = {}): EmailDestination {
   return v.parse(EmailDestinationSchema, {

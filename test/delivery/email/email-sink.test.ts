@@ -14,7 +14,7 @@ import { buildEsignBody } from "../../../src/services/esign/esign-samples.ts";
 import { buildStaffingBody } from "../../../src/services/staffing/staffing-samples.ts";
 import { findFreePort } from "../../helpers/redis-server.ts";
 import { type SmtpTestServer, startSmtpServer } from "../../helpers/smtp-server.ts";
-import { makeTestRecord } from "../sink-conformance.ts";
+import { makeTestRecord } from "../../conformance/sink-conformance.ts";
 
 let server: SmtpTestServer;
 const sinks: Sink[] = [];

@@ -11,7 +11,7 @@ import { readStreamFields } from "../../../src/delivery/queue/build-stream-entry
 import type { QueueDestination } from "../../../src/delivery/queue/queue-destination-schema.ts";
 import type { Sink } from "../../../src/delivery/sink-contract.ts";
 import { type RedisServer, startRedisServer } from "../../helpers/redis-server.ts";
-import { makeTestRecord } from "../sink-conformance.ts";
+import { makeTestRecord } from "../../conformance/sink-conformance.ts";
 
 let server: RedisServer;
 let reader: Redis;

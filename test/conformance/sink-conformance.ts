@@ -3,7 +3,7 @@
  * destination. A sink delivers a record, a repeat carries the same event id, failures come back
  * as results and never as exceptions, and close is idempotent.
  *
- *   describeSinkConformance("queue (redis streams)", makeSink, readDelivered)
+ *   testSinkDriver("queue (redis streams)", makeSink, readDelivered)
  *
  * `makeSink("reachable")` gives a sink whose destination works, `makeSink("unreachable")` one
  * whose destination cannot be reached (a closed loopback port). `readDelivered(eventId)` lists
@@ -71,7 +71,7 @@ export function makeTestRecord(options: TestRecordOptions = {}): EventRecord {
 }
 
 /** Registers the conformance tests for one sink implementation. */
-export function describeSinkConformance(
+export function testSinkDriver(
   name: string,
   makeSink: (kind: SinkKind) => Sink | Promise<Sink>,
   readDelivered: (eventId: string) => Promise<DeliveredItem[]>,

@@ -1,18 +1,18 @@
 /**
  * The store contract's conformance suite, run against every driver (as unstorage's `testDriver`
  * runs against every storage driver). A driver test file calls
- * `describeStoreConformance("memory", ({ now }) => memoryStore({ now }))`.
+ * `testStoreDriver("memory", ({ now }) => memoryStore({ now }))`.
  *
  * Time is a clock the suite owns and advances; every driver takes it as `now`, so TTLs and
  * windows are tested at their exact boundaries without sleeping.
  */
 import { afterEach, beforeEach, describe } from "vitest";
 import type { StoreDriver } from "../../src/store/contract.ts";
-import { describeAppendConformance } from "./conformance-append.ts";
-import { describeClaimConformance } from "./conformance-claims.ts";
-import { describeKvConformance } from "./conformance-kv.ts";
-import { describeQueryConformance } from "./conformance-queries.ts";
-import { T0 } from "./sample-records.ts";
+import { describeAppendConformance } from "../store/conformance-append.ts";
+import { describeClaimConformance } from "../store/conformance-claims.ts";
+import { describeKvConformance } from "../store/conformance-kv.ts";
+import { describeQueryConformance } from "../store/conformance-queries.ts";
+import { T0 } from "../store/sample-records.ts";
 
 /** What the suite passes to a driver factory. */
 export interface DriverEnvironment {
@@ -31,7 +31,7 @@ export interface StoreHarness {
 }
 
 /** Registers the whole conformance suite for the driver `makeDriver` creates. */
-export function describeStoreConformance(name: string, makeDriver: MakeDriver): void {
+export function testStoreDriver(name: string, makeDriver: MakeDriver): void {
   describe(`store conformance: ${name}`, () => {
     let t = T0;
     let store: StoreDriver | undefined;

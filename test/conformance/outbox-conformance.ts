@@ -34,7 +34,7 @@ export function makeDelivery(n: number, destinationId: string, changes: Partial<
 }
 
 /** Registers the suite for one driver. */
-export function testOutboxStore(name: string, harness: OutboxHarness): void {
+export function testOutboxDriver(name: string, harness: OutboxHarness): void {
   describe(`outbox conformance: ${name}`, () => {
     it("creates one record per (event, destination) and moves the cursor", async () => {
       const outbox = await harness.open();

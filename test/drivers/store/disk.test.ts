@@ -6,8 +6,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
-import { diskStore } from "../../adapters/store/disk/disk-store.ts";
-import { describeStoreConformance } from "./conformance.ts";
+import { diskStore } from "../../../adapters/store/disk/disk-store.ts";
+import { testStoreDriver } from "../../conformance/store-conformance.ts";
 
 const dirs: string[] = [];
 const freshDir = async () => {
@@ -19,7 +19,7 @@ afterAll(async () => {
   await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-describeStoreConformance("disk (reads from the file)", async ({ now }) =>
+testStoreDriver("disk (reads from the file)", async ({ now }) =>
   diskStore({ dir: await freshDir(), now, cacheSize: 0 }),
 );
-describeStoreConformance("disk (record cache)", async ({ now }) => diskStore({ dir: await freshDir(), now }));
+testStoreDriver("disk (record cache)", async ({ now }) => diskStore({ dir: await freshDir(), now }));

@@ -6,9 +6,9 @@ import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/prom
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { diskOutbox } from "../../adapters/outbox/disk/disk-outbox.ts";
-import type { OutboxStore } from "../../src/delivery/outbox-contract.ts";
-import { makeDelivery, testOutboxStore } from "./outbox-conformance.ts";
+import { diskOutbox } from "../../../adapters/outbox/disk/disk-outbox.ts";
+import type { OutboxStore } from "../../../src/delivery/outbox-contract.ts";
+import { makeDelivery, testOutboxDriver } from "../../conformance/outbox-conformance.ts";
 
 const dirs: string[] = [];
 const freshDir = async () => {
@@ -22,7 +22,7 @@ afterAll(async () => {
   await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-testOutboxStore("disk", {
+testOutboxDriver("disk", {
   async open() {
     const dir = await freshDir();
     const outbox = await diskOutbox({ dir });

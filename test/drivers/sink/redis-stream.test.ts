@@ -3,8 +3,8 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll } from "vitest";
 import { redisStreamSink } from "../../../adapters/sink/redis-stream.ts";
 import { readStreamFields } from "../../../src/delivery/queue/build-stream-entry.ts";
+import { testSinkDriver } from "../../conformance/sink-conformance.ts";
 import { findFreePort, type RedisServer, startRedisServer } from "../../helpers/redis-server.ts";
-import { describeSinkConformance } from "../sink-conformance.ts";
 
 let server: RedisServer;
 let reader: Redis;
@@ -22,7 +22,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-describeSinkConformance(
+testSinkDriver(
   "queue (redis streams)",
   (kind) =>
     redisStreamSink({

@@ -1,9 +1,9 @@
 /** The sink conformance suite for the email sink against a real SMTP server. */
 import { afterAll, beforeAll, expect } from "vitest";
 import { smtpEmailSink } from "../../../adapters/sink/smtp.ts";
+import { testSinkDriver } from "../../conformance/sink-conformance.ts";
 import { findFreePort } from "../../helpers/redis-server.ts";
 import { type SmtpTestServer, startSmtpServer } from "../../helpers/smtp-server.ts";
-import { describeSinkConformance } from "../sink-conformance.ts";
 
 let server: SmtpTestServer;
 let deadPort: number;
@@ -16,7 +16,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-describeSinkConformance(
+testSinkDriver(
   "email (smtp)",
   (kind) =>
     smtpEmailSink({

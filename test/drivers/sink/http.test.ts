@@ -8,12 +8,12 @@ import { createServer } from "node:net";
 import { Webhook } from "standardwebhooks";
 import * as v from "valibot";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { httpWebhookSink, type ResolveAll } from "../../adapters/sink/http.ts";
-import { type HttpDestination, HttpDestinationSchema } from "../../src/delivery/http/http-destination-schema.ts";
-import type { Sink } from "../../src/delivery/sink-contract.ts";
-import { makeWhsecSecret } from "./helpers/in-process-gateway.ts";
-import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
-import { describeSinkConformance, makeTestRecord } from "./sink-conformance.ts";
+import { httpWebhookSink, type ResolveAll } from "../../../adapters/sink/http.ts";
+import { type HttpDestination, HttpDestinationSchema } from "../../../src/delivery/http/http-destination-schema.ts";
+import type { Sink } from "../../../src/delivery/sink-contract.ts";
+import { makeTestRecord, testSinkDriver } from "../../conformance/sink-conformance.ts";
+import { makeWhsecSecret } from "../../delivery/helpers/in-process-gateway.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "../../delivery/helpers/webhook-receiver.ts";
 
 const secret = makeWhsecSecret();
 const receivers: WebhookReceiver[] = [];
@@ -55,7 +55,7 @@ async function closedPort(): Promise<number> {
 const shared = await receiver();
 const unreachable = `http://127.0.0.1:${await closedPort()}/hook`;
 
-describeSinkConformance(
+testSinkDriver(
   "http (signed webhook)",
   (kind) =>
     httpWebhookSink(
