@@ -12,9 +12,9 @@ import type { MailSendResult } from "../../../src/delivery/email/mail-transport.
 import type { Sink } from "../../../src/delivery/sink-contract.ts";
 import { buildEsignBody } from "../../../src/services/esign/esign-samples.ts";
 import { buildStaffingBody } from "../../../src/services/staffing/staffing-samples.ts";
+import { makeTestRecord } from "../../conformance/sink-conformance.ts";
 import { findFreePort } from "../../helpers/redis-server.ts";
 import { type SmtpTestServer, startSmtpServer } from "../../helpers/smtp-server.ts";
-import { makeTestRecord } from "../../conformance/sink-conformance.ts";
 
 let server: SmtpTestServer;
 const sinks: Sink[] = [];

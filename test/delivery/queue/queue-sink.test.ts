@@ -10,8 +10,8 @@ import { redisStreamSink } from "../../../adapters/sink/redis-stream.ts";
 import { readStreamFields } from "../../../src/delivery/queue/build-stream-entry.ts";
 import type { QueueDestination } from "../../../src/delivery/queue/queue-destination-schema.ts";
 import type { Sink } from "../../../src/delivery/sink-contract.ts";
-import { type RedisServer, startRedisServer } from "../../helpers/redis-server.ts";
 import { makeTestRecord } from "../../conformance/sink-conformance.ts";
+import { type RedisServer, startRedisServer } from "../../helpers/redis-server.ts";
 
 let server: RedisServer;
 let reader: Redis;
