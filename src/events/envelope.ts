@@ -1,6 +1,6 @@
 /**
  * The CloudEvents 1.0 structured-JSON envelope every recorded event is normalized into
- * (PRODUCT.md, "Event envelope"). Extension attribute names follow the CloudEvents naming rule
+ * (README, "The event envelope"). Extension attribute names follow the CloudEvents naming rule
  * (lower-case letters and digits only).
  */
 

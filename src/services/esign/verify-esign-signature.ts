@@ -1,5 +1,5 @@
 /**
- * e-sign webhook signature (esign seed, Events, Delivery 2-3):
+ * e-sign webhook signature (README, "Webhook ingress"):
  * `X-Svc-Signature: sha256=<hex>`, HMAC-SHA256 over the raw body with the signing secret.
  * The prefix must stand at the very start; the hex is decoded and compared in constant time
  * against every active secret (rotation).

@@ -1,5 +1,5 @@
 /**
- * Valibot schemas of the staffing webhook bodies (staffing seed, Events): the documented
+ * Valibot schemas of the staffing webhook bodies (README, "Webhook ingress"): the documented
  * `candidate.accepted` and `candidate.responded` bodies and the generic shape of the others.
  * Strict objects so that added fields are noticed and marked, never rejected.
  */
@@ -60,7 +60,7 @@ export const CandidateRespondedBody = v.strictObject({
   answeredAt: v.nullish(v.pipe(v.string(), v.isoTimestamp())),
 });
 
-/** The other event types: their bodies are "not shown" in the seed; this is the common core. */
+/** The other event types: their bodies are not documented in detail; this is the common core. */
 export const GenericStaffingBody = v.looseObject({
   event: v.string(),
   staffingRequestId: v.nullish(v.string()),
