@@ -3,14 +3,12 @@
  * refuses it even though the client that minted it may call the proxy with its API key.
  */
 
-import { createHash } from "node:crypto";
 import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
-import { memoryStore } from "../../adapters/store/memory.ts";
 import { resolveConfig } from "../../src/config/resolve-config.ts";
-import { createGateway } from "../../src/create-gateway.ts";
 import { createLogger } from "../../src/ops/logger.ts";
 import { buildInProcessGateway } from "../helpers/in-process-gateway.ts";
+import { adminKeyHash } from "../helpers/signed-requests.ts";
 
 const API_KEY = "client-api-key-0123456789";
 const JWT_SECRET = "jwt-secret-0123456789-0123456789-abcdef";
@@ -28,7 +26,7 @@ function makeGateway() {
       clients: [
         {
           id: "web",
-          apiKeyHashes: [`sha256:${createHash("sha256").update(API_KEY).digest("hex")}`],
+          apiKeyHashes: [adminKeyHash(API_KEY)],
           scopes: { proxy: [{ upstream: "staffing" }], stream: {} },
         },
       ],

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { memoryStore } from "../../adapters/store/memory.ts";
 import { resolveConfig } from "../../src/config/resolve-config.ts";
-import { createGateway, type Gateway } from "../../src/create-gateway.ts";
+import type { Gateway } from "../../src/create-gateway.ts";
 import {
   defaultTestConfig,
   type GatewayProcess,

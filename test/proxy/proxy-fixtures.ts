@@ -4,24 +4,23 @@
  * gateway on a memory store with an injected clock, and a real gateway process.
  */
 
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { memoryStore } from "../../adapters/store/memory.ts";
-import { resolveConfig } from "../../src/config/resolve-config.ts";
 import { createGateway, type Gateway } from "../../src/create-gateway.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
 import type { EsignFake } from "../fakes/esign-fake.ts";
 import type { StaffingFake } from "../fakes/staffing-fake.ts";
 import { type GatewayProcess, startGatewayProcess } from "../helpers/gateway-process.ts";
 import { buildInProcessGateway } from "../helpers/in-process-gateway.ts";
+import { adminKeyHash } from "../helpers/signed-requests.ts";
 
 export const T0 = Date.parse("2026-11-24T12:00:00.000Z");
 
-export function hashKey(key: string): string {
-  return `sha256:${createHash("sha256").update(key).digest("hex")}`;
-}
+/** `sha256:<hex>` of a client API key (test/helpers/signed-requests.ts). */
+export const hashKey = adminKeyHash;
 
 /** A fresh client API key. */
 export function newKey(prefix = "gwk"): string {

@@ -8,10 +8,9 @@
 import { randomBytes } from "node:crypto";
 import { memoryOutbox } from "../../../adapters/outbox/memory.ts";
 import { httpWebhookSink } from "../../../adapters/sink/http.ts";
-import { memoryStore } from "../../../adapters/store/memory.ts";
 import { resolveConfig } from "../../../src/config/resolve-config.ts";
 import type { GatewayConfigInput } from "../../../src/config/schema.ts";
-import { createGateway, type Gateway } from "../../../src/create-gateway.ts";
+import type { Gateway } from "../../../src/create-gateway.ts";
 import type { DeliveryEngine } from "../../../src/delivery/delivery-engine.ts";
 import type { HttpDestination } from "../../../src/delivery/http/http-destination-schema.ts";
 import type { OutboxStore } from "../../../src/delivery/outbox-contract.ts";
