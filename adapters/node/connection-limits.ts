@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import type { GatewayConfig } from "../../src/config/schema.ts";
-import { normalizeAddress } from "../../src/ingress/verification-failure-limiter.ts";
+import { normalizeAddress } from "../../src/http/client-address.ts";
 import type { Logger } from "../../src/ops/logger.ts";
 
 type ServerConfig = GatewayConfig["server"];

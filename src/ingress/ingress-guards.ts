@@ -7,6 +7,7 @@
 import type { SourceConfig } from "../config/schema.ts";
 import type { ErrorCode } from "../errors.ts";
 import type { GatewayContext } from "../gateway-context.ts";
+import { clientAddressOf } from "../http/client-address.ts";
 import { precheckSignature } from "./precheck-signature.ts";
 
 export interface EarlyRefusal {
@@ -16,15 +17,6 @@ export interface EarlyRefusal {
   /** Label of `gateway_webhooks_rejected_total`. */
   reason: string;
   extra: { details?: unknown; headers: Record<string, string> };
-}
-
-/**
- * The client address the runtime reports (srvx's `request.ip`, which follows `X-Forwarded-For`
- * only from the proxies `server.trustProxy` names).
- */
-export function clientAddressOf(request: Request): string | undefined {
-  const ip = (request as Request & { ip?: unknown }).ip;
-  return typeof ip === "string" && ip !== "" ? ip : undefined;
 }
 
 /** The refusal of a delivery that must not have its body read, or undefined. */
@@ -44,7 +36,7 @@ export async function guardBeforeBody(
       extra: { headers: { "retry-after": String(decision.retryAfterSeconds), connection: "close" } },
     };
   }
-  const failure = await precheckSignature(source, request.headers, ctx.clock.now(), ctx.crypto);
+  const failure = await precheckSignature(source, request.headers, ctx.clock.now(), ctx.crypto, ctx.services);
   if (!failure) return undefined;
   ctx.verificationLimiter?.recordFailure(address);
   return {

@@ -7,7 +7,8 @@
  */
 import type { SourceConfig } from "../config/schema.ts";
 import type { CryptoPort } from "../crypto/crypto-port.ts";
-import type { VerifyFailure } from "../verify/verify-result.ts";
+import type { ServiceRegistry } from "../services/service-contract.ts";
+import type { VerifyFailure } from "../services/verify-result.ts";
 import { verifyWebhook } from "./verify-webhook.ts";
 
 const NO_BODY = new Uint8Array(0);
@@ -18,8 +19,9 @@ export async function precheckSignature(
   headers: Headers,
   nowMs: number,
   crypto: CryptoPort,
+  services: ServiceRegistry,
 ): Promise<VerifyFailure | undefined> {
-  const result = await verifyWebhook({ ...source, secrets: [] }, headers, NO_BODY, nowMs, crypto);
+  const result = await verifyWebhook({ ...source, secrets: [] }, headers, NO_BODY, nowMs, crypto, services);
   if (result.ok || result.reason === "signature_mismatch") return undefined;
   return result.reason;
 }

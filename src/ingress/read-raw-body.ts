@@ -4,6 +4,7 @@
  * streamed body is cut off as soon as it passes the limit. With a deadline, a body that has not
  * ended in time is abandoned (`timeout`), so a slow sender cannot hold the request open.
  */
+import { concatBytes } from "../encoding/concat-bytes.ts";
 
 export type RawBodyResult = { ok: true; bytes: Uint8Array } | { ok: false; reason: "too_large" | "timeout" };
 
@@ -47,11 +48,5 @@ export async function readRawBody(request: Request, limit: number, deadlineMs?: 
     if (timer) clearTimeout(timer);
   }
   if (chunks.length === 1) return { ok: true, bytes: chunks[0] as Uint8Array };
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return { ok: true, bytes };
+  return { ok: true, bytes: concatBytes(chunks, size) };
 }

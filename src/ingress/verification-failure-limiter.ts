@@ -7,6 +7,7 @@
  * at most `MAX_TRACKED` addresses, expired ones swept first, then the oldest.
  */
 import type { FailedVerificationLimitConfig } from "../config/hardening-schema.ts";
+import { normalizeAddress } from "../http/client-address.ts";
 
 export type LimitDecision = { ok: true } | { ok: false; retryAfterSeconds: number };
 
@@ -25,11 +26,6 @@ interface Entry {
 
 const MAX_TRACKED = 50_000;
 const ALLOWED: LimitDecision = { ok: true };
-
-/** `::ffff:127.0.0.1` and `127.0.0.1` are one address. */
-export function normalizeAddress(address: string): string {
-  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address.toLowerCase();
-}
 
 /** Creates the limiter; `now` is epoch milliseconds. */
 export function createVerificationFailureLimiter(

@@ -9,8 +9,7 @@ import { hashApiKey } from "../auth/admin-auth.ts";
 import { readBearerCredential } from "../auth/authenticate-client.ts";
 import { createGatewayError } from "../errors.ts";
 import type { GatewayContext } from "../gateway-context.ts";
-import { clientAddressOf } from "../ingress/ingress-guards.ts";
-import { normalizeAddress } from "../ingress/verification-failure-limiter.ts";
+import { clientAddressOf, normalizeAddress } from "../http/client-address.ts";
 
 const CREDENTIAL = /^[\x21-\x7e]{1,512}$/;
 

@@ -99,7 +99,11 @@ test("row 7: /metrics and the details of /healthz need an allowed address or a t
         body.padding = "x".repeat(4096);
       },
     });
-    return fetch(`${gateway.url}/webhooks/esign`, { method: "POST", headers: delivery.headers, body: Buffer.from(delivery.body) });
+    return fetch(`${gateway.url}/webhooks/esign`, {
+      method: "POST",
+      headers: delivery.headers,
+      body: Buffer.from(delivery.body),
+    });
   };
   expect((await post()).status).toBe(503);
   const full = await get(gateway, "/healthz", "127.0.0.2");
