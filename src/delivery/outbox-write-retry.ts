@@ -86,7 +86,12 @@ export function createRetryingPersist(deps: RetryingPersistDeps): RetryingPersis
         const durable = await outbox.getDelivery(record.eventId, record.destinationId);
         const perState = counts[record.destinationId] ?? {};
         counts[record.destinationId] = perState;
-        if (durable) perState[durable.state] = Math.max(0, (perState[durable.state] ?? 1) - 1);
+        if (durable) {
+          // A state none is in any more is left out, as the outbox itself reports it.
+          const left = (perState[durable.state] ?? 1) - 1;
+          if (left > 0) perState[durable.state] = left;
+          else delete perState[durable.state];
+        }
         perState[record.state] = (perState[record.state] ?? 0) + 1;
       }
       return counts;
