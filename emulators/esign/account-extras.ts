@@ -7,8 +7,8 @@
  */
 import * as v from "valibot";
 import { answer, param } from "../shared/emulator-frame.ts";
-import { errorAnswer, fail, json, readJsonObject } from "../shared/http-answers.ts";
 import { randomSecret } from "../shared/hmac.ts";
+import { errorAnswer, fail, json, readJsonObject } from "../shared/http-answers.ts";
 import { parseOrFail, text } from "../shared/validation.ts";
 import type { EsignClient, EsignContext } from "./esign-context.ts";
 import { isoNow } from "./esign-context.ts";

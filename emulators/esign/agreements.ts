@@ -11,11 +11,11 @@ import { fail, json, parseJsonObject, readBytes, readJsonObject } from "../share
 import { createIdempotencyCache } from "../shared/idempotency.ts";
 import { parseOrFail } from "../shared/validation.ts";
 import { CreateAgreement, ListQuery, PatchAgreement } from "./agreement-schemas.ts";
-import { createVersion } from "./version-chain.ts";
 import { type EsignContext, findAgreement, recordAudit, touch } from "./esign-context.ts";
+import type { Guard } from "./esign-routes.ts";
 import { TERMINAL_STATUSES } from "./esign-types.ts";
 import { chainKey, chainVersions, presentAgreement } from "./present-agreement.ts";
-import type { Guard } from "./esign-routes.ts";
+import { createVersion } from "./version-chain.ts";
 
 /** Adds the agreement collection and item routes. */
 export function addAgreementRoutes(ctx: EsignContext, guard: Guard): void {

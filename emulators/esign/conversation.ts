@@ -6,8 +6,9 @@
  * Record fields are not shown in the reference: these are the input fields plus `id`,
  * `agreement_id` and `created_at` (and `resolved`, `resolved_at` on comments).
  */
-import { answer, param } from "../shared/emulator-frame.ts";
+
 import { pushBounded } from "../shared/bounded-map.ts";
+import { answer, param } from "../shared/emulator-frame.ts";
 import { fail, json, readJsonObject } from "../shared/http-answers.ts";
 import { parseOrFail } from "../shared/validation.ts";
 import { ChatInput, CommentInput, ResolveComment } from "./agreement-schemas.ts";

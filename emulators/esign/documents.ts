@@ -8,8 +8,8 @@
  */
 import type { H3Event } from "h3";
 import { answer, param } from "../shared/emulator-frame.ts";
-import { errorAnswer, fail, json, parseJsonObject, readBytes } from "../shared/http-answers.ts";
 import { sha256Hex } from "../shared/hmac.ts";
+import { errorAnswer, fail, json, parseJsonObject, readBytes } from "../shared/http-answers.ts";
 import { createRateLimit } from "../shared/rate-limit.ts";
 import { parseOrFail } from "../shared/validation.ts";
 import { DocumentJson } from "./agreement-schemas.ts";

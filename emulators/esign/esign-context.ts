@@ -3,8 +3,9 @@
  * version chains, audit trails, chat and comments, and the hooks into the webhook and signing
  * modules. One context per emulator instance.
  */
-import type { EmulatorFrame } from "../shared/emulator-frame.ts";
+
 import { type BoundedMap, createBoundedMap, pushBounded } from "../shared/bounded-map.ts";
+import type { EmulatorFrame } from "../shared/emulator-frame.ts";
 import { fail } from "../shared/http-answers.ts";
 import type { Scheduler } from "../shared/scheduler.ts";
 import type { Agreement } from "./esign-types.ts";

@@ -8,15 +8,15 @@
 import type { H3 } from "h3";
 import { addCommonControl } from "../shared/common-control.ts";
 import { createEmulatorFrame, type EmulatorFrame } from "../shared/emulator-frame.ts";
-import { json } from "../shared/http-answers.ts";
 import { randomSecret } from "../shared/hmac.ts";
+import { json } from "../shared/http-answers.ts";
 import { createScheduler, type Scheduler } from "../shared/scheduler.ts";
 import { createWebhookSender, type WebhookSender } from "../shared/webhook-sender.ts";
 import { createEsignContext, type EsignClient, type EsignEmulatorOptions, isoNow } from "./esign-context.ts";
 import { addEsignRoutes } from "./esign-routes.ts";
+import { DEFAULT_SCOPES } from "./tokens.ts";
 import { createVersion } from "./version-chain.ts";
 import { ESIGN_RETRY_DELAYS_MS } from "./webhooks.ts";
-import { DEFAULT_SCOPES } from "./tokens.ts";
 
 export type { EsignClient, EsignEmulatorOptions };
 

@@ -7,8 +7,8 @@
  */
 import * as v from "valibot";
 import { answer, param } from "../shared/emulator-frame.ts";
-import { fail, json, readJsonObject } from "../shared/http-answers.ts";
 import { randomSecret } from "../shared/hmac.ts";
+import { fail, json, readJsonObject } from "../shared/http-answers.ts";
 import { parseOrFail } from "../shared/validation.ts";
 import { Decline, Delegate, Lifecycle, Notifications, ParticipantInput } from "./agreement-schemas.ts";
 import { type EsignContext, findAgreement, recordAudit, touch } from "./esign-context.ts";

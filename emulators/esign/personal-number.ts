@@ -3,8 +3,9 @@
  * an optional dash, Luhn-checked over the last ten digits; accepted only when the agreement uses
  * the eid option; kept only as a SHA-256 hash.
  */
-import { fail } from "../shared/http-answers.ts";
+
 import { sha256Hex } from "../shared/hmac.ts";
+import { fail } from "../shared/http-answers.ts";
 
 /** True when `value` has the documented form and passes the Luhn check. */
 export function isValidPersonalNumber(value: string): boolean {

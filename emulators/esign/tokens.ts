@@ -9,8 +9,8 @@
 import type { H3Event } from "h3";
 import { type JWTPayload, jwtVerify, SignJWT } from "jose";
 import * as v from "valibot";
-import { answer } from "../shared/emulator-frame.ts";
 import { createBoundedMap, pushBounded } from "../shared/bounded-map.ts";
+import { answer } from "../shared/emulator-frame.ts";
 import { EmulatorAnswer, errorAnswer, fail, json, readJsonObject } from "../shared/http-answers.ts";
 import { createRateLimit } from "../shared/rate-limit.ts";
 import { parseOrFail } from "../shared/validation.ts";

@@ -4,8 +4,9 @@
  * identify, sign (partially_signed, then completed with the stamped PDF), decline, cancel and
  * expire, each recorded in the audit trail and posted as its webhook event.
  */
-import { fail } from "../shared/http-answers.ts";
+
 import { randomSecret, sha256Hex } from "../shared/hmac.ts";
+import { fail } from "../shared/http-answers.ts";
 import { type EsignContext, isoNow, recordAudit, touch } from "./esign-context.ts";
 import type { Agreement, Participant, SignatureRecord } from "./esign-types.ts";
 

@@ -5,11 +5,12 @@
  * open (its signing links stop working). When the previous version had been sent, its sender
  * and recipients are copied and the new version sends itself once it has a PDF and participants.
  */
-import { acceptPersonalNumber } from "./personal-number.ts";
+
 import type { CreateAgreement, ParticipantInput } from "./agreement-schemas.ts";
 import { type EsignContext, isoNow, recordAudit } from "./esign-context.ts";
 import type { Agreement, Participant } from "./esign-types.ts";
 import { OPEN_STATUSES } from "./esign-types.ts";
+import { acceptPersonalNumber } from "./personal-number.ts";
 import { chainKey } from "./present-agreement.ts";
 
 const DAY_MS = 86_400_000;

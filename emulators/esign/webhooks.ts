@@ -8,13 +8,13 @@
  * there instead, signed with the client signing key.
  */
 import * as v from "valibot";
-import { answer, param } from "../shared/emulator-frame.ts";
 import { pushBounded } from "../shared/bounded-map.ts";
-import { fail, json, readJsonObject } from "../shared/http-answers.ts";
+import { answer, param } from "../shared/emulator-frame.ts";
 import { hmacSha256Hex, randomSecret } from "../shared/hmac.ts";
+import { fail, json, readJsonObject } from "../shared/http-answers.ts";
 import { parseOrFail } from "../shared/validation.ts";
 import type { WebhookSender } from "../shared/webhook-sender.ts";
-import { type EsignContext, type EmitExtra, isoNow } from "./esign-context.ts";
+import { type EmitExtra, type EsignContext, isoNow } from "./esign-context.ts";
 import type { Guard } from "./esign-routes.ts";
 import type { Agreement } from "./esign-types.ts";
 import { presentParticipant } from "./present-agreement.ts";

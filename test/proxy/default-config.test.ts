@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterEach, expect, test, vi } from "vitest";
 import { resolveConfig } from "../../src/config/resolve-config.ts";
-import { startEsignFake } from "../fakes/esign-fake.ts";
+import { startEsignEmulator } from "../helpers/emulators.ts";
 
 const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
 const UPSTREAM_VARS = [
@@ -86,7 +86,7 @@ test("without upstream variables the default config starts and warns about both 
 });
 
 test("with the e-sign variables set, that upstream is configured from the environment", async () => {
-  const esign = await startEsignFake();
+  const esign = await startEsignEmulator();
   cleanups.push(() => esign.close());
   const env = {
     ESIGN_API_URL: esign.baseUrl,

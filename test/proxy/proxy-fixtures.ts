@@ -11,8 +11,7 @@ import { createMemoryStore } from "../../adapters/store/memory.ts";
 import { resolveConfig } from "../../src/config/resolve-config.ts";
 import { createGateway, type Gateway } from "../../src/create-gateway.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
-import type { EsignFake } from "../fakes/esign-fake.ts";
-import type { StaffingFake } from "../fakes/staffing-fake.ts";
+import type { EsignServer, StaffingServer } from "../helpers/emulators.ts";
 import { type GatewayProcess, startGatewayProcess } from "../helpers/gateway-process.ts";
 
 export const T0 = Date.parse("2026-11-24T12:00:00.000Z");
@@ -27,8 +26,8 @@ export function newKey(prefix = "gwk"): string {
 }
 
 export interface ProxyConfigOptions {
-  esign?: EsignFake;
-  staffing?: StaffingFake;
+  esign?: EsignServer;
+  staffing?: StaffingServer;
   /** Merged into every upstream entry (timeouts, retries, replay limit). */
   upstream?: Record<string, unknown>;
   clients?: Record<string, unknown>[];

@@ -7,19 +7,23 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type EsignFake, startEsignFake } from "../fakes/esign-fake.ts";
-import { type StaffingFake, startStaffingFake } from "../fakes/staffing-fake.ts";
+import {
+  type EsignServer,
+  type StaffingServer,
+  startEsignEmulator,
+  startStaffingEmulator,
+} from "../helpers/emulators.ts";
 import type { GatewayProcess } from "../helpers/gateway-process.ts";
 import { fullClient, newKey, startProxyProcess } from "./proxy-fixtures.ts";
 
-let esign: EsignFake;
-let staffing: StaffingFake;
+let esign: EsignServer;
+let staffing: StaffingServer;
 let gateway: GatewayProcess;
 const key = newKey();
 
 beforeAll(async () => {
-  esign = await startEsignFake({ generalLimitPerClient: 100_000 });
-  staffing = await startStaffingFake({ limitPerMinute: 100_000 });
+  esign = await startEsignEmulator({ generalLimitPerClient: 100_000 });
+  staffing = await startStaffingEmulator({ limitPerMinute: 100_000 });
   gateway = await startProxyProcess({
     esign,
     staffing,
@@ -58,7 +62,7 @@ describe("safe calls are retried", () => {
     ["504", { status: 504, body: serverError }],
     ["a destroyed socket", { destroy: true as const }],
   ])("GET after %s: retried, answered 200", async (_, fault) => {
-    const id = esign.createAgreement();
+    const id = await esign.createAgreement();
     const path = `/agreements/${id}`;
     esign.inject({ method: "GET", path, fault });
     const answer = await call(`/api/esign${path}`);
@@ -68,7 +72,7 @@ describe("safe calls are retried", () => {
   });
 
   test("PUT with a small body after a destroyed socket: retried with the same body", async () => {
-    const id = esign.createAgreement();
+    const id = await esign.createAgreement();
     const path = `/agreements/${id}/documents/main`;
     esign.inject({ method: "PUT", path, fault: { destroy: true } });
     const pdf = Buffer.from("%PDF-1.4\nsmall test document\n%%EOF\n");
@@ -101,7 +105,7 @@ describe("safe calls are retried", () => {
   });
 
   test("429 with Retry-After within the bound: waited out, then retried", async () => {
-    const id = esign.createAgreement();
+    const id = await esign.createAgreement();
     const path = `/agreements/${id}`;
     const limited = { error: { code: "rate_limited", message: "slow down" } };
     esign.inject({ method: "GET", path, fault: { status: 429, headers: { "retry-after": "1" }, body: limited } });
@@ -113,7 +117,7 @@ describe("safe calls are retried", () => {
   });
 
   test("retries are bounded: after 1 + 2 attempts the upstream's 503 and envelope come back", async () => {
-    const id = esign.createAgreement();
+    const id = await esign.createAgreement();
     const path = `/agreements/${id}`;
     esign.inject({ method: "GET", path, times: 5, fault: { status: 503, body: serverError } });
     const answer = await call(`/api/esign${path}`);
@@ -151,7 +155,7 @@ describe("unsafe calls are sent once", () => {
   });
 
   test("429 with Retry-After beyond the bound: passed back with its Retry-After, one call", async () => {
-    const id = esign.createAgreement();
+    const id = await esign.createAgreement();
     const path = `/agreements/${id}`;
     const limited = { error: { code: "rate_limited", message: "slow down" } };
     esign.inject({ method: "GET", path, fault: { status: 429, headers: { "retry-after": "30" }, body: limited } });
@@ -165,7 +169,7 @@ describe("unsafe calls are sent once", () => {
 
 describe("gateway-side failures and upstream errors", () => {
   test("no answer within the upstream's timeout: 504 upstream_timeout, not retried", async () => {
-    const id = esign.createAgreement();
+    const id = await esign.createAgreement();
     const path = `/agreements/${id}`;
     esign.inject({ method: "GET", path, fault: { hang: true } });
     const answer = await call(`/api/esign${path}`);
