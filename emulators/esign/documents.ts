@@ -74,9 +74,17 @@ export function addDocumentRoutes(ctx: EsignContext, guard: Guard) {
     const { bytes, filename } = await readDocument(event);
     if (!PDF_MAGIC.every((b, i) => bytes[i] === b)) fail(400, "invalid_request", "the document is not a PDF");
     const replaced = agreement.document !== null && agreement.status !== "draft";
-    agreement.document = { bytes, filename, sha256: await sha256Hex(bytes) };
+    // Hashing 100 MB takes a while: the answer does not wait for it (`document.sha256` is null meanwhile).
+    const hashed = new Promise<string>((resolve, reject) => {
+      setTimeout(() => sha256Hex(bytes).then(resolve, reject), 0);
+    });
+    const document = { bytes, filename, sha256: null as string | null, hashed };
+    document.hashed.then((hex) => {
+      document.sha256 = hex;
+    });
+    agreement.document = document;
     touch(ctx, agreement);
-    recordAudit(ctx, agreement, "document.uploaded", { sha256: agreement.document.sha256, size: bytes.byteLength });
+    recordAudit(ctx, agreement, "document.uploaded", { size: bytes.byteLength });
     if (replaced) ctx.emit(agreement, "agreement.pdf_replaced");
     // A new version of a sent agreement sends itself once it has its PDF (Version chain, rule 3).
     if (agreement.auto_send && agreement.participants.length > 0) await sendAgreement(ctx, agreement);

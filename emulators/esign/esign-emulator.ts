@@ -42,8 +42,8 @@ export interface EsignEmulator {
   registerWebhook(url: string, secret: string, events?: string[]): void;
   /** Creates a draft directly (test setup); returns its id. */
   createAgreement(title?: string, externalId?: string | null): Promise<string>;
-  /** SHA-256 (hex) of an agreement's main document. */
-  documentSha256(id: string): string | undefined;
+  /** SHA-256 (hex) of an agreement's main document, once hashed. */
+  documentSha256(id: string): Promise<string | undefined>;
   /** Headers of the latest uploads, as received. */
   uploadHeaders: Record<string, string>[];
   /** Makes binary uploads wait (unread) until the returned function is called. */
@@ -102,7 +102,7 @@ export function createEsignEmulator(options: EsignEmulatorOptions = {}): EsignEm
       const agreement = await createVersion(ctx, { title, external_id: externalId }, "http://emulator.invalid");
       return agreement.id;
     },
-    documentSha256: (id) => ctx.agreements.get(id)?.document?.sha256,
+    documentSha256: async (id) => ctx.agreements.get(id)?.document?.hashed,
     uploadHeaders: documents.hooks.uploadHeaders,
     holdUploads: documents.holdUploads,
     downloadSent: () => documents.hooks.downloadSent,

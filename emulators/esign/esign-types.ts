@@ -49,7 +49,9 @@ export interface Participant {
 export interface StoredDocument {
   bytes: Uint8Array;
   filename: string | null;
-  sha256: string;
+  /** Hex SHA-256, null until `hashed` settles (a large PDF is answered before it is hashed). */
+  sha256: string | null;
+  hashed: Promise<string>;
 }
 
 export interface Agreement {

@@ -35,7 +35,7 @@ export interface EsignServer extends Served {
   issued: string[];
   revokeAll(): void;
   createAgreement(title?: string, externalId?: string | null): Promise<string>;
-  documentHashes: { get(id: string): string | undefined };
+  documentHashes: { get(id: string): Promise<string | undefined> };
   uploadHeaders: Record<string, string>[];
   holdUploads(): () => void;
   downloadSent(): number;

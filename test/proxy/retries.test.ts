@@ -49,7 +49,13 @@ const serverError = { error: { code: "server_error", message: "injected failure"
 function newStaffingRequest() {
   return JSON.stringify({
     externalId: `shift-${randomUUID()}`,
-    shift: { id: "s1", startTime: "2026-12-01T07:00:00+01:00", endTime: "2026-12-01T15:00:00+01:00" },
+    shift: {
+      id: "s1",
+      startTime: "2026-12-01T07:00:00+01:00",
+      endTime: "2026-12-01T15:00:00+01:00",
+      location: "Ward 4",
+      role: "Nurse",
+    },
     candidates: [{ id: "c1", name: "A", phone: "+46700000000", priority: 1 }],
     webhookUrl: "https://example.test/hook",
   });
@@ -84,7 +90,7 @@ describe("safe calls are retried", () => {
     expect(answer.status).toBe(200);
     expect(esign.count("PUT", path)).toBe(2);
     const { createHash } = await import("node:crypto");
-    expect(esign.documentHashes.get(id)).toBe(createHash("sha256").update(pdf).digest("hex"));
+    expect(await esign.documentHashes.get(id)).toBe(createHash("sha256").update(pdf).digest("hex"));
   });
 
   test("POST with an Idempotency-Key after a 503: retried; the same key again is replayed by the upstream", async () => {

@@ -103,7 +103,7 @@ test("a 20 MB PDF uploads and downloads byte-identical, its length kept", async 
   const answer = await upload(id, pdfStream().stream);
   expect(answer.status).toBe(200);
   expect(await answer.json()).toEqual({ ok: true });
-  expect(esign.documentHashes.get(id)).toBe(pdfSha);
+  expect(await esign.documentHashes.get(id)).toBe(pdfSha);
   expect(esign.uploadHeaders.at(-1)?.["content-length"]).toBe(String(SIZE));
   expect(esign.uploadHeaders.at(-1)?.authorization).toBe(`Bearer ${esign.issued[0]}`);
 
@@ -140,7 +140,7 @@ test("upload of 64 MB to a stalled upstream: the gateway grows by less than one 
   expect(growth).toBeLessThan(RSS_BOUND);
   const answer = await pending;
   expect(answer.status).toBe(200);
-  expect(esign.documentHashes.get(id)).toBe(bigPdfSha);
+  expect(await esign.documentHashes.get(id)).toBe(bigPdfSha);
 });
 
 test("download of 64 MB to a stalled client: the gateway grows by less than one 20 MB PDF", async () => {
