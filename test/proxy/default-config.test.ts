@@ -1,5 +1,6 @@
 /**
- * The zero-config start with the proxy upstreams in `config/default.ts`: without the upstream
+ * The zero-config start with the proxy upstreams in `config/default.ts` and the sandbox switched
+ * off (`GATEWAY_EMULATORS=off`; the sandbox itself: test/emulators/sandbox.test.ts): without the upstream
  * variables the gateway still starts, warns once per unconfigured upstream and keeps the route
  * mounted; with them set, that upstream is configured (no warning) and reaches the upstream.
  */
@@ -73,7 +74,7 @@ async function serveDefault(env: Record<string, string>) {
 const staffingWarning = (line: string) => line.includes("upstream not configured") && line.includes('"staffing"');
 
 test("without upstream variables the default config starts and warns about both upstreams", async () => {
-  const { url, warnings, lineMatching } = await serveDefault({});
+  const { url, warnings, lineMatching } = await serveDefault({ GATEWAY_EMULATORS: "off" });
   await lineMatching(staffingWarning);
   expect(warnings().map((w) => [w.upstream, w.missing])).toEqual([
     ["esign", ["baseUrl", "clientId", "clientSecret"]],
@@ -93,7 +94,7 @@ test("with the e-sign variables set, that upstream is configured from the enviro
     ESIGN_CLIENT_ID: esign.client.clientId,
     ESIGN_CLIENT_SECRET: esign.client.clientSecret,
   };
-  const { warnings, lineMatching } = await serveDefault(env);
+  const { warnings, lineMatching } = await serveDefault({ ...env, GATEWAY_EMULATORS: "off" });
   await lineMatching(staffingWarning);
   expect(warnings().map((w) => w.upstream)).toEqual(["staffing"]);
 
