@@ -1,6 +1,6 @@
 /**
  * The zero-config start with the proxy upstreams in `config/default.ts` and the sandbox switched
- * off (`GATEWAY_EMULATORS=off`; the sandbox itself: test/emulators/sandbox.test.ts): without the upstream
+ * off (`GATEWAY_EMULATORS=off`; the sandbox itself is adapters/node/sandbox.ts): without the upstream
  * variables the gateway still starts, warns once per unconfigured upstream and keeps the route
  * mounted; with them set, that upstream is configured (no warning) and reaches the upstream.
  */
