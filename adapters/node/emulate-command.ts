@@ -1,9 +1,11 @@
 /**
- * `gateway emulate [--host 127.0.0.1] [--port 8788] [--time-scale 1] [--only esign|staffing]`:
- * runs the upstream emulators alone (README, Sandbox), prints where they listen and the sandbox
- * credentials to configure a gateway or an app with, and stops on SIGINT/SIGTERM.
+ * `gateway emulate [--host 127.0.0.1] [--port 8788] [--time-scale 1] [--only <service>]`: runs
+ * the upstream emulators of emulators/registry.ts alone (README, Sandbox), prints where they
+ * listen and the sandbox credentials to configure a gateway or an app with, and stops on
+ * SIGINT/SIGTERM.
  */
 import { parseArgs } from "node:util";
+import { emulatorRegistry } from "../../emulators/registry.ts";
 import { describeEmulators } from "./sandbox.ts";
 import { startEmulators } from "./start-emulators.ts";
 
@@ -22,32 +24,20 @@ export async function emulateCommand(args: string[]): Promise<void> {
   const timeScale = Number(values["time-scale"]);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error("--port: an integer 0..65535");
   if (!(timeScale > 0 && timeScale <= 100)) throw new Error("--time-scale: a number above 0, at most 100");
-  if (values.only && values.only !== "esign" && values.only !== "staffing")
-    throw new Error("--only: esign or staffing");
+  const names = [...emulatorRegistry.keys()];
+  if (values.only !== undefined && !names.includes(values.only)) throw new Error(`--only: one of ${names.join(", ")}`);
   const emulators = await startEmulators({
     host: values.host,
     port,
     timeScale,
-    esign: values.only === "staffing" ? false : {},
-    staffing: values.only === "esign" ? false : {},
+    only: values.only === undefined ? undefined : { [values.only]: {} },
   });
   console.log(describeEmulators(emulators));
   // Printed on purpose: credentials of an in-memory emulator, worthless anywhere else.
   const lines = ["SANDBOX credentials (emulated services only):"];
-  if (emulators.esign) {
-    lines.push(
-      `  ESIGN_API_URL=${emulators.esignBaseUrl}`,
-      `  ESIGN_CLIENT_ID=${emulators.esign.client.clientId}`,
-      `  ESIGN_CLIENT_SECRET=${emulators.esign.client.clientSecret}`,
-      `  e-sign webhook signing key (per-agreement webhook_url): ${emulators.esign.signingSecret}`,
-    );
-  }
-  if (emulators.staffing) {
-    lines.push(
-      `  STAFFING_API_URL=${emulators.staffingBaseUrl}`,
-      `  STAFFING_API_KEY=${emulators.staffing.apiKey}`,
-      `  staffing webhook secret: ${emulators.staffing.webhookSecret}`,
-    );
+  for (const { name, emulator, apiUrl } of emulators.served) {
+    for (const [variable, value] of Object.entries(emulator.upstreamEnv(apiUrl))) lines.push(`  ${variable}=${value}`);
+    lines.push(`  ${name} webhook signing secret: ${emulator.webhookSecret}`);
   }
   console.log(lines.join("\n"));
   const stop = () => {

@@ -1,12 +1,12 @@
 /**
- * The zero-config sandbox of `npm start` (README, Sandbox): with the default configuration and no
- * upstream URL in the environment, the e-sign and staffing emulators start on their own port
- * (the gateway's port + 1; any free port when the gateway's is 0), the default upstreams point
- * at them with their credentials, and once the gateway listens its `/webhooks/esign` and
- * `/webhooks/staffing` become the emulators' webhook targets, signed with the gateway's own
- * webhook secrets. `ESIGN_API_URL` / `STAFFING_API_URL` switch that emulator off;
- * `GATEWAY_EMULATORS=off` switches both off. `gateway emulate` runs them alone.
+ * The zero-config sandbox of `npm start` (README, Sandbox): with the default configuration, every
+ * emulator of emulators/registry.ts whose real upstream URL is not in the environment starts on
+ * the emulators' own port (the gateway's port + 1; any free port when the gateway's is 0), the
+ * default upstreams point at them with their credentials, and once the gateway listens its
+ * `/webhooks/{name}` become the emulators' webhook targets, signed with the gateway's own webhook
+ * secrets. `GATEWAY_EMULATORS=off` switches them all off. `gateway emulate` runs them alone.
  */
+import { emulatorRegistry } from "../../emulators/registry.ts";
 import { loadDevSecrets } from "./dev-secrets.ts";
 import { type RunningEmulators, startEmulators } from "./start-emulators.ts";
 
@@ -32,35 +32,29 @@ export async function startSandbox(
   options: { dataDir: string; gatewayPort: number; host: string },
 ): Promise<Sandbox | undefined> {
   if (env.GATEWAY_EMULATORS === "off") return undefined;
-  const emulateEsign = !env.ESIGN_API_URL;
-  const emulateStaffing = !env.STAFFING_API_URL;
-  if (!emulateEsign && !emulateStaffing) return undefined;
-  const dev = await loadDevSecrets(options.dataDir);
-  const esignSecret = env.ESIGN_WEBHOOK_SECRET ?? dev.ESIGN_WEBHOOK_SECRET;
-  const staffingSecret = env.STAFFING_WEBHOOK_SECRET ?? dev.STAFFING_WEBHOOK_SECRET;
+  const wanted = [...emulatorRegistry].filter(([, entry]) => !env[entry.upstreamUrlEnv]);
+  if (wanted.length === 0) return undefined;
+  const dev = (await loadDevSecrets(options.dataDir)) as unknown as Record<string, string | undefined>;
   const emulators = await startEmulators({
     host: options.host,
     port: options.gatewayPort === 0 ? 0 : options.gatewayPort + 1,
     timeScale: timeScaleFromEnv(env),
-    esign: emulateEsign ? { signingSecret: esignSecret } : false,
-    staffing: emulateStaffing ? { webhookSecret: staffingSecret } : false,
+    only: Object.fromEntries(
+      wanted.map(([name, entry]) => [
+        name,
+        { webhookSecret: env[entry.webhookSecretEnv] ?? dev[entry.webhookSecretEnv] },
+      ]),
+    ),
   });
-  if (emulators.esign && emulators.esignBaseUrl) {
-    env.ESIGN_API_URL = emulators.esignBaseUrl;
-    env.ESIGN_CLIENT_ID = emulators.esign.client.clientId;
-    env.ESIGN_CLIENT_SECRET = emulators.esign.client.clientSecret;
-  }
-  if (emulators.staffing && emulators.staffingBaseUrl) {
-    env.STAFFING_API_URL = emulators.staffingBaseUrl;
-    env.STAFFING_API_KEY = emulators.staffing.apiKey;
-  }
+  for (const { emulator, apiUrl } of emulators.served) Object.assign(env, emulator.upstreamEnv(apiUrl));
   // The default config lets the development admin key call the proxy in the sandbox.
   env.GATEWAY_SANDBOX = "1";
   return {
     emulators,
     wire(gatewayUrl) {
-      emulators.esign?.registerWebhook(`${gatewayUrl}/webhooks/esign`, esignSecret);
-      emulators.staffing?.setDefaultWebhookUrl(`${gatewayUrl}/webhooks/staffing`);
+      for (const { name, emulator } of emulators.served) {
+        emulator.targetWebhooks(`${gatewayUrl}/webhooks/${encodeURIComponent(name)}`);
+      }
     },
     close: () => emulators.close(),
   };
@@ -73,11 +67,7 @@ export function describeEmulators(emulators: RunningEmulators): string {
     level: "info",
     msg: "emulators listening (SANDBOX: emulated upstreams, not the real services)",
     url: emulators.url,
-    esign: emulators.esignBaseUrl ?? null,
-    staffing: emulators.staffingBaseUrl ?? null,
-    control: [
-      emulators.esign ? `${emulators.url}/esign/_emulator` : null,
-      emulators.staffing ? `${emulators.url}/staffing/_emulator` : null,
-    ].filter(Boolean),
+    ...Object.fromEntries(emulators.served.map(({ name, apiUrl }) => [name, apiUrl])),
+    control: emulators.served.map(({ controlUrl }) => controlUrl),
   });
 }

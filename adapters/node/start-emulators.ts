@@ -1,21 +1,12 @@
 /**
  * Serving the emulators on Node (`gateway emulate`, the zero-config `npm start`, and the tests):
- * both emulators on one port under `/esign` and `/staffing` (each API at
- * `{url}/{service}/api/public/v1`), or one emulator alone at the root, with h3's Node server.
- * Simulated activity runs on timers here (`autoRun`), scaled by `timeScale`.
+ * every emulator of emulators/registry.ts on one port, each under `/{name}` (its API at
+ * `{url}/{name}/api/public/v1`), with h3's Node server. Simulated activity runs on timers here
+ * (`autoRun`), scaled by `timeScale`.
  */
 import type { Server } from "node:http";
 import { H3, serve } from "h3";
-import {
-  createEsignEmulator,
-  type EsignEmulator,
-  type EsignEmulatorOptions,
-} from "../../emulators/esign/esign-emulator.ts";
-import {
-  createStaffingEmulator,
-  type StaffingEmulator,
-  type StaffingEmulatorOptions,
-} from "../../emulators/staffing/staffing-emulator.ts";
+import { type EmulatorSetup, emulatorRegistry, type ServiceEmulator } from "../../emulators/registry.ts";
 
 export interface ServedApp {
   url: string;
@@ -46,50 +37,66 @@ export interface EmulatorsOptions {
   port?: number;
   /** Multiplier of simulated delays. Default 1. */
   timeScale?: number;
-  esign?: EsignEmulatorOptions | false;
-  staffing?: StaffingEmulatorOptions | false;
+  /** The emulators to start, by service name, with their webhook secrets. Default: every one. */
+  only?: Readonly<Record<string, Pick<EmulatorSetup, "webhookSecret">>>;
+}
+
+/** One emulator being served. */
+export interface ServedEmulator {
+  name: string;
+  emulator: ServiceEmulator;
+  /** `{url}/{name}/api/public/v1` */
+  apiUrl: string;
+  /** `{url}/{name}/_emulator` */
+  controlUrl: string;
 }
 
 export interface RunningEmulators {
   url: string;
-  esign?: EsignEmulator;
-  staffing?: StaffingEmulator;
-  /** `{url}/esign/api/public/v1` */
-  esignBaseUrl?: string;
-  /** `{url}/staffing/api/public/v1` */
-  staffingBaseUrl?: string;
+  served: ServedEmulator[];
   close(): Promise<void>;
 }
 
-/** Starts the emulators that are not switched off (`false`) on one port. */
+/** Starts the emulators `only` names (default every registered one) on one port. */
 export async function startEmulators(options: EmulatorsOptions = {}): Promise<RunningEmulators> {
-  const common = { autoRun: true, timeScale: options.timeScale };
-  const esign =
-    options.esign === false ? undefined : createEsignEmulator({ ...common, ...options.esign, mountPath: "/esign" });
-  const staffing =
-    options.staffing === false
-      ? undefined
-      : createStaffingEmulator({ ...common, ...options.staffing, mountPath: "/staffing" });
+  const chosen = [...emulatorRegistry].filter(([name]) => !options.only || name in options.only);
+  const emulators = chosen.map(([name, entry]) => ({
+    name,
+    emulator: entry.create({
+      ...options.only?.[name],
+      autoRun: true,
+      timeScale: options.timeScale,
+      mountPath: `/${name}`,
+    }),
+  }));
   const root = new H3();
   root.use((event) => {
     const path = event.url.pathname;
-    if (esign && (path === "/esign" || path.startsWith("/esign/"))) return esign.app.fetch(event.req);
-    if (staffing && (path === "/staffing" || path.startsWith("/staffing/"))) return staffing.app.fetch(event.req);
-    return new Response(JSON.stringify({ error: { code: "not_found", message: "try /esign/… or /staffing/…" } }), {
+    const target = emulators.find(({ name }) => path === `/${name}` || path.startsWith(`/${name}/`));
+    if (target) return target.emulator.app.fetch(event.req);
+    const names = emulators.map(({ name }) => `/${name}/…`).join(" or ");
+    return new Response(JSON.stringify({ error: { code: "not_found", message: `try ${names}` } }), {
       status: 404,
       headers: { "content-type": "application/json" },
     });
   });
-  const served = await serveApp(root, options.host, options.port);
+  let served: ServedApp;
+  try {
+    served = await serveApp(root, options.host, options.port);
+  } catch (error) {
+    for (const { emulator } of emulators) emulator.close();
+    throw error;
+  }
   return {
     url: served.url,
-    esign,
-    staffing,
-    esignBaseUrl: esign ? `${served.url}${esign.apiPath}` : undefined,
-    staffingBaseUrl: staffing ? `${served.url}${staffing.apiPath}` : undefined,
+    served: emulators.map(({ name, emulator }) => ({
+      name,
+      emulator,
+      apiUrl: `${served.url}${emulator.apiPath}`,
+      controlUrl: `${served.url}${emulator.controlPath}`,
+    })),
     async close() {
-      esign?.close();
-      staffing?.close();
+      for (const { emulator } of emulators) emulator.close();
       await served.close();
     },
   };

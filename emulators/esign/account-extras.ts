@@ -12,7 +12,7 @@ import { errorAnswer, fail, json, readJsonObject } from "../shared/http-answers.
 import { parseOrFail, text } from "../shared/validation.ts";
 import type { EsignClient, EsignContext } from "./esign-context.ts";
 import { isoNow } from "./esign-context.ts";
-import type { Guard } from "./esign-routes.ts";
+import type { Guard } from "./tokens.ts";
 
 const NewClient = v.object({
   name: text(1, 120),

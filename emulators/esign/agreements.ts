@@ -12,9 +12,9 @@ import { createIdempotencyCache } from "../shared/idempotency.ts";
 import { parseOrFail } from "../shared/validation.ts";
 import { CreateAgreement, ListQuery, PatchAgreement } from "./agreement-schemas.ts";
 import { type EsignContext, findAgreement, recordAudit, touch } from "./esign-context.ts";
-import type { Guard } from "./esign-routes.ts";
 import { TERMINAL_STATUSES } from "./esign-types.ts";
 import { chainKey, chainVersions, presentAgreement } from "./present-agreement.ts";
+import type { Guard } from "./tokens.ts";
 import { createVersion } from "./version-chain.ts";
 
 /** Adds the agreement collection and item routes. */

@@ -13,7 +13,7 @@ import { fail, json, readJsonObject } from "../shared/http-answers.ts";
 import { parseOrFail } from "../shared/validation.ts";
 import { ChatInput, CommentInput, ResolveComment } from "./agreement-schemas.ts";
 import { type EsignContext, findAgreement, isoNow, recordAudit } from "./esign-context.ts";
-import type { Guard } from "./esign-routes.ts";
+import type { Guard } from "./tokens.ts";
 import { findParticipant } from "./transitions.ts";
 
 const MAX_PER_AGREEMENT = 1000;

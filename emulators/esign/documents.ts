@@ -14,7 +14,7 @@ import { createRateLimit } from "../shared/rate-limit.ts";
 import { parseOrFail } from "../shared/validation.ts";
 import { DocumentJson } from "./agreement-schemas.ts";
 import { type EsignContext, findAgreement, recordAudit, touch } from "./esign-context.ts";
-import type { Guard } from "./esign-routes.ts";
+import type { Guard } from "./tokens.ts";
 import { issueSignedPdfUrl, sendAgreement, signedPdfLinks } from "./transitions.ts";
 
 const PDF_MAGIC = [0x25, 0x50, 0x44, 0x46, 0x2d]; // "%PDF-"

@@ -24,6 +24,8 @@ export interface EsignEmulator {
   app: H3;
   /** Route prefix of the API, relative to the server origin. */
   apiPath: string;
+  /** Route prefix of the control calls (`{mountPath}/_emulator`). */
+  controlPath: string;
   /** The first API client (credentials for the gateway's upstream config). */
   client: EsignClient;
   clients: EsignClient[];
@@ -86,6 +88,7 @@ export function createEsignEmulator(options: EsignEmulatorOptions = {}): EsignEm
   return {
     app: frame.app,
     apiPath: frame.api,
+    controlPath: frame.control,
     client: clients[0] as EsignClient,
     clients,
     signingSecret: resolved.signingSecret,

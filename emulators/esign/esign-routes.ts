@@ -1,8 +1,7 @@
 /**
  * The e-sign API surface in one place: the token endpoints, then every resource module, each
- * behind the bearer check (`Guard`: authenticate, count against the general limit, check the scope).
+ * behind the bearer check (`Guard` of tokens.ts: authenticate, count against the general limit, check the scope).
  */
-import type { H3Event } from "h3";
 import { answer } from "../shared/emulator-frame.ts";
 import type { WebhookSender } from "../shared/webhook-sender.ts";
 import { addAccountRoutes } from "./account-extras.ts";
@@ -12,11 +11,8 @@ import { addDocumentRoutes } from "./documents.ts";
 import type { EsignClient, EsignContext } from "./esign-context.ts";
 import { addParticipantRoutes } from "./participants.ts";
 import { addSigningSimulation } from "./signing-simulation.ts";
-import { type Caller, createTokens, requireScope } from "./tokens.ts";
+import { createTokens, type Guard, requireScope } from "./tokens.ts";
 import { addWebhooks } from "./webhooks.ts";
-
-/** Authenticates the caller and checks `scope` when given (webhook endpoints list none). */
-export type Guard = (event: H3Event, scope?: string) => Promise<Caller>;
 
 /** Adds every e-sign route to the context's app; returns the handles the emulator exposes. */
 export function addEsignRoutes(ctx: EsignContext, clients: EsignClient[], sender: WebhookSender) {

@@ -12,8 +12,8 @@ import { fail, json, readJsonObject } from "../shared/http-answers.ts";
 import { parseOrFail } from "../shared/validation.ts";
 import { Decline, Delegate, Lifecycle, Notifications, ParticipantInput } from "./agreement-schemas.ts";
 import { type EsignContext, findAgreement, recordAudit, touch } from "./esign-context.ts";
-import type { Guard } from "./esign-routes.ts";
 import { presentParticipant } from "./present-agreement.ts";
+import type { Guard } from "./tokens.ts";
 import { cancelAgreement, declineAgreement, findParticipant, sendAgreement } from "./transitions.ts";
 import { newParticipant } from "./version-chain.ts";
 

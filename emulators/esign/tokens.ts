@@ -22,6 +22,9 @@ export interface Caller {
   token: string;
 }
 
+/** Authenticates the caller and checks `scope` when given (webhook endpoints list none). */
+export type Guard = (event: H3Event, scope?: string) => Promise<Caller>;
+
 const TokenRequest = v.object({ client_id: v.string(), client_secret: v.string() });
 
 /** Creates the token endpoints and the bearer check every other endpoint uses. */

@@ -10,14 +10,15 @@
 import * as v from "valibot";
 import { pushBounded } from "../shared/bounded-map.ts";
 import { answer, param } from "../shared/emulator-frame.ts";
-import { hmacSha256Hex, randomSecret } from "../shared/hmac.ts";
+import { randomSecret } from "../shared/hmac.ts";
 import { fail, json, readJsonObject } from "../shared/http-answers.ts";
+import { serviceSigner } from "../shared/service-signer.ts";
 import { parseOrFail } from "../shared/validation.ts";
 import type { WebhookSender } from "../shared/webhook-sender.ts";
 import { type EmitExtra, type EsignContext, isoNow } from "./esign-context.ts";
-import type { Guard } from "./esign-routes.ts";
 import type { Agreement } from "./esign-types.ts";
 import { presentParticipant } from "./present-agreement.ts";
+import type { Guard } from "./tokens.ts";
 
 export const ESIGN_EVENTS = [
   "agreement.sent",
@@ -84,6 +85,7 @@ const present = (r: Registration) => ({
 export function addWebhooks(ctx: EsignContext, guard: Guard, sender: WebhookSender) {
   const registrations: Registration[] = [];
   const signingSecret = ctx.options.signingSecret ?? randomSecret("whsec_");
+  const sign = serviceSigner("esign");
   const recent: Record<string, unknown>[] = [];
   const register = (url: string, events: string[], secret = randomSecret("whsec_")): Registration => {
     const registration = { id: crypto.randomUUID(), url, events, secret, created_at: isoNow(ctx), active: true };
@@ -167,10 +169,10 @@ export function addWebhooks(ctx: EsignContext, guard: Guard, sender: WebhookSend
         event,
         subject: agreement.id,
         body,
-        sign: async (raw) => ({
+        sign: async (raw, nowMs) => ({
           "x-svc-event": event,
           "x-svc-delivery": deliveryId,
-          "x-svc-signature": `sha256=${await hmacSha256Hex(target.secret, raw)}`,
+          ...(await sign(target.secret, raw, { nowMs, deliveryId })),
         }),
       });
     }

@@ -1,6 +1,7 @@
 /**
- * HMAC-SHA256 and SHA-256 with Web Crypto (`crypto.subtle`), hex encoded: what both references
- * sign webhooks with. Runs unchanged on Node, Workers and browsers.
+ * SHA-256 (hex) and random secrets with Web Crypto, for the emulators' documents, idempotency
+ * and credentials. Webhook signatures are the gateway's service modules' (service-signer.ts).
+ * Runs unchanged on Node, Workers and browsers.
  */
 
 const encoder = new TextEncoder();
@@ -11,15 +12,6 @@ export function toHex(bytes: ArrayBuffer | Uint8Array): string {
   let out = "";
   for (const byte of view) out += byte.toString(16).padStart(2, "0");
   return out;
-}
-
-/** HMAC-SHA256 of `message` with `secret` (UTF-8), hex encoded. */
-export async function hmacSha256Hex(secret: string, message: string | Uint8Array): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-  ]);
-  const data = typeof message === "string" ? encoder.encode(message) : message;
-  return toHex(await crypto.subtle.sign("HMAC", key, data as BufferSource));
 }
 
 /** SHA-256 of `data`, hex encoded. */

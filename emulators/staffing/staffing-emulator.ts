@@ -26,6 +26,8 @@ export type { StaffingEmulatorOptions };
 export interface StaffingEmulator {
   app: H3;
   apiPath: string;
+  /** Route prefix of the control calls (`{mountPath}/_emulator`). */
+  controlPath: string;
   /** The first API key. */
   apiKey: string;
   /** The organization's webhook signing secret. */
@@ -117,6 +119,7 @@ export function createStaffingEmulator(options: StaffingEmulatorOptions = {}): S
   return {
     app,
     apiPath: frame.api,
+    controlPath: control,
     apiKey: apiKeys[0] as string,
     webhookSecret: secret,
     scheduler,

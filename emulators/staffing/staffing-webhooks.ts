@@ -7,21 +7,14 @@
  * shown in the reference) carry `event`, `staffingRequestId`, `externalId`, `status`,
  * `occurredAt` and what the transition is about.
  */
-import { hmacSha256Hex } from "../shared/hmac.ts";
+import { serviceSigner } from "../shared/service-signer.ts";
 import type { SendInput, WebhookSender } from "../shared/webhook-sender.ts";
 import { audit, isoNow, type StaffingContext, type StaffingRequest } from "./staffing-context.ts";
 
 export const STAFFING_RETRY_DELAYS_MS = [60_000, 300_000, 1_800_000, 7_200_000, 43_200_000];
 
-/** Headers of one attempt, signed with `secret` at `nowMs`. */
-export async function signStaffingDelivery(secret: string, deliveryId: string, body: string, nowMs: number) {
-  const t = String(Math.floor(nowMs / 1000));
-  return {
-    "x-svc-signature": `t=${t},v1=${await hmacSha256Hex(secret, `${t}.${body}`)}`,
-    "x-svc-timestamp": t,
-    "x-svc-delivery-id": deliveryId,
-  };
-}
+/** Signature, `X-Svc-Timestamp` and `X-Svc-Delivery-Id` of one attempt (the gateway's staffing module). */
+const sign = serviceSigner("staffing");
 
 /** The body of `event` about `request`. */
 export function buildStaffingBody(
@@ -45,7 +38,7 @@ export function addStaffingWebhooks(ctx: StaffingContext, sender: WebhookSender,
       event,
       subject: request.id,
       body,
-      sign: (raw, now) => signStaffingDelivery(secret, id, raw, now),
+      sign: (raw, nowMs) => sign(secret, raw, { nowMs, deliveryId: id }),
     };
   };
   ctx.emit = (request, event, extra = {}) => {

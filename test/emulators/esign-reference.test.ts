@@ -2,7 +2,7 @@
  * The e-sign emulator against the esign reference, table by table: endpoints and their answers,
  * error codes, limits (token endpoint per IP and per client, general 60/min, 429 with
  * Retry-After), idempotency, the state machine, simulated signing on an advanced clock, and
- * webhooks verified with the gateway's own verifier (src/verify/verify-esign-signature.ts).
+ * webhooks verified with the gateway's own verifier (src/services/esign/verify-esign-signature.ts).
  * In-process: the emulator's h3 app is called with `fetch` semantics; webhooks are captured.
  */
 
@@ -10,8 +10,8 @@ import * as v from "valibot";
 import { afterEach, describe, expect, test } from "vitest";
 import { createEsignEmulator, type EsignEmulatorOptions } from "../../emulators/esign/esign-emulator.ts";
 import { createWebCrypto } from "../../src/crypto/crypto-port.ts";
-import { EsignWebhookBody } from "../../src/events/schemas/esign-webhook.ts";
-import { verifyEsignSignature } from "../../src/verify/verify-esign-signature.ts";
+import { EsignWebhookBody } from "../../src/services/esign/esign-webhook-schema.ts";
+import { verifyEsignSignature } from "../../src/services/esign/verify-esign-signature.ts";
 
 const T0 = Date.parse("2026-11-24T12:00:00.000Z");
 const SECRET = "whsec_test_0123456789abcdef";

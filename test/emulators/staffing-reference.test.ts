@@ -9,7 +9,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import type { CallAnswer } from "../../emulators/staffing/staffing-context.ts";
 import { createStaffingEmulator, type StaffingEmulatorOptions } from "../../emulators/staffing/staffing-emulator.ts";
 import { createWebCrypto } from "../../src/crypto/crypto-port.ts";
-import { verifyStaffingSignature } from "../../src/verify/verify-staffing-signature.ts";
+import { verifyStaffingSignature } from "../../src/services/staffing/verify-staffing-signature.ts";
 
 const T0 = Date.parse("2026-11-24T12:00:00.000Z");
 const closers: (() => void)[] = [];
