@@ -4,6 +4,7 @@
  * An event that matches no route is still recorded and visible in the log.
  */
 import * as v from "valibot";
+import { EnrichOptionSchema } from "../enrich/enrich-schema.ts";
 
 const id = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "an id of lower-case letters, digits, _ or -"));
 const pattern = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
@@ -30,6 +31,8 @@ export const RouteSchema = v.strictObject({
   ),
   /** Destination ids. */
   destinations: v.pipe(v.array(id), v.minLength(1)),
+  /** Attach the upstream resource before delivery: `true` or `{ upstream, ttlSeconds, timeoutMs }` (src/enrich). */
+  enrich: v.optional(EnrichOptionSchema),
 });
 
 /** The live stream (WebSocket/SSE subscribers); see src/stream. */

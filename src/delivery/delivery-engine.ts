@@ -4,6 +4,7 @@
  * from the outbox on start, and offers what the admin API needs: health, pause/resume, replay.
  */
 import type { GatewayContext } from "../gateway-context.ts";
+import type { EventRecord } from "../store/contract.ts";
 import { resolveDeliveryPolicy } from "./delivery-policy.ts";
 import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
 import type { DeliveryPage, DeliveryQuery, DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
@@ -74,6 +75,10 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
   });
 
   const laneOf = (id: string) => lanes.get(id);
+  const enricherFor = (destinationId: string) => {
+    const { enricher } = ctx;
+    return enricher && ((record: EventRecord) => enricher.enrich(record, [destinationId]));
+  };
 
   const replayDeps: ReplayDeps = { store: ctx.store, outbox, routes: ctx.routes, clock, lanes };
 
@@ -98,6 +103,7 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
           persistDestination: (state: Parameters<OutboxStore["saveDestinationState"]>[0]) =>
             outbox.saveDestinationState(state),
           track: tracker.track,
+          prepare: enricherFor(sink.destinationId),
         };
         lanes.set(sink.destinationId, createDestinationLane(sink.destinationId, deps, saved.get(sink.destinationId)));
       }

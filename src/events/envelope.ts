@@ -4,6 +4,8 @@
  * (lower-case letters and digits only).
  */
 
+import type { Enrichment } from "../enrich/create-enricher.ts";
+
 export type ServiceType = "esign" | "staffing";
 
 export interface GatewayEvent {
@@ -29,4 +31,8 @@ export interface GatewayEvent {
   upstreamidkind: "event_id" | "delivery-id" | "body-sha256";
   /** Extension: when the gateway received the webhook (RFC 3339). */
   receivedtime: string;
+  /** Extension on delivered events of routes with `enrich` (src/enrich/create-enricher.ts); never recorded. */
+  enrichment?: Enrichment;
+  /** Extension: why enrichment was not attached (`timeout`, `status_404`, `not_configured`, ...). */
+  enrichmenterror?: string;
 }
