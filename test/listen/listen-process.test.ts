@@ -14,7 +14,7 @@ import { verifyStaffingSignature } from "../../src/verify/verify-staffing-signat
 import { startWebhookReceiver, type WebhookReceiver, waitFor } from "../delivery/helpers/webhook-receiver.ts";
 import { type GatewayProcess, makeSecrets, startGatewayProcess } from "../helpers/gateway-process.ts";
 import { esignDelivery, postWebhook, staffingDelivery } from "../helpers/signed-requests.ts";
-import { freePort, type ListenerProcess, liveConfig, startListener, tempDir } from "./listen-fixtures.ts";
+import { freePort, liveConfig, startListener, tempDir } from "./listen-fixtures.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
