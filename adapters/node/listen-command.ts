@@ -8,7 +8,7 @@
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
-import { fromBase64 } from "../../src/_internal/base64.ts";
+import { fromBase64 } from "../../src/encoding/base64.ts";
 import {
   buildForwardRequest,
   type ListenFormat,
@@ -18,6 +18,7 @@ import { formatEventLine } from "../../src/listen/format-event-line.ts";
 import { forwardEvent } from "../../src/listen/forward-event.ts";
 import type { ListenedEvent } from "../../src/listen/listen-frames.ts";
 import { ListenRefusedError, runListenLoop } from "../../src/listen/listen-loop.ts";
+import { builtinServices } from "../../src/services/registry.ts";
 import {
   defaultListenStatePath,
   generateListenSecret,
@@ -128,7 +129,7 @@ export async function listenCommand(args: string[]): Promise<void> {
     const recorded = format === "upstream" ? await recordedOf(event.id) : undefined;
     const outcome = await forwardEvent(
       target,
-      () => buildForwardRequest(format, event, state.secret, Date.now(), crypto, recorded),
+      () => buildForwardRequest(format, event, state.secret, Date.now(), crypto, builtinServices, recorded),
       {
         maxDelayMs: retryMaxMs,
         minDelayMs: Math.min(500, retryMaxMs),

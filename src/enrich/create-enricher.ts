@@ -5,31 +5,29 @@
  * cached per resource, and never holds an event back: on any failure the event goes out as
  * recorded plus `enrichmenterror` (a short code). The journal keeps the event unenriched.
  */
-import type { GatewayEvent } from "../events/envelope.ts";
-import type { UpstreamFetch } from "../gateway-context.ts";
+import type { Enrichment, GatewayEvent } from "../events/envelope.ts";
 import type { Logger } from "../ops/logger.ts";
-import type { ProxyUpstream } from "../proxy/create-proxy.ts";
-import type { CompiledRoute } from "../routes/match-routes.ts";
+import type { ProxyUpstream } from "../proxy/proxy-deps.ts";
+import type { UpstreamFetch } from "../proxy/upstream-fetch.ts";
+import type { ServiceRegistry } from "../services/service-contract.ts";
 import type { EventRecord } from "../store/contract.ts";
 import type { EnrichRule } from "./enrich-schema.ts";
 import { createEnrichmentCache } from "./enrichment-cache.ts";
-import { enrichmentLookupOf } from "./enrichment-lookup.ts";
 import { fetchEnrichment } from "./fetch-enrichment.ts";
 
-/** The `enrichment` extension of a delivered event. */
-export interface Enrichment {
-  /** Upstream id the resource was fetched through. */
-  upstream: string;
-  /** Path under the upstream's API root, e.g. `/agreements/{id}`. */
-  path: string;
-  /** When it was fetched (RFC 3339); a cached copy keeps its fetch time. */
-  fetchedtime: string;
-  /** The upstream's answer as JSON (the agreement, the staffing request). */
-  data: unknown;
+export type { Enrichment } from "../events/envelope.ts";
+
+/** What the enricher reads of a compiled route (src/routes/match-routes.ts). */
+export interface EnrichingRoute {
+  destinations: readonly string[];
+  enrich?: EnrichRule;
+  matches(sourceId: string, event: GatewayEvent): boolean;
 }
 
 export interface EnricherDeps {
-  routes: readonly CompiledRoute[];
+  routes: readonly EnrichingRoute[];
+  /** Where each event's service says which resource describes it (`enrichment.resourcePath`). */
+  services: ServiceRegistry;
   upstreams: ReadonlyMap<string, ProxyUpstream>;
   fetch: UpstreamFetch;
   now(): number;
@@ -73,7 +71,7 @@ export function createEnricher(deps: EnricherDeps): Enricher {
       if (enriching.length === 0) return record;
       const rule = ruleOf(record, destinationIds);
       if (!rule) return record;
-      const path = enrichmentLookupOf(record.event.service)?.pathOf(record.event);
+      const path = deps.services.get(record.event.service)?.enrichment?.resourcePath(record.event);
       // An event that names no resource has nothing to be enriched with; that is not a failure.
       if (path === undefined) return record;
       const upstream = upstreamFor(record.event, rule);

@@ -5,11 +5,9 @@
  * more with a fresh one, as the proxy does (README, "API proxy"). It never throws: the result
  * says what went wrong in a short code that is safe to put on an event (no body, no secret).
  */
-import type { UpstreamConfig } from "../config/upstreams-schema.ts";
-import type { UpstreamFetch } from "../gateway-context.ts";
 import { TokenFetchError } from "../proxy/fetch-access-token.ts";
-import type { UpstreamCredentials } from "../proxy/upstream-credentials.ts";
-import { UpstreamTimeoutError } from "../proxy/upstream-fetch.ts";
+import type { ProxyUpstream, UpstreamCredentials } from "../proxy/proxy-deps.ts";
+import { type UpstreamFetch, UpstreamTimeoutError } from "../proxy/upstream-fetch.ts";
 
 /** A resource larger than this is not attached (events travel to mail and queues too). */
 export const MAX_ENRICHMENT_BYTES = 256 * 1024;
@@ -48,7 +46,7 @@ async function readJson(response: Response): Promise<EnrichmentResult> {
 /** GETs `path` of `upstream` within `timeoutMs`. */
 export async function fetchEnrichment(
   fetcher: UpstreamFetch,
-  upstream: UpstreamConfig,
+  upstream: ProxyUpstream["config"],
   credentials: UpstreamCredentials,
   path: string,
   timeoutMs: number,

@@ -5,13 +5,13 @@
  *   secret, exactly as an `http` destination is (src/delivery/http/sign-standard-webhook.ts);
  * - `upstream`: the upstream's original body and headers (from the event log when the
  *   credential may read it, else the CloudEvent's `data` re-serialized and the identity headers
- *   rebuilt) re-signed in the service's own scheme (upstream-signers.ts).
+ *   rebuilt) re-signed in the service's own scheme (its `signWebhook`, src/services/registry.ts).
  */
 import type { CryptoPort } from "../crypto/crypto-port.ts";
 import { relayableHeaders } from "../delivery/http/build-webhook-request.ts";
 import { signStandardWebhook } from "../delivery/http/sign-standard-webhook.ts";
+import type { ServiceRegistry } from "../services/service-contract.ts";
 import type { ListenedEvent } from "./listen-frames.ts";
-import { upstreamSignerOf } from "./upstream-signers.ts";
 
 export type ListenFormat = "cloudevents" | "upstream";
 
@@ -36,13 +36,14 @@ function identityHeaders(event: ListenedEvent): Record<string, string> {
   return event.upstreamidkind === "delivery-id" && event.upstreamid ? { "x-svc-delivery-id": event.upstreamid } : {};
 }
 
-/** Builds the request of one attempt for `event` at `nowMs`. */
+/** Builds the request of one attempt for `event` at `nowMs`; `services` sign the `upstream` format. */
 export async function buildForwardRequest(
   format: ListenFormat,
   event: ListenedEvent,
   secret: string,
   nowMs: number,
   crypto: CryptoPort,
+  services: ServiceRegistry,
   recorded?: RecordedDelivery,
 ): Promise<ForwardRequest> {
   if (format === "cloudevents") {
@@ -59,8 +60,8 @@ export async function buildForwardRequest(
       },
     };
   }
-  const sign = upstreamSignerOf(event.service);
-  if (!sign) throw new Error(`no upstream signature scheme known for service "${event.service}"`);
+  const service = services.get(event.service);
+  if (!service?.signWebhook) throw new Error(`no upstream signature scheme known for service "${event.service}"`);
   const body = recorded?.body ?? encoder.encode(JSON.stringify(event.data));
   const headers: Record<string, string> = recorded
     ? relayableHeaders(recorded.headers)
@@ -72,7 +73,7 @@ export async function buildForwardRequest(
       ...headers,
       "user-agent": LISTEN_USER_AGENT,
       "x-gateway-event-id": event.id,
-      ...(await sign(crypto, secret, body, nowMs)),
+      ...(await service.signWebhook(body, secret, nowMs, crypto)),
     },
   };
 }

@@ -10,7 +10,8 @@ import { buildForwardRequest } from "../../src/listen/build-forward-request.ts";
 import type { ListenedEvent } from "../../src/listen/listen-frames.ts";
 import { parseListenFrame } from "../../src/listen/listen-frames.ts";
 import { streamUrlOf } from "../../src/listen/listen-loop.ts";
-import { verifyStaffingSignature } from "../../src/verify/verify-staffing-signature.ts";
+import { builtinServices } from "../../src/services/registry.ts";
+import { verifyStaffingSignature } from "../../src/services/staffing/verify-staffing-signature.ts";
 
 const crypto = createWebCrypto();
 const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -28,14 +29,21 @@ const staffingEvent: ListenedEvent = {
 
 describe("buildForwardRequest", () => {
   it("cloudevents: Standard Webhooks over the CloudEvent JSON", async () => {
-    const request = await buildForwardRequest("cloudevents", staffingEvent, secret, Date.now(), crypto);
+    const request = await buildForwardRequest(
+      "cloudevents",
+      staffingEvent,
+      secret,
+      Date.now(),
+      crypto,
+      builtinServices,
+    );
     const verified = new Webhook(secret).verify(new TextDecoder().decode(request.body), request.headers);
     expect(verified).toEqual(staffingEvent);
     expect(request.headers["webhook-id"]).toBe("evt_1");
   });
 
   it("upstream without the recorded delivery: data re-serialized, delivery id rebuilt, staffing scheme", async () => {
-    const request = await buildForwardRequest("upstream", staffingEvent, secret, now, crypto);
+    const request = await buildForwardRequest("upstream", staffingEvent, secret, now, crypto, builtinServices);
     expect(new TextDecoder().decode(request.body)).toBe(JSON.stringify(staffingEvent.data));
     expect(request.headers["x-svc-delivery-id"]).toBe("del-42");
     expect(request.headers["x-svc-timestamp"]).toBe(String(now / 1000));
@@ -55,7 +63,7 @@ describe("buildForwardRequest", () => {
 
   it("upstream with an unknown service refuses rather than sending unsigned", async () => {
     await expect(
-      buildForwardRequest("upstream", { ...staffingEvent, service: "other" }, secret, now, crypto),
+      buildForwardRequest("upstream", { ...staffingEvent, service: "other" }, secret, now, crypto, builtinServices),
     ).rejects.toThrow(/no upstream signature scheme/);
   });
 });
