@@ -1,8 +1,9 @@
 /**
  * The contract every upstream service module implements (README, "Architecture"): how its
  * webhooks are signed and verified, how a verified body becomes the facts of a CloudEvent, the
- * samples `gateway trigger` sends, the kind of credential its API proxy uses and its default
- * e-mail templates. The gateway's core reaches a service only through this interface, looked up
+ * samples `gateway trigger` sends, the kind of credential its API proxy uses, its default
+ * e-mail templates and, optionally, how `gateway listen` re-signs a body in its scheme and which
+ * API resource describes an event (route enrichment, src/enrich). The gateway's core reaches a service only through this interface, looked up
  * by the `service` name a source or an upstream names in the configuration.
  *
  * Service modules are leaves: they import only this contract, the crypto port and valibot.
@@ -88,6 +89,23 @@ export interface ServiceMailTemplate {
   html?: string;
 }
 
+/** The parts of a recorded CloudEvent a service may read (src/events/envelope.ts). */
+export interface ServiceEvent {
+  type: string;
+  subject?: string;
+  /** The upstream's webhook body as received (JSON). */
+  data: unknown;
+}
+
+/** Route enrichment (README, "Enrichment"): which API resource describes an event. */
+export interface ServiceEnrichment {
+  /**
+   * The path under the upstream's API root to GET (e.g. `/agreements/{id}`, the id
+   * URI-encoded), or undefined when the event names no resource.
+   */
+  resourcePath(event: ServiceEvent): string | undefined;
+}
+
 /** One upstream service. */
 export interface UpstreamService {
   /** The name configuration uses (`service: "esign"`): lower-case letters, digits and `-`. */
@@ -105,7 +123,8 @@ export interface UpstreamService {
   /**
    * The headers that authenticate one delivery of `rawBody` as the upstream sends them: its
    * signature, plus the timestamp or delivery-id headers its scheme carries (no content type).
-   * The upstream emulators (emulators/) sign with it; `verifyWebhook` accepts what it produces.
+   * The upstream emulators (emulators/) and `gateway listen --format upstream` (src/listen) sign
+   * with it; `verifyWebhook` accepts what it produces.
    */
   signDelivery(
     secret: string,
@@ -119,6 +138,8 @@ export interface UpstreamService {
   readonly proxyCredentials: ProxyCredentialKind;
   /** Default mail templates by exact event type (others get the generic template). */
   readonly mailTemplates: Readonly<Record<string, ServiceMailTemplate>>;
+  /** How route enrichment finds the resource of an event, when the service offers it. */
+  readonly enrichment?: ServiceEnrichment;
 }
 
 /** Services by name. */

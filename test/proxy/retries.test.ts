@@ -57,7 +57,7 @@ function newStaffingRequest() {
       role: "Nurse",
     },
     candidates: [{ id: "c1", name: "A", phone: "+46700000000", priority: 1 }],
-    webhookUrl: "https://example.test/hook",
+    webhookUrl: "http://127.0.0.1:9/hook" /* refused: the emulator's webhooks stay on loopback */,
   });
 }
 

@@ -5,6 +5,7 @@
 import * as v from "valibot";
 import { marksOf, stringField } from "../schema-marks.ts";
 import { MAX_IDENTITY_LENGTH, type UpstreamService } from "../service-contract.ts";
+import { esignEnrichment } from "./esign-enrichment.ts";
 import { buildEsignSample } from "./esign-samples.ts";
 import { ESIGN_TEMPLATES } from "./esign-templates.ts";
 import { ESIGN_EVENT_TYPES, EsignWebhookBody } from "./esign-webhook-schema.ts";
@@ -44,4 +45,5 @@ export const esignService: UpstreamService = {
   buildSample: buildEsignSample,
   proxyCredentials: { kind: "oauth-client-credentials", tokenPath: "/oauth/access-token" },
   mailTemplates: ESIGN_TEMPLATES,
+  enrichment: esignEnrichment,
 };

@@ -8,6 +8,7 @@ import { toHex } from "../../crypto/crypto-port.ts";
 import { marksOf, stringField } from "../schema-marks.ts";
 import { MAX_IDENTITY_LENGTH, type UpstreamService } from "../service-contract.ts";
 import { signStaffingWebhook } from "./sign-staffing-webhook.ts";
+import { staffingEnrichment } from "./staffing-enrichment.ts";
 import { buildStaffingSample } from "./staffing-samples.ts";
 import { STAFFING_TEMPLATES } from "./staffing-templates.ts";
 import { STAFFING_EVENT_TYPES, staffingSchemaFor } from "./staffing-webhook-schema.ts";
@@ -59,4 +60,5 @@ export const staffingService: UpstreamService = {
   buildSample: buildStaffingSample,
   proxyCredentials: { kind: "api-key" },
   mailTemplates: STAFFING_TEMPLATES,
+  enrichment: staffingEnrichment,
 };
