@@ -8,7 +8,7 @@
 import { request as httpRequest } from "node:http";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type EsignFake, startEsignFake } from "../fakes/esign-fake.ts";
+import { type EsignServer, startEsignEmulator } from "../helpers/emulators.ts";
 import { type GatewayProcess, startGatewayProcess } from "../helpers/gateway-process.ts";
 import { hashKey, newKey, proxyConfig, proxyEnv } from "../proxy/proxy-fixtures.ts";
 
@@ -18,12 +18,12 @@ const consoleKey = newKey("console");
 const adminKey = newKey("admin");
 const secret = new TextEncoder().encode(JWT_SECRET);
 
-let esign: EsignFake;
+let esign: EsignServer;
 let gateway: GatewayProcess;
 let agreementId: string;
 
 beforeAll(async () => {
-  esign = await startEsignFake({ generalLimitPerClient: 100_000 });
+  esign = await startEsignEmulator({ generalLimitPerClient: 100_000 });
   const options = {
     esign,
     auth: { jwt: { hs256Secret: JWT_SECRET, maxLifetimeSeconds: 3600 } },
@@ -39,7 +39,7 @@ beforeAll(async () => {
   };
   const config = { ...proxyConfig(options), admin: { apiKeyHashes: [hashKey(adminKey)] } };
   gateway = await startGatewayProcess({ config, env: proxyEnv(options) });
-  agreementId = esign.createAgreement();
+  agreementId = await esign.createAgreement();
 });
 
 afterAll(async () => {
