@@ -5,7 +5,7 @@
  */
 import { HTTPError } from "h3";
 
-/** Stable error codes of the gateway's public surface (see PRODUCT.md). */
+/** Stable error codes of the gateway's public surface (README, "Webhook ingress", "API proxy" and the other sections). */
 export type ErrorCode =
   | "invalid_signature"
   | "timestamp_out_of_tolerance"
@@ -22,6 +22,8 @@ export type ErrorCode =
   | "upstream_auth_failed"
   | "upstream_unavailable"
   | "upstream_timeout"
+  | "request_timeout"
+  | "rate_limited"
   | "internal_error";
 
 export interface ErrorData {

@@ -12,8 +12,12 @@ import { EventEmitter } from "node:events";
 import { Readable } from "node:stream";
 import { FastResponse } from "srvx";
 import { Agent, request } from "undici";
-import type { UpstreamFetch } from "../../src/gateway-context.ts";
-import { armHeaderTimeout, UPSTREAM_NATIVE_BODY, UpstreamTimeoutError } from "../../src/proxy/upstream-fetch.ts";
+import {
+  armHeaderTimeout,
+  UPSTREAM_NATIVE_BODY,
+  type UpstreamFetch,
+  UpstreamTimeoutError,
+} from "../../src/proxy/upstream-fetch.ts";
 
 export interface NodeUpstreamFetchOptions {
   /** Idle keep-alive connections are closed after this many ms. Default 10000. */

@@ -20,7 +20,7 @@ import { profileFlags, spawnAndWait } from "../lib/spawn-process.ts";
 
 const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
 const PEER = new URL("../peers/http-proxy-peer.ts", import.meta.url).pathname;
-const FAKE = new URL("../../test/fakes/esign-fake-process.ts", import.meta.url).pathname;
+const FAKE = new URL("../esign-emulator-process.ts", import.meta.url).pathname;
 
 export interface ProxyBenchOptions {
   connections?: number;

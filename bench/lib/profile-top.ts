@@ -42,7 +42,9 @@ async function main() {
     const times = selfTimes(JSON.parse(await readFile(file, "utf8")) as Profile);
     const total = [...times.values()].reduce((a, b) => a + b, 0);
     const idle = times.get("(idle)  ") ?? 0;
-    console.log(`\n${file}: ${(total / 1e6).toFixed(1)} s sampled, ${((100 * (total - idle)) / total).toFixed(1)} % busy`);
+    console.log(
+      `\n${file}: ${(total / 1e6).toFixed(1)} s sampled, ${((100 * (total - idle)) / total).toFixed(1)} % busy`,
+    );
     const top = [...times.entries()].sort((a, b) => b[1] - a[1]).slice(0, Number(countArg));
     for (const [frame, us] of top) {
       console.log(`${((100 * us) / total).toFixed(1).padStart(5)} %  ${frame}`);

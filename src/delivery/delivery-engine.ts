@@ -3,14 +3,22 @@
  * that has a sink (`stream` destinations belong to the live stream and are not ours). It resumes
  * from the outbox on start, and offers what the admin API needs: health, pause/resume, replay.
  */
-import type { GatewayContext } from "../gateway-context.ts";
+import type { Enricher } from "../enrich/create-enricher.ts";
+import type { Clock } from "../ops/clock.ts";
+import type { Logger } from "../ops/logger.ts";
+import type { Metrics } from "../ops/metrics.ts";
+import type { WriteHealth } from "../ops/write-health.ts";
+import type { CompiledRoute } from "../routes/match-routes.ts";
+import type { EventRecord, StoreDriver } from "../store/contract.ts";
+import type { LiveHub } from "../stream/hub-contract.ts";
 import { resolveDeliveryPolicy } from "./delivery-policy.ts";
 import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
 import type { DeliveryPage, DeliveryQuery, DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
+import { createRetryingPersist } from "./outbox-write-retry.ts";
 import { type BulkReplayFilter, type ReplayDeps, replayBulk, replayEvent } from "./replay-deliveries.ts";
 import { createRouteDispatcher } from "./route-dispatcher.ts";
 import { type Scheduler, systemScheduler } from "./scheduler.ts";
-import type { Sink } from "./sink-contract.ts";
+import type { DestinationShape, Sink } from "./sink-contract.ts";
 import { createWorkTracker } from "./work-tracker.ts";
 
 export interface DeliveryEngineOptions {
@@ -29,6 +37,23 @@ export interface DeliveryEngineOptions {
   stopGraceMs?: number;
 }
 
+/** What the engine uses of the gateway. */
+export interface DeliveryEngineDeps {
+  /** Every configured destination (each sink's must be among them). */
+  destinations: readonly DestinationShape[];
+  routes: readonly CompiledRoute[];
+  store: StoreDriver;
+  /** Wakes the route dispatcher after each durable append. */
+  hub: Pick<LiveHub, "subscribe">;
+  clock: Clock;
+  metrics: Metrics;
+  logger: Logger;
+  /** Told whether outbox writes succeed (`/healthz` "cannot record"). */
+  writeHealth?: WriteHealth;
+  /** Attaches upstream resources before delivery for routes with `enrich` (src/enrich), when any. */
+  enricher?: Pick<Enricher, "enrich">;
+}
+
 export interface DestinationHealth extends LaneHealth {
   type: string;
   /** Records per state in the outbox. */
@@ -38,24 +63,24 @@ export interface DestinationHealth extends LaneHealth {
 export type DeliveryEngine = ReturnType<typeof createDeliveryEngine>;
 
 /** Creates the engine; nothing runs until `start`. */
-export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngineOptions) {
+export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryEngineOptions) {
   const { outbox } = options;
   const { clock, logger } = ctx;
   const scheduler = options.scheduler ?? systemScheduler;
   const tracker = createWorkTracker((error) => logger.error("delivery work failed", { error: String(error) }));
   const lanes = new Map<string, DestinationLane>();
-  const types = new Map(ctx.config.destinations.map((d) => [d.id, d.type as string]));
+  const types = new Map(ctx.destinations.map((d) => [d.id, d.type]));
   let unsubscribe: (() => void) | undefined;
 
-  const persist = async (records: DeliveryRecord[]) => {
-    try {
-      await outbox.saveDeliveries(records);
-    } catch (error) {
-      // The record stays at its previous durable state and is attempted again after a restart:
-      // at least once still holds.
-      logger.error("outbox write failed", { error: String(error), count: records.length });
-    }
-  };
+  // Failed writes are retried and the admin views show the unsaved state (outbox-write-retry.ts).
+  const writes = createRetryingPersist({
+    outbox,
+    scheduler,
+    logger,
+    writeHealth: ctx.writeHealth,
+    now: () => clock.now(),
+  });
+  const persist = writes.persist;
 
   const dispatcher = createRouteDispatcher({
     store: ctx.store,
@@ -74,6 +99,10 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
   });
 
   const laneOf = (id: string) => lanes.get(id);
+  const enricherFor = (destinationId: string) => {
+    const { enricher } = ctx;
+    return enricher && ((record: EventRecord) => enricher.enrich(record, [destinationId]));
+  };
 
   const replayDeps: ReplayDeps = { store: ctx.store, outbox, routes: ctx.routes, clock, lanes };
 
@@ -82,7 +111,7 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
     async start() {
       const saved = new Map((await outbox.listDestinationStates()).map((s) => [s.id, s]));
       for (const sink of options.sinks) {
-        const destination = ctx.config.destinations.find((d) => d.id === sink.destinationId);
+        const destination = ctx.destinations.find((d) => d.id === sink.destinationId);
         if (!destination) throw new Error(`sink for unknown destination "${sink.destinationId}"`);
         const policy = resolveDeliveryPolicy(destination);
         const deps = {
@@ -98,6 +127,7 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
           persistDestination: (state: Parameters<OutboxStore["saveDestinationState"]>[0]) =>
             outbox.saveDestinationState(state),
           track: tracker.track,
+          prepare: enricherFor(sink.destinationId),
         };
         lanes.set(sink.destinationId, createDestinationLane(sink.destinationId, deps, saved.get(sink.destinationId)));
       }
@@ -131,6 +161,7 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
       }, options.stopGraceMs ?? 5000);
       await tracker.idle();
       clearTimeout(abort);
+      await writes.stop();
       await Promise.all(options.sinks.map((sink) => sink.close().catch(() => {})));
     },
 
@@ -141,7 +172,7 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
     has: (id: string) => lanes.has(id),
 
     async destinations(): Promise<DestinationHealth[]> {
-      const counts = await outbox.countByState();
+      const counts = await writes.countByState();
       return [...lanes.values()].map((lane) => ({
         ...lane.health(),
         type: types.get(lane.id) ?? "unknown",
@@ -157,8 +188,11 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
       await laneOf(id)?.resume();
     },
 
-    listDeliveries: (query: DeliveryQuery): Promise<DeliveryPage> => outbox.listDeliveries(query),
-    deliveriesOfEvent: (eventId: string) => outbox.listByEvent(eventId),
+    listDeliveries: async (query: DeliveryQuery): Promise<DeliveryPage> => {
+      const page = await outbox.listDeliveries(query);
+      return { ...page, deliveries: page.deliveries.map(writes.overlay) };
+    },
+    deliveriesOfEvent: async (eventId: string) => (await outbox.listByEvent(eventId)).map(writes.overlay),
 
     /** Delivers a recorded event again (see replay-deliveries.ts); undefined for an unknown event. */
     replayEvent: (eventId: string, destinationId?: string) => replayEvent(replayDeps, eventId, destinationId),

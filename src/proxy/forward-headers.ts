@@ -4,7 +4,7 @@
  * upstream header except hop-by-hop ones, cookies, the upstream's own CORS answer (the gateway
  * decides CORS per client) and encodings the runtime's fetch already decoded.
  */
-import { hopByHopFilter } from "../_internal/hop-by-hop.ts";
+import { hopByHopFilter } from "../http/hop-by-hop.ts";
 
 const REQUEST_ALLOWLIST = [
   "accept",
@@ -27,7 +27,10 @@ const DECODED_ENCODINGS = /^(?:gzip|x-gzip|deflate|br)$/i;
 /** Headers for the upstream call: the allowlist plus the request id (credentials are added per attempt). */
 export function buildUpstreamHeaders(incoming: Headers, requestId: string): Headers {
   const headers = new Headers();
+  // A header the client names in `Connection` is hop-by-hop for this hop and stops here.
+  const isHopByHop = hopByHopFilter(incoming.get("connection"));
   for (const name of REQUEST_ALLOWLIST) {
+    if (isHopByHop(name)) continue;
     const value = incoming.get(name);
     if (value !== null) headers.set(name, value);
   }

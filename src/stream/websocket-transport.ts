@@ -9,9 +9,9 @@ import type { Hooks, Peer } from "crossws";
 import { defineWebSocketHandler } from "h3";
 import * as v from "valibot";
 import { createGatewayError } from "../errors.ts";
-import type { GatewayContext } from "../gateway-context.ts";
 import { authorizeSubscriber, type Refusal, type StreamGrant } from "./authorize-subscriber.ts";
 import type { LiveStream } from "./live-stream.ts";
+import type { StreamDeps } from "./stream-deps.ts";
 import { CLOSE_CODES, ClientMessageSchema, errorFrame, heartbeatFrame } from "./stream-frames.ts";
 import { createStreamSession, type StreamSession, type StreamSink } from "./stream-session.ts";
 
@@ -53,11 +53,23 @@ function peerSink(peer: Peer, corkPeer: CorkPeer | undefined, textSender: PeerTe
   };
 }
 
+/**
+ * How long a refused peer may take to answer the close frame before its socket is cut: a client
+ * that ignores the close frame would otherwise hold the socket for the WebSocket library's own
+ * close timeout (30 s), which a flood of refused upgrades turns into exhausted sockets.
+ */
+const REFUSED_CLOSE_DEADLINE_MS = 1000;
+
 function refusedHooks(refusal: Refusal): Partial<Hooks> {
+  let deadline: ReturnType<typeof setTimeout> | undefined;
   return {
     open(peer) {
       peer.send(errorFrame(refusal.code, refusal.message, true, refusal.details));
       peer.close(CLOSE_CODES[refusal.code], refusal.code);
+      deadline = setTimeout(() => peer.terminate(), REFUSED_CLOSE_DEADLINE_MS);
+    },
+    close() {
+      clearTimeout(deadline);
     },
   };
 }
@@ -104,7 +116,7 @@ function acceptedHooks(
 
 /** The `/ws` route handler. */
 export function createWebSocketRoute(
-  ctx: GatewayContext,
+  ctx: StreamDeps,
   live: LiveStream,
   corkPeer?: CorkPeer,
   textSender?: PeerTextSender,

@@ -10,12 +10,11 @@ import { createHash, randomBytes } from "node:crypto";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { type EsignFake, startEsignFake } from "../fakes/esign-fake.ts";
-import type { StaffingFake } from "../fakes/staffing-fake.ts";
+import { type EsignServer, type StaffingServer, startEsignEmulator } from "../helpers/emulators.ts";
 import type { GatewayProcess } from "../helpers/gateway-process.ts";
 import { fullClient, newKey, startProxyProcess } from "./proxy-fixtures.ts";
 
-let esign: EsignFake;
+let esign: EsignServer;
 let gateway: GatewayProcess;
 const key = newKey();
 const auth = { authorization: `Bearer ${key}` };
@@ -32,12 +31,12 @@ const stalling = createServer((req, res) => {
 });
 
 beforeAll(async () => {
-  esign = await startEsignFake({ generalLimitPerClient: 100_000 });
+  esign = await startEsignEmulator({ generalLimitPerClient: 100_000 });
   await new Promise<void>((resolve) => stalling.listen(0, "127.0.0.1", resolve));
   const staffing = {
     baseUrl: `http://127.0.0.1:${(stalling.address() as AddressInfo).port}`,
     apiKey: "stalling-upstream-key",
-  } as unknown as StaffingFake;
+  } as unknown as StaffingServer;
   gateway = await startProxyProcess({ esign, staffing, clients: [fullClient(key)] });
 });
 
@@ -60,7 +59,7 @@ async function uploadDocument(id: string, bytes: Buffer) {
 }
 
 test("a small answer arrives whole: status, declared length, content type, request id and bytes", async () => {
-  const id = esign.createAgreement("small answer");
+  const id = await esign.createAgreement("small answer");
   const answer = await fetch(`${gateway.url}/api/esign/agreements/${id}`, {
     headers: { ...auth, "x-request-id": "rid-small-1" },
   });
@@ -77,7 +76,7 @@ test("a small answer arrives whole: status, declared length, content type, reque
 });
 
 test("a streamed answer keeps its bytes; a client gone mid-answer leaves the gateway serving", async () => {
-  const id = esign.createAgreement("streamed answer");
+  const id = await esign.createAgreement("streamed answer");
   const pdf = Buffer.concat([Buffer.from("%PDF-1.7\n"), randomBytes(4 * 1024 * 1024)]);
   await uploadDocument(id, pdf);
 
@@ -117,7 +116,7 @@ test("a client gone before a streamed answer's first byte leaves the gateway ser
   await expect(pending).rejects.toThrow();
   // The upstream's body never came: the gateway dropped it when the client left. It still serves.
   for (let i = 0; i < 3; i++) {
-    const id = esign.createAgreement("after a gone client");
+    const id = await esign.createAgreement("after a gone client");
     const after = await fetch(`${gateway.url}/api/esign/agreements/${id}`, { headers: auth });
     expect(after.status).toBe(200);
     await after.arrayBuffer();
