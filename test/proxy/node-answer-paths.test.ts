@@ -1,8 +1,9 @@
 /**
  * The two ways the Node adapter hands an upstream answer to the client (adapters/node/
  * node-upstream-fetch.ts), through a real gateway process: a small answer with a declared length
- * is read whole and written as one buffer, a larger one is piped as undici's Node stream. Both
- * keep status, headers and bytes; a client that goes away before or in the middle of a streamed
+ * is read whole and written as one buffer, a larger one (or one without a declared length, as the
+ * e-sign emulator sends its JSON) is piped as undici's Node stream. Both keep status, headers and
+ * bytes; a client that goes away before or in the middle of a streamed
  * answer leaves the gateway serving (undici reports the dropped stream as an 'error' event, which
  * must not be uncaught).
  */
@@ -19,12 +20,26 @@ let gateway: GatewayProcess;
 const key = newKey();
 const auth = { authorization: `Bearer ${key}` };
 
-/** An upstream (in the staffing slot) that sends the headers of a large answer, then holds the body. */
+/** A small JSON answer with a declared length, from the local upstream. */
+const SMALL_JSON = JSON.stringify({ id: "small-1", title: "small answer", padding: "x".repeat(512) });
+
+/**
+ * An upstream (in the staffing slot): `/small` answers SMALL_JSON with its length declared; any
+ * other path sends the headers of a large answer, then holds the body.
+ */
 const held: ServerResponse[] = [];
 let requestsSeen = 0;
 const stalling = createServer((req, res) => {
-  requestsSeen++;
   req.resume();
+  if (req.url?.endsWith("/small")) {
+    res.writeHead(200, {
+      "content-type": "application/json",
+      "content-length": String(Buffer.byteLength(SMALL_JSON)),
+    });
+    res.end(SMALL_JSON);
+    return;
+  }
+  requestsSeen++;
   res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(1024 * 1024) });
   res.flushHeaders();
   held.push(res);
@@ -59,20 +74,30 @@ async function uploadDocument(id: string, bytes: Buffer) {
 }
 
 test("a small answer arrives whole: status, declared length, content type, request id and bytes", async () => {
-  const id = await esign.createAgreement("small answer");
-  const answer = await fetch(`${gateway.url}/api/esign/agreements/${id}`, {
+  const answer = await fetch(`${gateway.url}/api/staffing/small`, {
     headers: { ...auth, "x-request-id": "rid-small-1" },
   });
   const bytes = Buffer.from(await answer.arrayBuffer());
   expect(answer.status).toBe(200);
   expect(answer.headers.get("content-type")).toMatch(/^application\/json/);
-  expect(answer.headers.get("content-length")).toBe(String(bytes.byteLength));
+  expect(answer.headers.get("content-length")).toBe(String(Buffer.byteLength(SMALL_JSON)));
   expect(answer.headers.get("x-request-id")).toBe("rid-small-1");
-  expect(JSON.parse(bytes.toString("utf8"))).toMatchObject({ id, title: "small answer" });
+  expect(bytes.toString("utf8")).toBe(SMALL_JSON);
 
   const missing = await fetch(`${gateway.url}/api/esign/agreements/agr_missing`, { headers: auth });
   expect(missing.status).toBe(404);
   expect(await missing.json()).toMatchObject({ error: { code: "not_found" } });
+});
+
+test("an answer without a declared length arrives whole: status, content type, request id and bytes", async () => {
+  const id = await esign.createAgreement("undeclared length");
+  const answer = await fetch(`${gateway.url}/api/esign/agreements/${id}`, {
+    headers: { ...auth, "x-request-id": "rid-chunked-1" },
+  });
+  expect(answer.status).toBe(200);
+  expect(answer.headers.get("content-type")).toMatch(/^application\/json/);
+  expect(answer.headers.get("x-request-id")).toBe("rid-chunked-1");
+  expect(await answer.json()).toMatchObject({ id, title: "undeclared length" });
 });
 
 test("a streamed answer keeps its bytes; a client gone mid-answer leaves the gateway serving", async () => {
