@@ -218,12 +218,17 @@ async function rssOf(pid: number): Promise<number> {
 
 /** Runs the live case and returns its figures. */
 export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<string, number | string>> {
-  const webSockets = options.webSockets ?? 2000;
+  // BENCH_LIVE_SUBSCRIBERS lowers the subscriber count for a smoke run.
+  const webSockets = options.webSockets ?? (Number(process.env.BENCH_LIVE_SUBSCRIBERS) || 2000);
   const sse = options.sse ?? 0;
   const seconds = options.durationSeconds ?? 10;
   const workerCount = options.workers ?? 2;
   const key = `live-bench-${randomBytes(8).toString("hex")}`;
   const { gateway, secrets, cleanup } = await startBenchGateway({
+    // Every subscriber connects from 127.0.0.1: the per-address connection cap (README
+    // "Security", default 256) is raised so it admits them all, as a deployment behind one
+    // trusted proxy would.
+    server: { host: "127.0.0.1", port: 0, maxConnectionsPerAddress: webSockets + sse + 256 },
     clients: [
       {
         id: "bench",

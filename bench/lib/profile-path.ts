@@ -26,7 +26,7 @@ import { createWebhookGenerator } from "./signed-webhooks.ts";
 import { profileFlags, type Spawned, spawnAndWait } from "./spawn-process.ts";
 
 const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
-const FAKE = new URL("../../test/fakes/esign-fake-process.ts", import.meta.url).pathname;
+const FAKE = new URL("../esign-emulator-process.ts", import.meta.url).pathname;
 
 const [path = "ingress", secondsArg = "5", connectionsArg = "50"] = process.argv.slice(2);
 const seconds = Number(secondsArg);

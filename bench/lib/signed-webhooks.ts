@@ -1,7 +1,8 @@
 /**
  * Realistic signed webhooks of both schemes with unique ids, generated on the fly for load
- * tests: the sample bodies of src/samples with a per-request unique id, signed with node:crypto
- * exactly as the upstreams sign (a few microseconds each, off the measured server's core).
+ * tests: the services' sample bodies (src/services/{esign,staffing}/*-samples.ts) with a
+ * per-request unique id, signed with node:crypto exactly as the upstreams sign (a few
+ * microseconds each, off the measured server's core).
  */
 import { createHmac } from "node:crypto";
 import { buildEsignBody } from "../../src/services/esign/esign-samples.ts";
