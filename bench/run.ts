@@ -2,7 +2,8 @@
  * `npm run bench`: every benchmark case in one run, each measured against its own baseline in
  * the same run (ratios, not absolute numbers). `npm run bench -- ingress proxy` runs a subset.
  * Not part of `npm test`. `BENCH_SECONDS=3 npm run bench` shortens each measured run (a smoke
- * run; quote only full-length figures).
+ * run; quote only full-length figures); `BENCH_LIVE_SUBSCRIBERS=200` lowers the live case's
+ * WebSocket subscribers (default 2,000) for the same purpose.
  */
 import { existsSync } from "node:fs";
 
