@@ -23,6 +23,7 @@ import {
   type OutboxFactory,
   type OutboxStore,
 } from "../../src/delivery/outbox-contract.ts";
+import { createLocalLeases } from "../../src/delivery/local-leases.ts";
 import { createOutboxIndex, type OutboxIndex, readFromIndex } from "../../src/delivery/outbox-index.ts";
 import { syncDirectory } from "./disk-journal/compact-journal.ts";
 import { acquireLockFile } from "./disk-journal/journal-lock.ts";
@@ -177,6 +178,7 @@ export async function openDiskOutbox(options: DiskOutboxOptions): Promise<Outbox
       if (records.length > 0) await enqueue({ s: [...records] });
     },
     ...readFromIndex(index),
+    ...createLocalLeases(index),
     async saveDestinationState(state) {
       await enqueue({ d: { ...state } });
     },

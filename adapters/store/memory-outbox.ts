@@ -3,6 +3,7 @@
  * for the memory store; a restart forgets every delivery (as it forgets every event).
  */
 import type { OutboxFactory, OutboxStore } from "../../src/delivery/outbox-contract.ts";
+import { createLocalLeases } from "../../src/delivery/local-leases.ts";
 import { createOutboxIndex, readFromIndex } from "../../src/delivery/outbox-index.ts";
 
 export type MemoryOutboxOptions = Record<string, never>;
@@ -24,6 +25,7 @@ export function createMemoryOutbox(): OutboxStore {
       index.save(records);
     },
     ...readFromIndex(index),
+    ...createLocalLeases(index),
     async saveDestinationState(state) {
       index.destinationStates.set(state.id, { ...state });
     },

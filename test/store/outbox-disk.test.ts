@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openDiskOutbox } from "../../adapters/store/disk-outbox.ts";
 import type { OutboxStore } from "../../src/delivery/outbox-contract.ts";
 import { makeDelivery, testOutboxStore } from "./outbox-conformance.ts";
+import { testOutboxLeases } from "./outbox-lease-conformance.ts";
 
 const dirs: string[] = [];
 const freshDir = async () => {
@@ -35,6 +36,12 @@ testOutboxStore("disk", {
     const again = await openDiskOutbox({ dir });
     dirOf.set(again, dir);
     return again;
+  },
+});
+
+testOutboxLeases("disk", {
+  async open() {
+    return openDiskOutbox({ dir: await freshDir() });
   },
 });
 

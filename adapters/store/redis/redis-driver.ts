@@ -4,8 +4,10 @@
  * instances pointed at the same Redis and prefix behave as one gateway
  * (README "Running several instances").
  */
-import type { StoreDriver, StoreFactory } from "../../../src/store/contract.ts";
-import { checkPersistence, type IoredisRunner, openIoredisRunner } from "./ioredis-runner.ts";
+import type { OutboxFactory } from "../../../src/delivery/outbox-contract.ts";
+import type { StoreFactory } from "../../../src/store/contract.ts";
+import { checkPersistence, openIoredisRunner } from "./ioredis-runner.ts";
+import { createScriptedOutbox } from "./scripted-outbox.ts";
 import { createScriptedStore } from "./scripted-store.ts";
 
 export interface RedisDriverOptions {
@@ -29,9 +31,6 @@ export const redisStore: StoreFactory<RedisDriverOptions> = async (options) => {
   return createScriptedStore(runner, options);
 };
 
-/** Opens a runner (connection) of its own for one component. */
-export function openRedisRunner(options: Pick<RedisDriverOptions, "url">): Promise<IoredisRunner> {
-  return openIoredisRunner({ url: options.url });
-}
-
-export type { StoreDriver };
+/** The shared outbox on Redis (its own connection; same prefix as the store). */
+export const redisOutbox: OutboxFactory<Pick<RedisDriverOptions, "url" | "prefix">> = async (options) =>
+  createScriptedOutbox(await openIoredisRunner({ url: options.url }), options);

@@ -124,7 +124,11 @@ export function createScriptedStore(runner: ScriptRunner, options: ScriptedStore
       let removed = 0;
       for (let round = 0; round < 100_000; round++) {
         const n = Number(
-          await run(purgeScript, [keys.time, keys.log, keys.types], [before, keys.eventPrefix, PURGE_BATCH, keys.typeIndexPrefix]),
+          await run(
+            purgeScript,
+            [keys.time, keys.log, keys.types],
+            [before, keys.eventPrefix, PURGE_BATCH, keys.typeIndexPrefix],
+          ),
         );
         removed += n;
         if (n < PURGE_BATCH) break;
