@@ -13,7 +13,7 @@ import { registerDeliveryRoutes } from "./delivery/delivery-admin-api.ts";
 import { createDeliveryEngine, type DeliveryEngineOptions } from "./delivery/delivery-engine.ts";
 import { DELIVERY_METRICS } from "./delivery/delivery-metrics.ts";
 import { createGatewayError, toErrorResponse } from "./errors.ts";
-import { createEventHub } from "./events/event-hub.ts";
+import { createEventHub, type EventHub } from "./events/event-hub.ts";
 import { type Clock, type GatewayContext, systemClock, type UpstreamFetch } from "./gateway-context.ts";
 import { readRawBody } from "./ingress/read-raw-body.ts";
 import { receiveWebhook } from "./ingress/receive-webhook.ts";
@@ -50,6 +50,8 @@ export interface GatewayOptions {
   corkWebSocket?: CorkPeer;
   /** The outbox and sinks of the delivery engine. Default: nothing is delivered (no transports). */
   delivery?: DeliveryEngineOptions;
+  /** The event hub; default in-process. Shared stores pass a cross-instance one (journal-hub.ts). */
+  hub?: EventHub;
 }
 
 export interface Gateway {
@@ -91,7 +93,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     clock,
     clients: createClientAuthenticator(config.clients, config.auth, crypto, () => clock.now()),
     routes: compileRoutes(config.routes),
-    hub: createEventHub((error) => logger.error("event subscriber failed", { error: String(error) })),
+    hub: options.hub ?? createEventHub((error) => logger.error("event subscriber failed", { error: String(error) })),
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
   };
   ctx.delivery = options.delivery && createDeliveryEngine(ctx, options.delivery);

@@ -18,6 +18,7 @@ import { createConfiguredStore } from "./create-store.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
 import { readNodeBody } from "./read-node-body.ts";
+import { createSharedHub, createSharedOutbox, isSharedStore } from "./shared-store-options.ts";
 import { createStdoutLogWriter } from "./stdout-log-writer.ts";
 
 export interface NodeGatewayOptions {
@@ -59,9 +60,14 @@ const corkNodeWebSocket: CorkPeer = (peer) => {
 export async function startNodeGateway(options: NodeGatewayOptions): Promise<RunningGateway> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
-  const store = options.store ?? (await createConfiguredStore(config.store));
+  const store =
+    options.store ?? (await createConfiguredStore(config.store, (message) => logger.warn("durability", { message })));
   const stream = options.stream ?? readStreamOptionsFromEnv(process.env);
   const outbox = options.outbox ?? (await createConfiguredOutbox(config.store));
+  const shared = isSharedStore(config.store) ? config.store : undefined;
+  const hub =
+    shared &&
+    (await createSharedHub(shared, store, (error) => logger.error("live hub read failed", { error: String(error) })));
   const sinks = await createSinks(config.destinations, { logger });
   const gateway = createGateway({
     config,
@@ -72,8 +78,10 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     logger,
     stream,
     corkWebSocket: corkNodeWebSocket,
-    delivery: { outbox, sinks },
+    delivery: { outbox, sinks, leaseMs: shared && shared.leaseSeconds * 1000 },
+    hub,
   });
+  await hub?.start();
   await gateway.runMaintenance();
   await gateway.start();
   const maintenance = setInterval(() => {
@@ -122,6 +130,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
       await closed;
       clearTimeout(force);
       clearInterval(closeIdle);
+      await hub?.close();
       await gateway.close();
     })();
     return stopping;
@@ -129,8 +138,9 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   return { url, gateway, stop };
 }
 
-/** The outbox that goes with the store: the disk log next to the journal, or memory. */
+/** The outbox that goes with the store: shared on Redis, the disk log next to the journal, or memory. */
 async function createConfiguredOutbox(config: StoreConfig): Promise<OutboxStore> {
+  if (isSharedStore(config)) return createSharedOutbox(config);
   if (config.driver === "disk") {
     const { openDiskOutbox } = await import("../store/disk-outbox.ts");
     return openDiskOutbox({ dir: config.dir });

@@ -17,13 +17,13 @@
 import type { FileHandle } from "node:fs/promises";
 import { mkdir, open, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { createLocalLeases } from "../../src/delivery/local-leases.ts";
 import {
   type DeliveryRecord,
   deliveryKey,
   type OutboxFactory,
   type OutboxStore,
 } from "../../src/delivery/outbox-contract.ts";
-import { createLocalLeases } from "../../src/delivery/local-leases.ts";
 import { createOutboxIndex, type OutboxIndex, readFromIndex } from "../../src/delivery/outbox-index.ts";
 import { syncDirectory } from "./disk-journal/compact-journal.ts";
 import { acquireLockFile } from "./disk-journal/journal-lock.ts";

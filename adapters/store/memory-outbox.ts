@@ -2,8 +2,9 @@
  * The memory outbox driver: delivery records in process memory, nothing durable. For tests and
  * for the memory store; a restart forgets every delivery (as it forgets every event).
  */
-import type { OutboxFactory, OutboxStore } from "../../src/delivery/outbox-contract.ts";
+
 import { createLocalLeases } from "../../src/delivery/local-leases.ts";
+import type { OutboxFactory, OutboxStore } from "../../src/delivery/outbox-contract.ts";
 import { createOutboxIndex, readFromIndex } from "../../src/delivery/outbox-index.ts";
 
 export type MemoryOutboxOptions = Record<string, never>;

@@ -9,6 +9,7 @@ import { HttpDestinationSchema } from "../delivery/http/http-destination-schema.
 import { QueueDestinationSchema } from "../delivery/queue/queue-destination-schema.ts";
 import { AuthSchema, ClientSchema } from "./clients-schema.ts";
 import { RouteSchema, StreamDestinationSchema } from "./routes-schema.ts";
+import { SharedStoreConfigSchemas } from "./shared-store-schema.ts";
 import { UpstreamsSchema } from "./upstreams-schema.ts";
 
 const id = v.pipe(
@@ -48,6 +49,7 @@ export const StoreConfigSchema = v.variant("driver", [
     /** Directory of the journal. Default `.data`. */
     dir: v.optional(v.pipe(v.string(), v.minLength(1)), ".data"),
   }),
+  ...SharedStoreConfigSchemas,
 ]);
 
 /**

@@ -6,6 +6,7 @@
 import type { GatewayContext } from "../gateway-context.ts";
 import { resolveDeliveryPolicy } from "./delivery-policy.ts";
 import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
+import { createLeasePoller, type LeasePoller } from "./lease-poller.ts";
 import type { DeliveryPage, DeliveryQuery, DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
 import { type BulkReplayFilter, type ReplayDeps, replayBulk, replayEvent } from "./replay-deliveries.ts";
 import { createRouteDispatcher } from "./route-dispatcher.ts";
@@ -27,6 +28,8 @@ export interface DeliveryEngineOptions {
   batchSize?: number;
   /** How long shutdown waits for attempts in flight before aborting them, ms. Default 5000. */
   stopGraceMs?: number;
+  /** Shared outboxes: how long a claimed record stays leased without renewal, ms. Default 30000. */
+  leaseMs?: number;
 }
 
 export interface DestinationHealth extends LaneHealth {
@@ -46,6 +49,8 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
   const lanes = new Map<string, DestinationLane>();
   const types = new Map(ctx.config.destinations.map((d) => [d.id, d.type as string]));
   let unsubscribe: (() => void) | undefined;
+  // A shared outbox (several instances) hands records to lanes only through leases.
+  let leases: LeasePoller | undefined;
 
   const persist = async (records: DeliveryRecord[]) => {
     try {
@@ -66,6 +71,7 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
     logger,
     initialState: (id) => lanes.get(id)?.initialState(),
     onCreated: (records) => {
+      if (leases) return leases.wake();
       for (const record of records) lanes.get(record.destinationId)?.add(record);
     },
     track: tracker.track,
@@ -75,7 +81,14 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
 
   const laneOf = (id: string) => lanes.get(id);
 
-  const replayDeps: ReplayDeps = { store: ctx.store, outbox, routes: ctx.routes, clock, lanes };
+  // With leases, a replayed record is saved due now and claimed by whichever instance polls first.
+  const leasedLanes = {
+    get: (id: string) => {
+      const lane = lanes.get(id);
+      return lane && leases ? { ...lane, add: () => leases?.wake() } : lane;
+    },
+  };
+  const replayDeps: ReplayDeps = { store: ctx.store, outbox, routes: ctx.routes, clock, lanes: leasedLanes };
 
   return {
     /** Loads destination states and unfinished deliveries, then starts routing. */
@@ -101,6 +114,24 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
         };
         lanes.set(sink.destinationId, createDestinationLane(sink.destinationId, deps, saved.get(sink.destinationId)));
       }
+      if (outbox.shared) {
+        leases = createLeasePoller({
+          outbox,
+          lanes,
+          clock,
+          scheduler,
+          logger,
+          track: tracker.track,
+          persist,
+          owner: crypto.randomUUID(),
+          leaseMs: options.leaseMs ?? 30_000,
+          pollIntervalMs: options.pollIntervalMs ?? 1000,
+          batchSize: options.batchSize ?? 256,
+        });
+        leases.start();
+        unsubscribe = ctx.hub.subscribe(() => dispatcher.wake());
+        return dispatcher.start();
+      }
       const now = clock.now();
       const fixed: DeliveryRecord[] = [];
       const recovered: [DestinationLane, DeliveryRecord][] = [];
@@ -125,12 +156,16 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
     async stop() {
       unsubscribe?.();
       dispatcher.stop();
+      leases?.stop();
       for (const lane of lanes.values()) lane.halt();
       const abort = setTimeout(() => {
         for (const lane of lanes.values()) lane.abortInflight();
       }, options.stopGraceMs ?? 5000);
       await tracker.idle();
       clearTimeout(abort);
+      await leases
+        ?.release()
+        .catch((error) => logger.warn("releasing delivery leases failed", { error: String(error) }));
       await Promise.all(options.sinks.map((sink) => sink.close().catch(() => {})));
     },
 

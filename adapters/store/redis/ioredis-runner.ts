@@ -37,6 +37,7 @@ export async function openIoredisRunner(options: IoredisRunnerOptions): Promise<
   };
   return {
     name: "redis",
+    ordered: true,
     client,
     async run(script, keys, args) {
       try {

@@ -18,6 +18,11 @@ export type ScriptReply = string | number | null | ScriptReply[];
 export interface ScriptRunner {
   /** `"redis"` or `"upstash"`: the driver name the store reports. */
   readonly name: string;
+  /**
+   * True when calls reach Redis in the order they were made (one TCP connection); false for
+   * REST, where concurrent requests may overtake each other and writers must serialize.
+   */
+  readonly ordered: boolean;
   /** Runs `script` with `keys` and `args`; rejects when Redis cannot be reached. */
   run(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<ScriptReply>;
   /** Rejects when Redis does not answer. */

@@ -46,7 +46,16 @@ export function createScriptedOutbox(runner: ScriptRunner, options: ScriptedOutb
   const recordKey = (ref: DeliveryRef) => keys.record(ref.eventId, ref.destinationId);
   const parse = (json: string) => JSON.parse(json) as DeliveryRecord;
 
-  const write = async (script: typeof saveDeliveriesScript, records: readonly DeliveryRecord[], cursor: number) => {
+  // The contract applies writes in call order; over REST, requests can overtake each other.
+  let tail: Promise<unknown> = Promise.resolve();
+  const inOrder = <T>(work: () => Promise<T>): Promise<T> => {
+    if (runner.ordered) return work();
+    const next = tail.then(work);
+    tail = next.catch(() => {});
+    return next;
+  };
+
+  const write = (script: typeof saveDeliveriesScript, records: readonly DeliveryRecord[], cursor: number) => {
     const recordKeys: string[] = [];
     const args: (string | number)[] = [cursor];
     for (const r of records) {
@@ -62,7 +71,7 @@ export function createScriptedOutbox(runner: ScriptRunner, options: ScriptedOutb
         isTerminal(r.state) ? "1" : "0",
       );
     }
-    return runner.run(script, [...fixed, ...recordKeys], args);
+    return inOrder(() => runner.run(script, [...fixed, ...recordKeys], args));
   };
 
   return {
@@ -149,7 +158,7 @@ export function createScriptedOutbox(runner: ScriptRunner, options: ScriptedOutb
       return states.sort((a, b) => (a.id < b.id ? -1 : 1));
     },
     async saveDestinationState(state) {
-      await runner.run(hashSetScript, [keys.destinationStates], [state.id, JSON.stringify(state)]);
+      await inOrder(() => runner.run(hashSetScript, [keys.destinationStates], [state.id, JSON.stringify(state)]));
     },
     async purge(before) {
       let removed = 0;
