@@ -21,8 +21,11 @@ export interface ClusterOptions {
   /** Seconds a dead instance's delivery leases last. Default 2. */
   leaseSeconds?: number;
   /** Changes the config before the processes start. */
-  edit?: (config: Record<string, any>) => void;
+  edit?: (config: ClusterConfig) => void;
 }
+
+/** The config the instances share; `destinations` can be edited per test. */
+export type ClusterConfig = Record<string, unknown> & { destinations: Record<string, unknown>[] };
 
 export interface Cluster {
   gateways: GatewayProcess[];
@@ -39,7 +42,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const streamKey = `ui_${randomBytes(12).toString("hex")}`;
   const prefix = `c${randomBytes(4).toString("hex")}`;
   const whsec = `whsec_${randomBytes(24).toString("base64")}`;
-  const config: Record<string, any> = {
+  const config: ClusterConfig = {
     ...defaultTestConfig("unused", adminKeyHash(secrets.adminKey)),
     store: { driver: "redis", url: options.redisUrl, prefix, leaseSeconds: options.leaseSeconds ?? 2 },
     claimTtlSeconds: 2,

@@ -23,7 +23,7 @@ beforeAll(async () => {
     count: 1,
     hookUrl: receiver.url,
     edit: (config) => {
-      const hook = config.destinations.find((d: { id: string }) => d.id === "hook");
+      const hook = config.destinations.find((d) => d.id === "hook") as Record<string, unknown>;
       hook.retry = { schedule: Array.from({ length: 60 }, () => 0.5), jitter: 0 };
       hook.breaker = { failures: 1000 };
     },

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { startDurableRedis } from "../helpers/durable-redis.ts";
+import type { GatewayProcess } from "../helpers/gateway-process.ts";
 import { adminGet, esignDelivery, listAllEventIds, postWebhook, staffingDelivery } from "../helpers/signed-requests.ts";
 import { openReadyWs } from "../stream/stream-fixtures.ts";
 import { type Cluster, startCluster, wsUrlOf } from "./cluster-fixtures.ts";
@@ -30,7 +31,8 @@ test("the same delivery posted to all three instances at once: exactly one 202 a
     expect(statuses.filter((s) => s === 202)).toHaveLength(1);
     // The others either saw the recorded mark (200 duplicate) or the claim in progress (409).
     expect(statuses.every((s) => s === 202 || s === 200 || s === 409)).toBe(true);
-    const id = ((await answers[statuses.indexOf(202)]?.json()) as { id: string }).id;
+    const accepted = answers[statuses.indexOf(202)] as Response;
+    const id = ((await accepted.json()) as { id: string }).id;
     for (const g of gateways) {
       const ids = await listAllEventIds(g.url, secrets.adminKey);
       expect(ids.filter((x) => x === id)).toHaveLength(1);
@@ -39,7 +41,7 @@ test("the same delivery posted to all three instances at once: exactly one 202 a
 });
 
 test("a subscriber on instance 1 sees events accepted on 2 and 3 in order, then resumes on 3 by cursor", async () => {
-  const [one, two, three] = cluster.gateways as [any, any, any];
+  const [one, two, three] = cluster.gateways as [GatewayProcess, GatewayProcess, GatewayProcess];
   const { secrets, streamKey } = cluster;
   const post = async (gateway: { url: string }, i: number) => {
     const delivery =
