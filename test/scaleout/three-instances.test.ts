@@ -63,10 +63,10 @@ test("a subscriber on instance 1 sees events accepted on 2 and 3 in order, then 
 
   // While disconnected, every instance accepts more; the resume on instance 3 gets exactly those.
   const missed: string[] = [];
-  for (let i = 0; i < 12; i++) missed.push(await post([one, two, three][i % 3], i));
+  for (let i = 0; i < 12; i++) missed.push(await post([one, two, three][i % 3] as GatewayProcess, i));
   const resumed = await openReadyWs(wsUrlOf(three, streamKey, last));
   const live: string[] = [];
-  for (let i = 0; i < 6; i++) live.push(await post([one, two][i % 2], i));
+  for (let i = 0; i < 6; i++) live.push(await post([one, two][i % 2] as GatewayProcess, i));
   await resumed.log.waitForEvents(missed.length + live.length);
   expect(resumed.log.eventIds()).toEqual([...missed, ...live]);
   resumed.ws.close();
