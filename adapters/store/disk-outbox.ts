@@ -55,6 +55,7 @@ export async function openDiskOutbox(options: DiskOutboxOptions): Promise<Outbox
   const releaseLock = await acquireLockFile(dir, LOCK, "outbox");
   const path = join(dir, LOG);
   const index = createOutboxIndex();
+  const leases = createLocalLeases(index);
   let opened: FileHandle | undefined;
   let size: number;
   try {
@@ -176,9 +177,11 @@ export async function openDiskOutbox(options: DiskOutboxOptions): Promise<Outbox
     },
     async saveDeliveries(records) {
       if (records.length > 0) await enqueue({ s: [...records] });
+      leases.afterSave(records);
     },
     ...readFromIndex(index),
-    ...createLocalLeases(index),
+    claimDue: leases.claimDue,
+    renewLeases: leases.renewLeases,
     async saveDestinationState(state) {
       await enqueue({ d: { ...state } });
     },

@@ -14,6 +14,7 @@ export const memoryOutbox: OutboxFactory<MemoryOutboxOptions | undefined> = () =
 /** Creates an empty in-memory outbox. */
 export function createMemoryOutbox(): OutboxStore {
   const index = createOutboxIndex();
+  const { afterSave, ...leases } = createLocalLeases(index);
   return {
     name: "memory",
     async readCursor() {
@@ -24,9 +25,10 @@ export function createMemoryOutbox(): OutboxStore {
     },
     async saveDeliveries(records) {
       index.save(records);
+      afterSave(records);
     },
     ...readFromIndex(index),
-    ...createLocalLeases(index),
+    ...leases,
     async saveDestinationState(state) {
       index.destinationStates.set(state.id, { ...state });
     },

@@ -79,6 +79,52 @@ export function testOutboxLeases(name: string, harness: OutboxHarness): void {
       await outbox.close();
     });
 
+    it("takes a subject of an ordered destination only through its oldest unfinished record", async () => {
+      const outbox = await harness.open();
+      await outbox.createDeliveries(
+        [
+          makeDelivery(1, "a", { subject: "s", nextAttemptAt: T + 100 }),
+          makeDelivery(2, "a", { subject: "s", nextAttemptAt: T }),
+          makeDelivery(3, "a", { subject: "t", nextAttemptAt: T }),
+          makeDelivery(4, "b", { subject: "s", nextAttemptAt: T }),
+        ],
+        4,
+      );
+      // Record 2 waits behind record 1 (not due yet); "b" is not ordered; "t" has no older record.
+      const first = await outbox.claimDue("one", T, LEASE, 10, ["a"]);
+      expect(first.map((r) => `${r.seq}/${r.destinationId}`).sort()).toEqual(["3/a", "4/b"]);
+      // Once the head is due, its claimer owns the subject and takes the rest of it too.
+      const second = await outbox.claimDue("two", T + 100, LEASE, 10, ["a"]);
+      expect(second.map((r) => r.seq).sort()).toEqual([1, 2]);
+      await outbox.close();
+    });
+
+    it("keeps a subject with its owner while it renews, and frees it when the owner stops", async () => {
+      const outbox = await harness.open();
+      await outbox.createDeliveries(
+        [
+          makeDelivery(1, "a", { subject: "s", nextAttemptAt: T }),
+          makeDelivery(2, "a", { subject: "s", nextAttemptAt: T }),
+        ],
+        2,
+      );
+      expect((await outbox.claimDue("one", T, LEASE, 1, ["a"])).map((r) => r.seq)).toEqual([1]);
+      // Record 2 is due and unleased, but subject "s" belongs to "one".
+      expect(await outbox.claimDue("two", T, LEASE, 10, ["a"])).toEqual([]);
+      // "one" renews its lease on record 1 only: that keeps the subject too.
+      expect(await outbox.renewLeases("one", [refOf(1, "a")], T + 3 * LEASE)).toEqual([]);
+      expect(await outbox.claimDue("two", T + LEASE, LEASE, 10, ["a"])).toEqual([]);
+      expect((await outbox.claimDue("one", T + LEASE, LEASE, 10, ["a"])).map((r) => r.seq)).toEqual([2]);
+      // "one" stops renewing: after its leases end, "two" takes the subject from its head.
+      const taken = await outbox.claimDue("two", T + 3 * LEASE, LEASE, 10, ["a"]);
+      expect(taken.map((r) => r.seq).sort()).toEqual([1, 2]);
+      // Finishing every record of a subject frees it for the next record's claimer at once.
+      await outbox.saveDeliveries(taken.map((r) => ({ ...r, state: "delivered" as const })));
+      await outbox.createDeliveries([makeDelivery(3, "a", { subject: "s", nextAttemptAt: T + 3 * LEASE })], 3);
+      expect((await outbox.claimDue("three", T + 3 * LEASE, LEASE, 10, ["a"])).map((r) => r.seq)).toEqual([3]);
+      await outbox.close();
+    });
+
     it("reports unknown records as not leased", async () => {
       const outbox = await harness.open();
       expect(await outbox.renewLeases("one", [refOf(9, "a")], T)).toEqual([refOf(9, "a")]);

@@ -44,6 +44,10 @@ export function createKeyLayout(prefix: string) {
       byDestination: (destinationId: string) => `${root}ob:dest:${enc(destinationId)}`,
       eventPrefix: `${root}ob:ev:`,
       byEvent: (eventId: string) => `${root}ob:ev:${enc(eventId)}`,
+      /** Unfinished records of one (destination, subject) by seq: per-subject ordering. */
+      bySubject: (destinationId: string, subject: string) => `${root}ob:subj:${enc(destinationId)}:${enc(subject)}`,
+      /** Subject set key -> `<owner>|<until>`. */
+      subjectOwners: `${root}ob:sowners`,
     },
   };
 }

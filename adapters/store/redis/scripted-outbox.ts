@@ -41,7 +41,7 @@ const SCAN_BATCH = 200;
 /** Creates the shared outbox on `runner`. */
 export function createScriptedOutbox(runner: ScriptRunner, options: ScriptedOutboxOptions = {}): OutboxStore {
   const keys = createKeyLayout(options.prefix ?? "gw").outbox;
-  const fixed = [keys.cursor, keys.counts, keys.active, keys.due, keys.done];
+  const fixed = [keys.cursor, keys.counts, keys.active, keys.due, keys.done, keys.subjectOwners];
   const enc = encodeURIComponent;
   const recordKey = (ref: DeliveryRef) => keys.record(ref.eventId, ref.destinationId);
   const parse = (json: string) => JSON.parse(json) as DeliveryRecord;
@@ -69,6 +69,7 @@ export function createScriptedOutbox(runner: ScriptRunner, options: ScriptedOutb
         r.updatedAt,
         JSON.stringify(r),
         isTerminal(r.state) ? "1" : "0",
+        r.subject === undefined ? "" : keys.bySubject(r.destinationId, r.subject),
       );
     }
     return inOrder(() => runner.run(script, [...fixed, ...recordKeys], args));
@@ -169,8 +170,12 @@ export function createScriptedOutbox(runner: ScriptRunner, options: ScriptedOutb
       }
       return removed;
     },
-    async claimDue(owner, now, leaseMs, limit) {
-      const reply = (await runner.run(claimDueScript, [keys.due], [now, now + leaseMs, limit, owner])) as string[];
+    async claimDue(owner, now, leaseMs, limit, ordered = []) {
+      const reply = (await runner.run(
+        claimDueScript,
+        [keys.due, keys.subjectOwners],
+        [now, now + leaseMs, limit, owner, ...ordered.map(enc)],
+      )) as string[];
       return reply.map(parse);
     },
     async renewLeases(owner, refs, until) {
@@ -179,7 +184,7 @@ export function createScriptedOutbox(runner: ScriptRunner, options: ScriptedOutb
         const batch = refs.slice(i, i + WRITE_BATCH);
         const positions = (await runner.run(
           renewLeasesScript,
-          [keys.due, ...batch.map(recordKey)],
+          [keys.due, keys.subjectOwners, ...batch.map(recordKey)],
           [until, owner],
         )) as number[];
         for (const p of positions) lost.push(batch[Number(p)] as DeliveryRef);
