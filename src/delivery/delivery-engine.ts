@@ -94,10 +94,12 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
     /** Loads destination states and unfinished deliveries, then starts routing. */
     async start() {
       const saved = new Map((await outbox.listDestinationStates()).map((s) => [s.id, s]));
+      const ordered: string[] = [];
       for (const sink of options.sinks) {
         const destination = ctx.config.destinations.find((d) => d.id === sink.destinationId);
         if (!destination) throw new Error(`sink for unknown destination "${sink.destinationId}"`);
         const policy = resolveDeliveryPolicy(destination);
+        if (policy.ordering === "subject") ordered.push(sink.destinationId);
         const deps = {
           sink,
           policy,
@@ -127,6 +129,7 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
           leaseMs: options.leaseMs ?? 30_000,
           pollIntervalMs: options.pollIntervalMs ?? 1000,
           batchSize: options.batchSize ?? 256,
+          ordered,
         });
         leases.start();
         unsubscribe = ctx.hub.subscribe(() => dispatcher.wake());

@@ -27,6 +27,8 @@ export interface LeasePollerDeps {
   pollIntervalMs: number;
   /** Records per claim. */
   batchSize: number;
+  /** Destinations with per-subject ordering (claimed subject by subject). */
+  ordered: readonly string[];
 }
 
 export type LeasePoller = ReturnType<typeof createLeasePoller>;
@@ -53,7 +55,7 @@ export function createLeasePoller(deps: LeasePollerDeps) {
   const claim = async () => {
     await syncDestinations();
     for (let round = 0; round < 1_000 && !stopped; round++) {
-      const claimed = await outbox.claimDue(deps.owner, clock.now(), deps.leaseMs, deps.batchSize);
+      const claimed = await outbox.claimDue(deps.owner, clock.now(), deps.leaseMs, deps.batchSize, deps.ordered);
       const fixed: DeliveryRecord[] = [];
       const taken: [DestinationLane, DeliveryRecord][] = [];
       for (const record of claimed) {
