@@ -60,7 +60,7 @@ test("events of one subject accepted on three instances are attempted oldest fir
     }),
   );
   const total = SUBJECTS * PER_SUBJECT;
-  await waitFor("every event delivered", () => receiver.requests.filter((r) => r.n > 0).length >= 2 * total, 60_000);
+  await waitFor("every event delivered", () => receiver.requests.length >= 2 * total, 60_000);
   for (let subject = 0; subject < SUBJECTS; subject++) {
     const attempts = receiver
       .ids()
