@@ -25,7 +25,7 @@ export const SharedStoreConfigSchemas = [
   v.strictObject({
     driver: v.literal("upstash"),
     /** REST URL. Default: the `UPSTASH_REDIS_REST_URL` environment variable (the token always comes from `UPSTASH_REDIS_REST_TOKEN`). */
-    url: v.optional(v.pipe(v.string(), v.url("an https:// URL"))),
+    url: v.optional(v.pipe(v.string(), v.url("the REST URL of the database"))),
     prefix,
     leaseSeconds,
     /** Journal poll period of the live stream, ms (the REST API has no pub/sub). Default 100. */

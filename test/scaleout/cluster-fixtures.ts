@@ -22,6 +22,8 @@ export interface ClusterOptions {
   leaseSeconds?: number;
   /** Changes the config before the processes start. */
   edit?: (config: ClusterConfig) => void;
+  /** Extra environment of every process (e.g. the Upstash token). */
+  env?: Record<string, string>;
 }
 
 /** The config the instances share; `destinations` can be edited per test. */
@@ -67,7 +69,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   };
   options.edit?.(config);
   const gateways = await Promise.all(
-    Array.from({ length: options.count }, () => startGatewayProcess({ config, secrets, env: { TEST_WHSEC: whsec } })),
+    Array.from({ length: options.count }, () =>
+      startGatewayProcess({ config, secrets, env: { TEST_WHSEC: whsec, ...options.env } }),
+    ),
   );
   return {
     gateways,
