@@ -118,6 +118,9 @@ return out
 `,
 );
 
+/** KEYS: a hash. ARGV: field. Returns HGET. */
+export const hashFieldScript = defineScript("hash_field", "return redis.call('HGET', KEYS[1], ARGV[1])");
+
 /** KEYS: a hash. Returns HGETALL. */
 export const hashAllScript = defineScript("hash_all", "return redis.call('HGETALL', KEYS[1])");
 

@@ -17,6 +17,7 @@ import {
   claimDueScript,
   createDeliveriesScript,
   hashAllScript,
+  hashFieldScript,
   hashSetScript,
   listActiveScript,
   listByEventScript,
@@ -196,5 +197,3 @@ export function createScriptedOutbox(runner: ScriptRunner, options: ScriptedOutb
     },
   };
 }
-
-const hashFieldScript = { name: "hash_field", source: "return redis.call('HGET', KEYS[1], ARGV[1])" };
