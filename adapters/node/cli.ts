@@ -3,6 +3,7 @@
  *   gateway serve [--config file.ts|file.json] [--host h] [--port p]
  *   gateway trigger <sourceId> <eventType> [--url u] [--config f] [--times n] [--id unique]
  *   gateway hash-key <apiKey>
+ *   gateway listen <gateway-url> --forward-to <url> [...] (listen-command.ts)
  */
 import { createHash } from "node:crypto";
 import { parseArgs } from "node:util";
@@ -10,6 +11,7 @@ import { ConfigError, resolveConfig } from "../../src/config/resolve-config.ts";
 import type { GatewayConfig } from "../../src/config/schema.ts";
 import { buildSampleDelivery, sampleEventTypes } from "../../src/samples/sample-webhooks.ts";
 import { applyDevSecrets } from "./dev-secrets.ts";
+import { LISTEN_USAGE, ListenUsageError, listenCommand } from "./listen-command.ts";
 import { loadConfigFile } from "./load-config.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 import { startNodeGateway } from "./start-gateway.ts";
@@ -17,7 +19,8 @@ import { startNodeGateway } from "./start-gateway.ts";
 const USAGE = `usage:
   gateway serve [--config file.ts|file.json] [--host 127.0.0.1] [--port 8787]
   gateway trigger <sourceId> <eventType> [--url http://127.0.0.1:8787] [--config file] [--times 1] [--id unique]
-  gateway hash-key <apiKey>`;
+  gateway hash-key <apiKey>
+  ${LISTEN_USAGE}`;
 
 /** Loads, env-interpolates (dev secrets fill the gaps) and validates the configuration. */
 async function loadConfig(path: string | undefined) {
@@ -139,6 +142,8 @@ async function main(argv: string[]) {
       return serveCommand(rest);
     case "trigger":
       return triggerCommand(rest);
+    case "listen":
+      return listenCommand(rest);
     case "hash-key": {
       if (!rest[0]) throw new UsageError("hash-key needs <apiKey>");
       console.log(`sha256:${createHash("sha256").update(rest[0]).digest("hex")}`);
@@ -151,7 +156,8 @@ async function main(argv: string[]) {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ConfigError) console.error(error.message);
-  else if (error instanceof UsageError) console.error(`${error.message}\n\n${USAGE}`);
+  else if (error instanceof UsageError || error instanceof ListenUsageError)
+    console.error(`${error.message}\n\n${USAGE}`);
   else console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
-  process.exit(error instanceof UsageError ? 64 : 1);
+  process.exit(error instanceof UsageError || error instanceof ListenUsageError ? 64 : 1);
 });

@@ -6,19 +6,20 @@
 import type { Server } from "node:http";
 import { plugin as ws } from "crossws/server";
 import { serve } from "h3";
-import type { GatewayConfig, StoreConfig } from "../../src/config/schema.ts";
+import type { GatewayConfig } from "../../src/config/schema.ts";
 import { createGateway, type Gateway } from "../../src/create-gateway.ts";
 import type { OutboxStore } from "../../src/delivery/outbox-contract.ts";
 import { createLogger, type Logger } from "../../src/ops/logger.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
 import { readStreamOptionsFromEnv, type StreamOptionsInput } from "../../src/stream/stream-options.ts";
 import type { CorkPeer } from "../../src/stream/websocket-transport.ts";
-import { createSinks } from "./create-sinks.ts";
-import { createConfiguredStore } from "./create-store.ts";
+import { openConfiguredHub } from "../hub/registry.ts";
+import { openConfiguredOutbox } from "../outbox/registry.ts";
+import { createConfiguredSinks } from "../sink/registry.ts";
+import { openConfiguredStore } from "../store/registry.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
 import { readNodeBody } from "./read-node-body.ts";
-import { createSharedHub, createSharedOutbox, isSharedStore } from "./shared-store-options.ts";
 import { createStdoutLogWriter } from "./stdout-log-writer.ts";
 
 export interface NodeGatewayOptions {
@@ -61,27 +62,29 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
   const store =
-    options.store ?? (await createConfiguredStore(config.store, (message) => logger.warn("durability", { message })));
+    options.store ??
+    (await openConfiguredStore(config.store, { warn: (message) => logger.warn("durability", { message }) }));
   const stream = options.stream ?? readStreamOptionsFromEnv(process.env);
-  const outbox = options.outbox ?? (await createConfiguredOutbox(config.store));
-  const shared = isSharedStore(config.store) ? config.store : undefined;
-  const hub =
-    shared &&
-    (await createSharedHub(shared, store, (error) => logger.error("live hub read failed", { error: String(error) })));
-  const sinks = await createSinks(config.destinations, { logger });
+  const outbox = options.outbox ?? (await openConfiguredOutbox(config.store));
+  const sinks = await createConfiguredSinks(config.destinations, { logger });
+  const hub = await openConfiguredHub(config.hub, {
+    journal: store,
+    store: config.store,
+    onError: (error) => logger.error("live hub read failed", { error: String(error) }),
+  });
   const gateway = createGateway({
     config,
     store,
+    hub,
     crypto: createNodeCrypto(),
     readBody: readNodeBody,
     upstreamFetch: createNodeUpstreamFetch(),
     logger,
     stream,
     corkWebSocket: corkNodeWebSocket,
-    delivery: { outbox, sinks, leaseMs: shared && shared.leaseSeconds * 1000 },
-    hub,
+    // A shared outbox (several instances) leases what it hands out for `store.leaseSeconds`.
+    delivery: { outbox, sinks, leaseMs: "leaseSeconds" in config.store ? config.store.leaseSeconds * 1000 : undefined },
   });
-  await hub?.start();
   await gateway.runMaintenance();
   await gateway.start();
   const maintenance = setInterval(() => {
@@ -130,21 +133,9 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
       await closed;
       clearTimeout(force);
       clearInterval(closeIdle);
-      await hub?.close();
       await gateway.close();
     })();
     return stopping;
   };
   return { url, gateway, stop };
-}
-
-/** The outbox that goes with the store: shared on Redis, the disk log next to the journal, or memory. */
-async function createConfiguredOutbox(config: StoreConfig): Promise<OutboxStore> {
-  if (isSharedStore(config)) return createSharedOutbox(config);
-  if (config.driver === "disk") {
-    const { openDiskOutbox } = await import("../store/disk-outbox.ts");
-    return openDiskOutbox({ dir: config.dir });
-  }
-  const { createMemoryOutbox } = await import("../store/memory-outbox.ts");
-  return createMemoryOutbox();
 }

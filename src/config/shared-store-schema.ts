@@ -1,8 +1,10 @@
 /**
- * Config of the shared store drivers (several instances on one Redis; README "Running several
- * instances"): `redis` (TCP, ioredis) and `upstash` (REST). Secrets stay in the environment:
- * the Redis URL may come from `REDIS_URL`, the Upstash URL and token from
- * `UPSTASH_REDIS_REST_URL` / `UPSTASH_REDIS_REST_TOKEN`.
+ * Config of the shared drivers (several instances on one Redis; README "Running several
+ * instances"): the stores `redis` (TCP, ioredis) and `upstash` (REST), and the live hubs of the
+ * same names, which read that store's journal. Secrets stay in the environment: the Redis URL
+ * may come from `REDIS_URL`, the Upstash URL and token from `UPSTASH_REDIS_REST_URL` /
+ * `UPSTASH_REDIS_REST_TOKEN`. The outbox goes with the store and takes the same options
+ * (adapters/outbox/registry.ts).
  */
 import * as v from "valibot";
 
@@ -13,6 +15,7 @@ const prefix = v.optional(
 /** Seconds a claimed delivery stays leased to an instance that stopped renewing. Default 30. */
 const leaseSeconds = v.optional(v.pipe(v.number(), v.minValue(0.5), v.maxValue(600)), 30);
 
+/** The `store` variants of the shared drivers. */
 export const SharedStoreConfigSchemas = [
   v.strictObject({
     driver: v.literal("redis"),
@@ -28,7 +31,30 @@ export const SharedStoreConfigSchemas = [
     url: v.optional(v.pipe(v.string(), v.url("the REST URL of the database"))),
     prefix,
     leaseSeconds,
-    /** Journal poll period of the live stream, ms (the REST API has no pub/sub). Default 100. */
-    pollMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10), v.maxValue(10_000)), 100),
   }),
 ] as const;
+
+/** Journal poll period behind the wake-ups, ms (redis: default 1000, behind pub/sub; upstash: default 100, no pub/sub over REST). */
+const pollMs = v.optional(v.pipe(v.number(), v.integer(), v.minValue(10), v.maxValue(10_000)));
+
+/** The `hub` variants of the shared drivers; each reads the journal of the store of its name. */
+export const SharedHubConfigSchemas = [
+  v.strictObject({ driver: v.literal("redis"), pollMs }),
+  v.strictObject({ driver: v.literal("upstash"), pollMs }),
+] as const;
+
+const SHARED_DRIVERS: ReadonlySet<string> = new Set(["redis", "upstash"]);
+
+/**
+ * The hub of a config without `hub`: the shared store's own (so every instance's subscribers
+ * see every instance's events), else `in-process`.
+ */
+export function defaultHubDriver(storeDriver: string): "redis" | "upstash" | "in-process" {
+  return SHARED_DRIVERS.has(storeDriver) ? (storeDriver as "redis" | "upstash") : "in-process";
+}
+
+/** Why `hub.driver` cannot go with `store.driver` (a shared hub reads its own store's journal), or undefined. */
+export function hubStoreMismatch(hubDriver: string, storeDriver: string): string | undefined {
+  if (!SHARED_DRIVERS.has(hubDriver) || hubDriver === storeDriver) return undefined;
+  return `"in-process" or "${defaultHubDriver(storeDriver)}": hub "${hubDriver}" reads the journal of store.driver "${hubDriver}" (store.driver is "${storeDriver}")`;
+}

@@ -1,7 +1,7 @@
 /**
  * Two gateway processes on the `upstash` driver (REST, through an Upstash front in front of a
  * real redis-server): one 202 for a delivery posted to both, and a live subscriber on one
- * instance receives, in order, what the other accepts (the journal polled every `pollMs`).
+ * instance receives, in order, what the other accepts (the journal polled every `hub.pollMs`).
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { startDurableRedis } from "../helpers/durable-redis.ts";
@@ -23,7 +23,8 @@ beforeAll(async () => {
     count: 2,
     env: { UPSTASH_REDIS_REST_TOKEN: front.token },
     edit: (config) => {
-      config.store = { driver: "upstash", url: front.url, prefix: "up", pollMs: 50 };
+      config.store = { driver: "upstash", url: front.url, prefix: "up" };
+      config.hub = { driver: "upstash", pollMs: 50 };
     },
   });
 });

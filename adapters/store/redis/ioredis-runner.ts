@@ -15,6 +15,13 @@ export interface IoredisRunnerOptions {
   commandTimeoutMs?: number;
 }
 
+/** The configured Redis URL, else `REDIS_URL`; throws naming both when neither is set. */
+export function resolveRedisUrl(url: string | undefined): string {
+  const resolved = url ?? process.env.REDIS_URL;
+  if (!resolved) throw new Error("store.url: a redis:// URL, or set REDIS_URL");
+  return resolved;
+}
+
 /** A connected runner plus the client (for pub/sub duplicates and the persistence check). */
 export interface IoredisRunner extends ScriptRunner {
   readonly client: Redis;

@@ -22,6 +22,15 @@ export interface UpstashRunnerOptions {
   client?: Redis;
 }
 
+/** URL and token from the options, else from `UPSTASH_REDIS_REST_URL` / `UPSTASH_REDIS_REST_TOKEN`. */
+export function resolveUpstashConnection(options: { url?: string; token?: string }): { url: string; token: string } {
+  const url = options.url ?? process.env.UPSTASH_REDIS_REST_URL;
+  const token = options.token ?? process.env.UPSTASH_REDIS_REST_TOKEN;
+  if (!url) throw new Error("store.url: the Upstash REST URL, or set UPSTASH_REDIS_REST_URL");
+  if (!token) throw new Error("UPSTASH_REDIS_REST_TOKEN: the Upstash REST token must be set");
+  return { url, token };
+}
+
 /** Creates the runner; the client is built lazily on the first call. */
 export function createUpstashRunner(options: UpstashRunnerOptions): ScriptRunner {
   let client = options.client;
