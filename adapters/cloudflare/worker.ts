@@ -1,24 +1,24 @@
 /**
  * The Cloudflare Workers entry: builds the gateway once per isolate from the Worker's bindings
- * (secrets `ESIGN_WEBHOOK_SECRET`, `STAFFING_WEBHOOK_SECRET`, optional `GATEWAY_ADMIN_KEY_HASH`
- * and `GATEWAY_LOG_LEVEL`) and serves it through h3's Workers adapter. The store is the memory
- * one for now, so dedupe spans one isolate only; durable storage on Workers (Durable Objects)
- * comes with the full Workers deployment.
+ * (worker-config.ts) around the Durable Object store (durable-object-store.ts), and serves it
+ * through h3's Workers adapter. Every isolate shares the same objects, so dedupe holds across
+ * isolates and locations, and an event is durable in its shard before the 202 leaves
+ * (README "Deploy to Cloudflare Workers").
  */
 import { serve } from "h3/cloudflare";
-import { resolveConfig } from "../../src/config/resolve-config.ts";
-import type { GatewayConfig } from "../../src/config/schema.ts";
 import { createGateway } from "../../src/create-gateway.ts";
-import { createMemoryStore } from "../store/memory.ts";
+import type { DurableObjectNamespace } from "./cloudflare-types.ts";
+import { createDurableObjectStore } from "./durable-object-store.ts";
+import type { StoreShardObject } from "./store-shard-object.ts";
+import { createWorkerConfig, type WorkerVars } from "./worker-config.ts";
 
-/** The bindings this Worker reads (vars or secrets, all strings). */
-export interface WorkerEnv {
-  ESIGN_WEBHOOK_SECRET?: string;
-  STAFFING_WEBHOOK_SECRET?: string;
-  /** `sha256:<hex>` of the admin API key (`gateway hash-key <key>`). Default: no admin key. */
-  GATEWAY_ADMIN_KEY_HASH?: string;
-  /** `debug`, `info`, `warn`, `error` or `silent`. Default `info`. */
-  GATEWAY_LOG_LEVEL?: string;
+export { StoreShardObject } from "./store-shard-object.ts";
+export { createWorkerConfig } from "./worker-config.ts";
+
+/** The Worker's bindings: the string vars and secrets of worker-config.ts, and the objects. */
+export interface WorkerEnv extends WorkerVars {
+  /** The store shards (wrangler.toml `[[durable_objects.bindings]]`). */
+  GATEWAY_STORE: DurableObjectNamespace<StoreShardObject>;
 }
 
 /** The part of the Workers `ExecutionContext` the server uses, typed structurally so the core's
@@ -26,20 +26,6 @@ export interface WorkerEnv {
 export interface WorkerContext {
   waitUntil(promise: Promise<unknown>): void;
   passThroughOnException(): void;
-}
-
-/** The Workers configuration: both sources with secrets from the bindings, memory store. */
-export function createWorkerConfig(env: WorkerEnv): GatewayConfig {
-  const raw = {
-    store: { driver: "memory" },
-    sources: [
-      { id: "esign", service: "esign", secrets: ["${ESIGN_WEBHOOK_SECRET}"] },
-      { id: "staffing", service: "staffing", secrets: ["${STAFFING_WEBHOOK_SECRET}"] },
-    ],
-    admin: { apiKeyHashes: env.GATEWAY_ADMIN_KEY_HASH ? ["${GATEWAY_ADMIN_KEY_HASH}"] : [] },
-    log: { level: env.GATEWAY_LOG_LEVEL ?? "info" },
-  };
-  return resolveConfig(raw, { ...env });
 }
 
 type Server = ReturnType<typeof serve>;
@@ -50,7 +36,12 @@ let server: Server | undefined;
 // the field (never the secret); the runtime logs it and answers 500 until the binding is fixed.
 function serverFor(env: WorkerEnv): Server {
   if (!server) {
-    const gateway = createGateway({ config: createWorkerConfig(env), store: createMemoryStore() });
+    const config = createWorkerConfig(env);
+    const store = createDurableObjectStore({
+      namespace: env.GATEWAY_STORE,
+      shards: env.GATEWAY_STORE_SHARDS ? Number(env.GATEWAY_STORE_SHARDS) : 1,
+    });
+    const gateway = createGateway({ config, store });
     server = serve(gateway.app, { manual: true });
   }
   return server;

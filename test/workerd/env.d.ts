@@ -9,6 +9,9 @@ declare module "cloudflare:workers" {
     ESIGN_WEBHOOK_SECRET: string;
     STAFFING_WEBHOOK_SECRET: string;
     GATEWAY_LOG_LEVEL: string;
+    GATEWAY_STORE: import("../../adapters/cloudflare/cloudflare-types.ts").DurableObjectNamespace<
+      import("../../adapters/cloudflare/store-shard-object.ts").StoreShardObject
+    >;
   };
   /** Loopback bindings to the main module's exports (adapters/cloudflare/worker.ts). */
   export const exports: {

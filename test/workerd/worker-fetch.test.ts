@@ -80,7 +80,7 @@ describe("POST /webhooks/{sourceId} in workerd", () => {
     expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe("unknown_source");
     const health = await exports.default.fetch(`${BASE}/healthz`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toMatchObject({ ok: true, store: { driver: "memory", reachable: true } });
+    expect(await health.json()).toMatchObject({ ok: true, store: { driver: "durable-object", reachable: true } });
   });
 });
 
