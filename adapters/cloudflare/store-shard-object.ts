@@ -10,7 +10,7 @@
  * id, so the log still holds one event.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { AppendResult, ClaimResult, EventPage, EventQuery, EventRecord } from "../../src/store/contract.ts";
+import type { AppendResult, ClaimResult, EventQuery, EventRecord } from "../../src/store/contract.ts";
 import {
   buildListQuery,
   buildReadAfterQuery,
