@@ -63,7 +63,12 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     if (existsSync(join(dir, OLD_JOURNAL)) || existsSync(join(dir, OLD_OUTBOX))) {
       const building = `${path}.import`;
       await rm(building, { force: true });
-      await importDiskJournal(dir, building, options.now(), logger);
+      try {
+        await importDiskJournal(dir, building, options.now(), logger);
+      } catch (error) {
+        await rm(building, { force: true });
+        throw error;
+      }
       await syncFile(building);
       await rename(building, path);
       await syncDirectory(dir);
