@@ -59,7 +59,7 @@ const corkNodeWebSocket: CorkPeer = (peer) => {
 export async function startNodeGateway(options: NodeGatewayOptions): Promise<RunningGateway> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
-  const store = options.store ?? (await createConfiguredStore(config.store));
+  const store = options.store ?? (await createConfiguredStore(config.store, logger));
   const stream = options.stream ?? readStreamOptionsFromEnv(process.env);
   const outbox = options.outbox ?? (await createConfiguredOutbox(config.store));
   const sinks = await createSinks(config.destinations, { logger });
@@ -129,11 +129,11 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   return { url, gateway, stop };
 }
 
-/** The outbox that goes with the store: the disk log next to the journal, or memory. */
+/** The outbox that goes with the store: in the sqlite store's database (`disk` is its alias), or memory. */
 async function createConfiguredOutbox(config: StoreConfig): Promise<OutboxStore> {
-  if (config.driver === "disk") {
-    const { openDiskOutbox } = await import("../store/disk-outbox.ts");
-    return openDiskOutbox({ dir: config.dir });
+  if (config.driver === "sqlite" || config.driver === "disk") {
+    const { sqliteOutbox } = await import("../store/sqlite/sqlite-storage.ts");
+    return sqliteOutbox({ dir: config.dir });
   }
   const { createMemoryOutbox } = await import("../store/memory-outbox.ts");
   return createMemoryOutbox();

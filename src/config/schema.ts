@@ -41,13 +41,15 @@ export const SourceSchema = v.strictObject({
   identity: v.optional(v.picklist(["delivery-id", "body-sha256"]), "delivery-id"),
 });
 
+/** Directory of the sqlite store's database. Default `.data`. */
+const storeDir = v.optional(v.pipe(v.string(), v.minLength(1)), ".data");
+
 export const StoreConfigSchema = v.variant("driver", [
   v.strictObject({ driver: v.literal("memory") }),
-  v.strictObject({
-    driver: v.literal("disk"),
-    /** Directory of the journal. Default `.data`. */
-    dir: v.optional(v.pipe(v.string(), v.minLength(1)), ".data"),
-  }),
+  /** The earlier name of the sqlite driver, kept so existing configurations keep working. */
+  v.strictObject({ driver: v.literal("disk"), dir: storeDir }),
+  /** The embedded SQLite store, the default (README "Storage"). */
+  v.strictObject({ driver: v.literal("sqlite"), dir: storeDir }),
 ]);
 
 /**
@@ -71,7 +73,7 @@ const GatewayConfigObject = v.strictObject({
     }),
     {},
   ),
-  store: v.optional(StoreConfigSchema, { driver: "disk" }),
+  store: v.optional(StoreConfigSchema, { driver: "sqlite" }),
   /** Source ids are unique (checked below, so the error names the duplicate's path). */
   sources: v.array(SourceSchema),
   admin: v.optional(
