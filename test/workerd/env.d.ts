@@ -18,3 +18,16 @@ declare module "cloudflare:workers" {
     default: { fetch(input: string | URL | Request, init?: RequestInit): Promise<Response> };
   };
 }
+
+declare module "cloudflare:test" {
+  /** Runs `callback` inside the object behind `stub` (@cloudflare/vitest-pool-workers). */
+  export function runInDurableObject<R>(
+    stub: unknown,
+    callback: (
+      instance: never,
+      state: import("../../adapters/cloudflare/cloudflare-types.ts").DurableObjectState,
+    ) => R | Promise<R>,
+  ): Promise<R>;
+  /** Runs the object's alarm now if one is set; true when it ran. */
+  export function runDurableObjectAlarm(stub: unknown): Promise<boolean>;
+}
