@@ -10,4 +10,6 @@ declare module "cloudflare:workers" {
     protected readonly env: Env;
     constructor(ctx: import("./cloudflare-types.ts").DurableObjectState, env: Env);
   }
+  /** Keeps the current request's isolate alive until `promise` settles (like ctx.waitUntil). */
+  export function waitUntil(promise: Promise<unknown>): void;
 }

@@ -2,30 +2,35 @@
  * The Cloudflare Workers entry: builds the gateway once per isolate from the Worker's bindings
  * (worker-config.ts) around the Durable Object store (durable-object-store.ts), and serves it
  * through h3's Workers adapter. Every isolate shares the same objects, so dedupe holds across
- * isolates and locations, and an event is durable in its shard before the 202 leaves
- * (README "Deploy to Cloudflare Workers").
+ * isolates and locations, and an event is durable in its shard before the 202 leaves.
+ * The delivery admin API is answered by the delivery object, which is woken after every
+ * recorded event (README "Deploy to Cloudflare Workers").
  */
+import { waitUntil } from "cloudflare:workers";
 import { serve } from "h3/cloudflare";
+import type { GatewayConfig } from "../../src/config/schema.ts";
 import { createGateway } from "../../src/create-gateway.ts";
-import type { DurableObjectNamespace } from "./cloudflare-types.ts";
-import { createDurableObjectStore } from "./durable-object-store.ts";
-import type { StoreShardObject } from "./store-shard-object.ts";
-import { createWorkerConfig, type WorkerVars } from "./worker-config.ts";
+import { createWorkerConfig } from "./worker-config.ts";
+import { openWorkerStore, type WorkerEnv } from "./worker-env.ts";
 
+export { DeliveryObject } from "./delivery-object.ts";
 export { StoreShardObject } from "./store-shard-object.ts";
 export { createWorkerConfig } from "./worker-config.ts";
-
-/** The Worker's bindings: the string vars and secrets of worker-config.ts, and the objects. */
-export interface WorkerEnv extends WorkerVars {
-  /** The store shards (wrangler.toml `[[durable_objects.bindings]]`). */
-  GATEWAY_STORE: DurableObjectNamespace<StoreShardObject>;
-}
+export type { WorkerEnv } from "./worker-env.ts";
 
 /** The part of the Workers `ExecutionContext` the server uses, typed structurally so the core's
  * DOM-based typecheck needs no Workers type definitions. */
 export interface WorkerContext {
   waitUntil(promise: Promise<unknown>): void;
   passThroughOnException(): void;
+}
+
+/** Paths of the delivery admin API (src/delivery/delivery-admin-api.ts), served by the delivery object. */
+const DELIVERY_PATH = /^\/(destinations(\/|$)|events\/[^/]+\/replay$)/;
+
+/** True when the config routes events to a destination the delivery engine serves. */
+function deliversAnything(config: GatewayConfig): boolean {
+  return config.destinations.some((d) => d.type !== "stream") && config.routes.length > 0;
 }
 
 type Server = ReturnType<typeof serve>;
@@ -37,11 +42,12 @@ let server: Server | undefined;
 function serverFor(env: WorkerEnv): Server {
   if (!server) {
     const config = createWorkerConfig(env);
-    const store = createDurableObjectStore({
-      namespace: env.GATEWAY_STORE,
-      shards: env.GATEWAY_STORE_SHARDS ? Number(env.GATEWAY_STORE_SHARDS) : 1,
-    });
-    const gateway = createGateway({ config, store });
+    const gateway = createGateway({ config, store: openWorkerStore(env) });
+    if (deliversAnything(config)) {
+      const delivery = () => env.GATEWAY_DELIVERY.get(env.GATEWAY_DELIVERY.idFromName("delivery"));
+      // Published right after the durable append, inside the webhook's request.
+      gateway.ctx.hub.subscribe((record) => waitUntil(delivery().wake(record)));
+    }
     server = serve(gateway.app, { manual: true });
   }
   return server;
@@ -49,6 +55,10 @@ function serverFor(env: WorkerEnv): Server {
 
 export default {
   async fetch(request: Request, env: WorkerEnv, ctx: WorkerContext): Promise<Response> {
-    return serverFor(env).fetch(request, env, ctx);
+    const served = serverFor(env);
+    if (DELIVERY_PATH.test(new URL(request.url).pathname)) {
+      return env.GATEWAY_DELIVERY.get(env.GATEWAY_DELIVERY.idFromName("delivery")).fetch(request);
+    }
+    return served.fetch(request, env, ctx);
   },
 };

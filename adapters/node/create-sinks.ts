@@ -22,6 +22,12 @@ export async function createSinks(destinations: readonly DestinationConfig[], de
         break;
       }
       case "queue": {
+        if (destination.driver === "cloudflare-queues") {
+          deps.logger.warn("cloudflare-queues destinations are delivered on Workers only", {
+            destination: destination.id,
+          });
+          break;
+        }
         const { redisStreamSink } = await import("../transports/redis-stream.ts");
         sinks.push(redisStreamSink(destination, undefined));
         break;

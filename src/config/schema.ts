@@ -6,6 +6,7 @@
 import * as v from "valibot";
 import { EmailDestinationSchema } from "../delivery/email/email-destination-schema.ts";
 import { HttpDestinationSchema } from "../delivery/http/http-destination-schema.ts";
+import { CloudflareQueueDestinationSchema } from "../delivery/queue/cloudflare-queue-destination-schema.ts";
 import { QueueDestinationSchema } from "../delivery/queue/queue-destination-schema.ts";
 import { AuthSchema, ClientSchema } from "./clients-schema.ts";
 import { RouteSchema, StreamDestinationSchema } from "./routes-schema.ts";
@@ -59,7 +60,8 @@ export const StoreConfigSchema = v.variant("driver", [
 export const DestinationSchema = v.variant("type", [
   StreamDestinationSchema,
   HttpDestinationSchema,
-  QueueDestinationSchema,
+  // `driver` picks the queue backend: Redis Streams (default) or Cloudflare Queues (Workers).
+  v.variant("driver", [QueueDestinationSchema, CloudflareQueueDestinationSchema]),
   EmailDestinationSchema,
 ]);
 

@@ -1,0 +1,26 @@
+/**
+ * The Worker's bindings (wrangler.toml and secrets) and the store every part of the Workers
+ * deployment opens on them: the stateless Worker, the delivery object and the live hub.
+ */
+import type { StoreDriver } from "../../src/store/contract.ts";
+import type { DurableObjectNamespace } from "./cloudflare-types.ts";
+import type { DeliveryObject } from "./delivery-object.ts";
+import { createDurableObjectStore } from "./durable-object-store.ts";
+import type { StoreShardObject } from "./store-shard-object.ts";
+import type { WorkerVars } from "./worker-config.ts";
+
+/** String vars and secrets (worker-config.ts), Durable Object namespaces, queue producers. */
+export interface WorkerEnv extends WorkerVars {
+  /** The store shards (`[[durable_objects.bindings]]` GATEWAY_STORE). */
+  GATEWAY_STORE: DurableObjectNamespace<StoreShardObject>;
+  /** The delivery engine's object (GATEWAY_DELIVERY): outbox, retries, admin API. */
+  GATEWAY_DELIVERY: DurableObjectNamespace<DeliveryObject>;
+}
+
+/** The Durable Object store of a deployment (GATEWAY_STORE_SHARDS shards, default 1). */
+export function openWorkerStore(env: WorkerEnv): StoreDriver {
+  return createDurableObjectStore({
+    namespace: env.GATEWAY_STORE,
+    shards: env.GATEWAY_STORE_SHARDS ? Number(env.GATEWAY_STORE_SHARDS) : 1,
+  });
+}
