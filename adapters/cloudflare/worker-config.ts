@@ -1,9 +1,9 @@
 /**
  * The gateway's configuration on Workers, built from the Worker's bindings (README "Deploy to
  * Cloudflare Workers"):
- * - `GATEWAY_CONFIG` (optional var): the whole config as JSON, `${VAR}` references resolved from
- *   the bindings (secrets), exactly as the Node config file. Without it: the `esign` and
- *   `staffing` sources.
+ * - `GATEWAY_CONFIG` (optional var): the config as JSON (destinations, routes, clients,
+ *   upstreams, ...), `${VAR}` references resolved from the bindings (secrets), exactly as the Node
+ *   config file. Without `sources` in it: the `esign` and `staffing` sources below.
  * - Secrets per source, several at once for key rotation: `ESIGN_WEBHOOK_SECRETS` (comma
  *   separated) and/or `ESIGN_WEBHOOK_SECRET`; likewise `STAFFING_...`. Any active one verifies.
  * The store section is not read on Workers: the store is always the Durable Object one.
@@ -63,13 +63,13 @@ export function createWorkerConfig(vars: WorkerVars): GatewayConfig {
       throw new ConfigError(["GATEWAY_CONFIG: expected the gateway config as JSON"]);
     }
   } else {
-    raw = {
-      sources: [
-        { id: "esign", service: "esign", secrets: secretRefs("ESIGN_WEBHOOK", env) },
-        { id: "staffing", service: "staffing", secrets: secretRefs("STAFFING_WEBHOOK", env) },
-      ],
-    };
+    raw = {};
   }
+  // Without `sources` in GATEWAY_CONFIG: the two sources, secrets from the bindings.
+  raw.sources ??= [
+    { id: "esign", service: "esign", secrets: secretRefs("ESIGN_WEBHOOK", env) },
+    { id: "staffing", service: "staffing", secrets: secretRefs("STAFFING_WEBHOOK", env) },
+  ];
   const adminHashes = list(env.GATEWAY_ADMIN_KEY_HASH);
   return resolveConfig(
     {

@@ -8,7 +8,14 @@ declare module "cloudflare:workers" {
   export const env: {
     ESIGN_WEBHOOK_SECRET: string;
     STAFFING_WEBHOOK_SECRET: string;
+    /** Comma-separated extra staffing secrets (key rotation). */
+    STAFFING_WEBHOOK_SECRETS: string;
     GATEWAY_LOG_LEVEL: string;
+    /** The loopback HTTP receiver (test/helpers/http-sink-receiver.ts). */
+    TEST_SINK_URL: string;
+    GATEWAY_DELIVERY: import("../../adapters/cloudflare/cloudflare-types.ts").DurableObjectNamespace<
+      import("../../adapters/cloudflare/delivery-object.ts").DeliveryObject
+    >;
     GATEWAY_STORE: import("../../adapters/cloudflare/cloudflare-types.ts").DurableObjectNamespace<
       import("../../adapters/cloudflare/store-shard-object.ts").StoreShardObject
     >;
@@ -28,6 +35,8 @@ declare module "cloudflare:test" {
       state: import("../../adapters/cloudflare/cloudflare-types.ts").DurableObjectState,
     ) => R | Promise<R>,
   ): Promise<R>;
+  /** Resets every Durable Object instance (memory and timers), keeping their storage. */
+  export function abortAllDurableObjects(): Promise<void>;
   /** Runs the object's alarm now if one is set; true when it ran. */
   export function runDurableObjectAlarm(stub: unknown): Promise<boolean>;
 }
