@@ -8,17 +8,21 @@
  *   transaction). kv entries are placed by a hash of their key.
  * - With one shard, seq is a plain counter. With `count` > 1 shards, seq = tick * count + index:
  *   unique across shards by its low part, strictly increasing within a shard, and `tick` follows
- *   the clock (`now * TICKS_PER_MS`, or last tick + 1 when faster), so the merged order of all
- *   shards is the receive order up to clock skew between Workers.
+ *   the clock (`(now - SEQ_EPOCH_MS) * TICKS_PER_MS`, or last tick + 1 when faster), so the merged
+ *   order of all shards is the receive order up to clock skew between Workers. Seqs stay below
+ *   10^15 (the API's 15-digit cursors) for a century with 16 shards.
  * - A reader that needs an exact cursor (readAfter: the outbox router and live-stream resume)
  *   first "seals" a tick M on every shard (a shard promises to number later events above M) and
  *   then reads only seq <= the end of tick M: nothing can be numbered behind such a cursor later.
  */
 
-/** Clock ticks per millisecond; `count * TICKS_PER_MS * epoch ms` must stay below 2^53. */
-export const TICKS_PER_MS = 128;
+/** Clock ticks per millisecond: a shard numbers up to 16,000 events/s before running ahead of the clock. */
+export const TICKS_PER_MS = 16;
 
-/** The most shards the seq encoding supports until the year 2100. */
+/** Ticks count from 2026-01-01T00:00:00Z. */
+export const SEQ_EPOCH_MS = Date.UTC(2026, 0, 1);
+
+/** The most shards the seq encoding supports (seq < 10^15 until about 2150). */
 export const MAX_SHARDS = 16;
 
 /** FNV-1a 32-bit hash of a string (stable across isolates and deployments). */
@@ -64,6 +68,7 @@ export function lastSeqOfTick(tick: number, count: number): number {
  */
 export function nextSeq(place: ShardPlace, last: number, floor: number, now: number): number {
   if (place.count === 1) return Math.max(last, floor) + 1;
-  const tick = Math.max(tickOf(last, place.count) + 1, tickOf(floor, place.count) + 1, now * TICKS_PER_MS);
+  const clockTick = (now - SEQ_EPOCH_MS) * TICKS_PER_MS;
+  const tick = Math.max(tickOf(last, place.count) + 1, tickOf(floor, place.count) + 1, clockTick);
   return tick * place.count + place.index;
 }

@@ -94,6 +94,37 @@ describe("createWorkerConfig", () => {
     ]);
   });
 
+  it("takes several active secrets per source from a comma-separated binding (key rotation)", () => {
+    const config = createWorkerConfig({
+      ESIGN_WEBHOOK_SECRETS: "esign_rotation_old_secret_0123, esign_rotation_new_secret_4567",
+      STAFFING_WEBHOOK_SECRET: STAFFING_SECRET,
+      STAFFING_WEBHOOK_SECRETS: "staffing_rotation_next_secret_89",
+    });
+    expect(config.sources.map((s) => s.secrets)).toEqual([
+      ["esign_rotation_old_secret_0123", "esign_rotation_new_secret_4567"],
+      [STAFFING_SECRET, "staffing_rotation_next_secret_89"],
+    ]);
+  });
+
+  it("reads destinations and routes from GATEWAY_CONFIG, resolving ${VAR} from the bindings", () => {
+    const config = createWorkerConfig({
+      ESIGN_WEBHOOK_SECRET: ESIGN_SECRET,
+      STAFFING_WEBHOOK_SECRET: STAFFING_SECRET,
+      GATEWAY_CONFIG: JSON.stringify({
+        destinations: [{ id: "q", type: "queue", driver: "cloudflare-queues", binding: "EVENTS" }],
+        routes: [{ destinations: ["q"] }],
+        upstreams: [],
+      }),
+    } as Parameters<typeof createWorkerConfig>[0]);
+    expect(config.destinations).toMatchObject([
+      { id: "q", type: "queue", driver: "cloudflare-queues", binding: "EVENTS" },
+    ]);
+    expect(config.sources.map((s) => s.id)).toEqual(["esign", "staffing"]);
+    expect(() => createWorkerConfig({ ESIGN_WEBHOOK_SECRET: ESIGN_SECRET, GATEWAY_CONFIG: "{" })).toThrow(
+      /GATEWAY_CONFIG/,
+    );
+  });
+
   it("names the missing binding's field and never the other secret", () => {
     let error: unknown;
     try {
