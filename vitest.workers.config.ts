@@ -3,13 +3,17 @@
  * @cloudflare/vitest-pool-workers, with the Worker of wrangler.toml as `exports.default` and its
  * Durable Objects. Test-only secrets, the delivery config and the test queue are bindings here,
  * never in wrangler.toml. A real HTTP receiver on loopback (test/helpers/http-sink-receiver.ts)
- * is the http destination; a small consumer Worker forwards the test queue's messages to it.
+ * is the http destination; a small consumer Worker forwards the test queue's messages to it; the
+ * e-sign API fake (test/fakes) is the proxy's upstream.
  */
 import { createHash } from "node:crypto";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
 export const WORKERD_ADMIN_KEY = "workerd_test_admin_key_0123456789";
+/** The API key of the test client (proxy, live stream). */
+export const WORKERD_APP_KEY = "workerd_test_app_key_0123456789";
+const sha256 = (value: string) => `sha256:${createHash("sha256").update(value).digest("hex")}`;
 
 /** The http destination's Standard Webhooks secret (test only). */
 export const WORKERD_WHSEC = `whsec_${Buffer.from("workerd-test-signing-secret-0123").toString("base64")}`;
@@ -47,6 +51,22 @@ const GATEWAY_CONFIG = {
     { sources: ["esign"], types: ["agreement.*"], destinations: ["hooks", "events-queue"] },
     { sources: ["esign"], types: ["agreement.expired"], destinations: ["slow-hooks"] },
   ],
+  upstreams: [
+    {
+      id: "esign",
+      service: "esign",
+      baseUrl: "${TEST_ESIGN_BASE_URL}",
+      clientId: "${TEST_ESIGN_CLIENT_ID}",
+      clientSecret: "${TEST_ESIGN_CLIENT_SECRET}",
+    },
+  ],
+  clients: [
+    {
+      id: "app",
+      apiKeyHashes: [sha256(WORKERD_APP_KEY)],
+      scopes: { proxy: [{ upstream: "esign" }], stream: {}, events: true },
+    },
+  ],
 };
 
 export const WORKERD_TEST_BINDINGS = {
@@ -54,7 +74,7 @@ export const WORKERD_TEST_BINDINGS = {
   STAFFING_WEBHOOK_SECRET: "workerd_test_staffing_secret_0123456789",
   // Key rotation: two more active staffing secrets, comma-separated.
   STAFFING_WEBHOOK_SECRETS: "workerd_rotated_staffing_old_0123,workerd_rotated_staffing_new_4567",
-  GATEWAY_ADMIN_KEY_HASH: `sha256:${createHash("sha256").update(WORKERD_ADMIN_KEY).digest("hex")}`,
+  GATEWAY_ADMIN_KEY_HASH: sha256(WORKERD_ADMIN_KEY),
   GATEWAY_CONFIG: JSON.stringify(GATEWAY_CONFIG),
   GATEWAY_LOG_LEVEL: "warn",
 };
@@ -75,7 +95,13 @@ export default defineConfig({
     cloudflareTest(({ inject }) => ({
       wrangler: { configPath: "./wrangler.toml" },
       miniflare: {
-        bindings: { ...WORKERD_TEST_BINDINGS, TEST_SINK_URL: inject("sinkUrl") },
+        bindings: {
+          ...WORKERD_TEST_BINDINGS,
+          TEST_SINK_URL: inject("sinkUrl"),
+          TEST_ESIGN_BASE_URL: inject("esignBaseUrl"),
+          TEST_ESIGN_CLIENT_ID: inject("esignClientId"),
+          TEST_ESIGN_CLIENT_SECRET: inject("esignClientSecret"),
+        },
         queueProducers: { TEST_EVENTS_QUEUE: { queueName: "workerd-test-events" } },
         workers: [
           {

@@ -26,8 +26,8 @@ async function readBody(request: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** Starts the receiver; the caller closes it. */
-export async function startSinkReceiver(): Promise<SinkReceiver> {
+/** Starts the receiver; the caller closes it. `stats` answers `GET /stats` (e.g. fake upstream counters). */
+export async function startSinkReceiver(stats: () => unknown = () => ({})): Promise<SinkReceiver> {
   let received: ReceivedRequest[] = [];
   let failures = { count: 0, status: 503, match: "", path: "" };
   const server = createServer(async (request, response) => {
@@ -44,6 +44,7 @@ export async function startSinkReceiver(): Promise<SinkReceiver> {
         received.filter((r) => !path || r.path === path),
       );
     }
+    if (request.method === "GET" && url.pathname === "/stats") return json(200, stats());
     if (request.method === "POST" && url.pathname === "/fail") {
       failures = {
         status: 503,

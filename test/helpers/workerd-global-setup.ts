@@ -1,19 +1,35 @@
 /**
- * Global setup of the workerd suite (vitest.workers.config.ts): starts the HTTP sink receiver
- * on a random loopback port before the Workers runtime starts, provides its URL (the Worker's
- * `TEST_SINK_URL` binding), and stops it at the end.
+ * Global setup of the workerd suite (vitest.workers.config.ts): before the Workers runtime
+ * starts, starts on random loopback ports the HTTP sink receiver (http destinations, queue
+ * consumer, and `GET /stats` with the fake's counters) and the e-sign API fake (the proxy's
+ * upstream), provides their addresses for the Worker's bindings, and stops both at the end.
  */
 import type { TestProject } from "vitest/node";
+import { startEsignFake } from "../fakes/esign-fake.ts";
 import { startSinkReceiver } from "./http-sink-receiver.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
     sinkUrl: string;
+    esignBaseUrl: string;
+    esignClientId: string;
+    esignClientSecret: string;
   }
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const receiver = await startSinkReceiver();
+  const esign = await startEsignFake({
+    tokenLimitPerIp: 1000,
+    tokenLimitPerClient: 1000,
+    generalLimitPerClient: 100_000,
+  });
+  const receiver = await startSinkReceiver(() => ({ esignTokenRequests: esign.tokenRequests() }));
   project.provide("sinkUrl", receiver.url);
-  return () => receiver.close();
+  project.provide("esignBaseUrl", esign.baseUrl);
+  project.provide("esignClientId", esign.client.clientId);
+  project.provide("esignClientSecret", esign.client.clientSecret);
+  return async () => {
+    await receiver.close();
+    await esign.close();
+  };
 }

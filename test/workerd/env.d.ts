@@ -13,6 +13,7 @@ declare module "cloudflare:workers" {
     GATEWAY_LOG_LEVEL: string;
     /** The loopback HTTP receiver (test/helpers/http-sink-receiver.ts). */
     TEST_SINK_URL: string;
+    GATEWAY_STORE_SHARDS?: string;
     GATEWAY_DELIVERY: import("../../adapters/cloudflare/cloudflare-types.ts").DurableObjectNamespace<
       import("../../adapters/cloudflare/delivery-object.ts").DeliveryObject
     >;
