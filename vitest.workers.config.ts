@@ -39,6 +39,7 @@ const GATEWAY_CONFIG = {
       allowPrivateNetworks: true,
       retry: { schedule: [1], jitter: 0 },
     },
+    { id: "live", type: "stream" },
     {
       id: "events-queue",
       type: "queue",
@@ -50,6 +51,7 @@ const GATEWAY_CONFIG = {
   routes: [
     { sources: ["esign"], types: ["agreement.*"], destinations: ["hooks", "events-queue"] },
     { sources: ["esign"], types: ["agreement.expired"], destinations: ["slow-hooks"] },
+    { destinations: ["live"] },
   ],
   upstreams: [
     {

@@ -6,6 +6,7 @@ import type { StoreDriver } from "../../src/store/contract.ts";
 import type { DurableObjectNamespace } from "./cloudflare-types.ts";
 import type { DeliveryObject } from "./delivery-object.ts";
 import { createDurableObjectStore } from "./durable-object-store.ts";
+import type { LiveHubObject } from "./live-hub-object.ts";
 import type { StoreShardObject } from "./store-shard-object.ts";
 import type { WorkerVars } from "./worker-config.ts";
 
@@ -15,6 +16,8 @@ export interface WorkerEnv extends WorkerVars {
   GATEWAY_STORE: DurableObjectNamespace<StoreShardObject>;
   /** The delivery engine's object (GATEWAY_DELIVERY): outbox, retries, admin API. */
   GATEWAY_DELIVERY: DurableObjectNamespace<DeliveryObject>;
+  /** The live stream hub (GATEWAY_LIVE): `/ws` and `/stream` subscribers. */
+  GATEWAY_LIVE: DurableObjectNamespace<LiveHubObject>;
 }
 
 /** The Durable Object store of a deployment (GATEWAY_STORE_SHARDS shards, default 1). */

@@ -3,8 +3,9 @@
  * (worker-config.ts) around the Durable Object store (durable-object-store.ts), and serves it
  * through h3's Workers adapter. Every isolate shares the same objects, so dedupe holds across
  * isolates and locations, and an event is durable in its shard before the 202 leaves.
- * The delivery admin API is answered by the delivery object, which is woken after every
- * recorded event (README "Deploy to Cloudflare Workers").
+ * The delivery admin API is answered by the delivery object and the live stream (`/ws`,
+ * `/stream`) by the live hub object; both hear of every recorded event right after its append
+ * (README "Deploy to Cloudflare Workers").
  */
 import { waitUntil } from "cloudflare:workers";
 import { serve } from "h3/cloudflare";
@@ -14,6 +15,7 @@ import { createWorkerConfig } from "./worker-config.ts";
 import { openWorkerStore, type WorkerEnv } from "./worker-env.ts";
 
 export { DeliveryObject } from "./delivery-object.ts";
+export { LiveHubObject } from "./live-hub-object.ts";
 export { StoreShardObject } from "./store-shard-object.ts";
 export { createWorkerConfig } from "./worker-config.ts";
 export type { WorkerEnv } from "./worker-env.ts";
@@ -28,10 +30,15 @@ export interface WorkerContext {
 /** Paths of the delivery admin API (src/delivery/delivery-admin-api.ts), served by the delivery object. */
 const DELIVERY_PATH = /^\/(destinations(\/|$)|events\/[^/]+\/replay$)/;
 
+/** Paths of the live stream, served by the live hub object. */
+const LIVE_PATH = /^\/(ws|stream)$/;
+
 /** True when the config routes events to a destination the delivery engine serves. */
 function deliversAnything(config: GatewayConfig): boolean {
   return config.destinations.some((d) => d.type !== "stream") && config.routes.length > 0;
 }
+
+const live = (env: WorkerEnv) => env.GATEWAY_LIVE.get(env.GATEWAY_LIVE.idFromName("live"));
 
 type Server = ReturnType<typeof serve>;
 let server: Server | undefined;
@@ -48,6 +55,9 @@ function serverFor(env: WorkerEnv): Server {
       // Published right after the durable append, inside the webhook's request.
       gateway.ctx.hub.subscribe((record) => waitUntil(delivery().wake(record)));
     }
+    if (config.destinations.some((d) => d.type === "stream")) {
+      gateway.ctx.hub.subscribe((record) => waitUntil(live(env).publish(record)));
+    }
     server = serve(gateway.app, { manual: true });
   }
   return server;
@@ -56,9 +66,11 @@ function serverFor(env: WorkerEnv): Server {
 export default {
   async fetch(request: Request, env: WorkerEnv, ctx: WorkerContext): Promise<Response> {
     const served = serverFor(env);
-    if (DELIVERY_PATH.test(new URL(request.url).pathname)) {
+    const { pathname } = new URL(request.url);
+    if (DELIVERY_PATH.test(pathname)) {
       return env.GATEWAY_DELIVERY.get(env.GATEWAY_DELIVERY.idFromName("delivery")).fetch(request);
     }
+    if (LIVE_PATH.test(pathname)) return live(env).fetch(request);
     return served.fetch(request, env, ctx);
   },
 };

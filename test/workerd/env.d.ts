@@ -14,6 +14,9 @@ declare module "cloudflare:workers" {
     /** The loopback HTTP receiver (test/helpers/http-sink-receiver.ts). */
     TEST_SINK_URL: string;
     GATEWAY_STORE_SHARDS?: string;
+    GATEWAY_LIVE: import("../../adapters/cloudflare/cloudflare-types.ts").DurableObjectNamespace<
+      import("../../adapters/cloudflare/live-hub-object.ts").LiveHubObject
+    >;
     GATEWAY_DELIVERY: import("../../adapters/cloudflare/cloudflare-types.ts").DurableObjectNamespace<
       import("../../adapters/cloudflare/delivery-object.ts").DeliveryObject
     >;

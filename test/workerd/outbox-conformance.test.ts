@@ -15,17 +15,25 @@ const drivers = new Map<string, OutboxStore>();
 
 function remoteOutbox(name: string): OutboxStore {
   const stub = env.GATEWAY_STORE.get(env.GATEWAY_STORE.idFromName(name));
+  // Separate requests into an object may arrive out of call order under load; in production the
+  // engine calls the driver inside the object, in order. Chaining keeps the suite's call order.
+  let chain: Promise<unknown> = Promise.resolve();
   const call =
     <K extends keyof OutboxStore>(method: K) =>
-    (...args: unknown[]) =>
-      runInDurableObject(stub, (_instance, state) => {
-        let driver = drivers.get(name);
-        if (!driver) {
-          driver = createDurableObjectOutbox(state.storage);
-          drivers.set(name, driver);
-        }
-        return (driver[method] as (...a: unknown[]) => unknown)(...args);
-      });
+    (...args: unknown[]) => {
+      const result = chain.then(() =>
+        runInDurableObject(stub, (_instance, state) => {
+          let driver = drivers.get(name);
+          if (!driver) {
+            driver = createDurableObjectOutbox(state.storage);
+            drivers.set(name, driver);
+          }
+          return (driver[method] as (...a: unknown[]) => unknown)(...args);
+        }),
+      );
+      chain = result.catch(() => {});
+      return result;
+    };
   const methods = [
     "readCursor",
     "createDeliveries",
