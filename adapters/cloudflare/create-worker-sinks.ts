@@ -8,6 +8,7 @@ import type { DestinationConfig } from "../../src/config/schema.ts";
 import { createHttpSink } from "../../src/delivery/http/http-sink.ts";
 import type { Sink } from "../../src/delivery/sink-contract.ts";
 import type { Logger } from "../../src/ops/logger.ts";
+import { httpEmailSink } from "../transports/http-email.ts";
 import { createCloudflareQueueSink } from "./cloudflare-queue-sink.ts";
 import type { QueueProducer } from "./cloudflare-types.ts";
 import { createFetchHttpTransport } from "./fetch-http-transport.ts";
@@ -37,7 +38,8 @@ export function createWorkerSinks(
       }
       sinks.push(createCloudflareQueueSink(destination, producer));
     } else if (destination.type === "email") {
-      skip(destination, "SMTP is not available on Workers; use transport http-email");
+      if (destination.transport === "http-email") sinks.push(httpEmailSink(destination));
+      else skip(destination, "SMTP is not available on Workers; use transport http-email");
     }
   }
   return sinks;

@@ -33,6 +33,11 @@ export async function createSinks(destinations: readonly DestinationConfig[], de
         break;
       }
       case "email": {
+        if (destination.transport === "http-email") {
+          const { httpEmailSink } = await import("../transports/http-email.ts");
+          sinks.push(httpEmailSink(destination));
+          break;
+        }
         const { smtpEmailSink } = await import("../transports/smtp.ts");
         sinks.push(smtpEmailSink(destination, undefined));
         break;

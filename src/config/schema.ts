@@ -5,6 +5,7 @@
  */
 import * as v from "valibot";
 import { EmailDestinationSchema } from "../delivery/email/email-destination-schema.ts";
+import { HttpEmailDestinationSchema } from "../delivery/email/http-email-destination-schema.ts";
 import { HttpDestinationSchema } from "../delivery/http/http-destination-schema.ts";
 import { CloudflareQueueDestinationSchema } from "../delivery/queue/cloudflare-queue-destination-schema.ts";
 import { QueueDestinationSchema } from "../delivery/queue/queue-destination-schema.ts";
@@ -62,7 +63,8 @@ export const DestinationSchema = v.variant("type", [
   HttpDestinationSchema,
   // `driver` picks the queue backend: Redis Streams (default) or Cloudflare Queues (Workers).
   v.variant("driver", [QueueDestinationSchema, CloudflareQueueDestinationSchema]),
-  EmailDestinationSchema,
+  // `transport` picks how mail leaves: SMTP (default, Node) or an HTTP mail API (Node and Workers).
+  v.variant("transport", [EmailDestinationSchema, HttpEmailDestinationSchema]),
 ]);
 
 const GatewayConfigObject = v.strictObject({
