@@ -73,6 +73,12 @@ export class DeliveryObject extends DurableObject<WorkerEnv> {
     ) as Record<string, Record<string, number>>;
   }
 
+  /** Retention of the outbox: final records older than `retentionDays` go; returns the count. */
+  async maintain(): Promise<number> {
+    const gateway = await this.gateway();
+    return (await gateway.ctx.delivery?.purge(Date.now() - gateway.ctx.config.retentionDays * 86_400_000)) ?? 0;
+  }
+
   /** The alarm: start the engine if the object was evicted, then run the timers that are due. */
   async alarm(): Promise<void> {
     await this.gateway();

@@ -42,6 +42,7 @@ const live = (env: WorkerEnv) => env.GATEWAY_LIVE.get(env.GATEWAY_LIVE.idFromNam
 
 type Server = ReturnType<typeof serve>;
 let server: Server | undefined;
+let gatewayOfIsolate: ReturnType<typeof createGateway> | undefined;
 
 // Bindings reach the Worker only through `fetch`, so the gateway is built on the first request
 // and kept for the life of the isolate. A missing or invalid binding throws a ConfigError naming
@@ -50,6 +51,7 @@ function serverFor(env: WorkerEnv): Server {
   if (!server) {
     const config = createWorkerConfig(env);
     const gateway = createGateway({ config, store: openWorkerStore(env) });
+    gatewayOfIsolate = gateway;
     if (deliversAnything(config)) {
       const delivery = () => env.GATEWAY_DELIVERY.get(env.GATEWAY_DELIVERY.idFromName("delivery"));
       // Published right after the durable append, inside the webhook's request.
@@ -72,5 +74,17 @@ export default {
     }
     if (LIVE_PATH.test(pathname)) return live(env).fetch(request);
     return served.fetch(request, env, ctx);
+  },
+
+  /** The cron trigger (wrangler.toml `[triggers]`): retention of the event log and the outbox. */
+  async scheduled(_controller: unknown, env: WorkerEnv, ctx: WorkerContext): Promise<void> {
+    serverFor(env);
+    const gateway = gatewayOfIsolate as NonNullable<typeof gatewayOfIsolate>;
+    ctx.waitUntil(
+      Promise.all([
+        gateway.runMaintenance(),
+        env.GATEWAY_DELIVERY.get(env.GATEWAY_DELIVERY.idFromName("delivery")).maintain(),
+      ]),
+    );
   },
 };
