@@ -38,7 +38,7 @@ export function createWorkerSinks(
       }
       sinks.push(createCloudflareQueueSink(destination, producer));
     } else if (destination.type === "email") {
-      if (destination.transport === "http-email") sinks.push(httpEmailSink(destination));
+      if (destination.transport === "http-email") sinks.push(httpEmailSink(destination, undefined));
       else skip(destination, "SMTP is not available on Workers; use transport http-email");
     }
   }

@@ -35,7 +35,7 @@ export async function createSinks(destinations: readonly DestinationConfig[], de
       case "email": {
         if (destination.transport === "http-email") {
           const { httpEmailSink } = await import("../transports/http-email.ts");
-          sinks.push(httpEmailSink(destination));
+          sinks.push(httpEmailSink(destination, undefined));
           break;
         }
         const { smtpEmailSink } = await import("../transports/smtp.ts");

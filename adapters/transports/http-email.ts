@@ -14,7 +14,7 @@ import type { EmailMessage } from "../../src/delivery/email/build-email-message.
 import { createEmailSink } from "../../src/delivery/email/email-sink.ts";
 import type { HttpEmailDestination } from "../../src/delivery/email/http-email-destination-schema.ts";
 import type { MailSendResult, MailTransport } from "../../src/delivery/email/mail-transport.ts";
-import type { Sink } from "../../src/delivery/sink-contract.ts";
+import type { Sink, SinkFactory } from "../../src/delivery/sink-contract.ts";
 
 export interface HttpEmailOptions {
   url: string;

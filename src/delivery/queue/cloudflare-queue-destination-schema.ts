@@ -15,6 +15,8 @@ export const CloudflareQueueDestinationSchema = v.strictObject({
   id,
   type: v.literal("queue"),
   driver: v.literal("cloudflare-queues"),
+  /** The sink transport that delivers it (only on Workers). */
+  transport: v.optional(v.literal("cloudflare-queues"), "cloudflare-queues"),
   /** Name of the producer binding, e.g. `EVENTS_QUEUE`. */
   binding: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, "a binding name such as EVENTS_QUEUE")),
   /** Retry schedule, breaker, concurrency, rate limit and ordering (see delivery-policy.ts). */

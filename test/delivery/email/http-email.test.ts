@@ -63,7 +63,7 @@ const record = () =>
 
 describe("http-email transport", () => {
   it("POSTs the rendered mail as JSON with the bearer key and the Message-ID as idempotency key", async () => {
-    const sink = httpEmailSink(destination());
+    const sink = httpEmailSink(destination(), undefined);
     const event = record();
     expect(await sink.deliver(event, new AbortController().signal)).toEqual({ ok: true });
     expect(received).toHaveLength(1);
@@ -84,7 +84,7 @@ describe("http-email transport", () => {
   });
 
   it("retries on 429 and 5xx, retries refused credentials, dead-letters a refused message", async () => {
-    const sink = httpEmailSink(destination());
+    const sink = httpEmailSink(destination(), undefined);
     const signal = new AbortController().signal;
     for (const status of [429, 500, 503]) {
       answer = { status };
@@ -100,7 +100,7 @@ describe("http-email transport", () => {
   });
 
   it("reports an unreachable API as a retryable failure", async () => {
-    const sink = httpEmailSink({ ...destination(), url: "http://127.0.0.1:9/v1/send" });
+    const sink = httpEmailSink({ ...destination(), url: "http://127.0.0.1:9/v1/send" }, undefined);
     const result = await sink.deliver(record(), new AbortController().signal);
     expect(result).toMatchObject({ ok: false });
     expect(result.permanent).toBeUndefined();
