@@ -101,12 +101,14 @@ function filterTerms(filter: Omit<EventQuery, "after" | "limit">, terms: string[
     terms.push("external_id = ?");
     params.push(filter.externalId);
   }
+  // `+received_at`: the event log API always bounds `from` by retention, and walking seq
+  // backwards meets recent events first; the receive-time index is retention's, not the list's.
   if (filter.from !== undefined) {
-    terms.push("received_at >= ?");
+    terms.push("+received_at >= ?");
     params.push(filter.from);
   }
   if (filter.to !== undefined) {
-    terms.push("received_at < ?");
+    terms.push("+received_at < ?");
     params.push(filter.to);
   }
 }
