@@ -36,7 +36,7 @@ function readSize(): number {
 }
 
 /** Event number `n` of the fill: both services, 4 types, 1,000 subjects, 10,000 external ids. */
-function fillRecord(n: number, receivedAt: number): EventRecord {
+export function fillRecord(n: number, receivedAt: number): EventRecord {
   const esign = n % 2 === 0;
   const type = esign ? (n % 4 === 0 ? "agreement.signed" : "agreement.completed") : "candidate.accepted";
   const data = esign ? buildEsignBody(type, { uniqueId: `f${n}` }) : buildStaffingBody(type, { uniqueId: `f${n}` });
@@ -72,14 +72,18 @@ function fillRecord(n: number, receivedAt: number): EventRecord {
   } as EventRecord;
 }
 
-/** Fills `dir` with `count` events (the last hour) and 4 terminal deliveries each; returns a sample id. */
-async function fill(dir: string, count: number) {
+/**
+ * Fills `dir` with `count` events spread over the last 24 hours (1M events = the issue's "1
+ * million a day") and 4 terminal deliveries each; returns the id of an event in the middle.
+ */
+export async function fill(dir: string, count: number) {
   const { store, outbox } = await openSqliteStorage({ dir });
-  const start = Date.now() - 3600_000;
+  const span = 24 * 3600_000;
+  const start = Date.now() - span;
   let sampleId = "";
   for (let from = 0; from < count; from += CHUNK) {
     const records = Array.from({ length: Math.min(CHUNK, count - from) }, (_, i) =>
-      fillRecord(from + i, start + Math.floor(((from + i) / count) * 3600_000)),
+      fillRecord(from + i, start + Math.floor(((from + i) / count) * span)),
     );
     const results = await Promise.all(
       records.map((r) => store.append(r, `${r.sourceId}\u0000${r.identity}`, 72 * 3600_000)),
@@ -176,8 +180,9 @@ export async function benchScale(): Promise<Record<string, number | string>> {
     const { gateway, restartMs } = await startGateway(join(root, "full"), secrets);
     out.restart_to_healthy_ms = restartMs;
     out.rss_after_restart_mb = Math.round((await gateway.rss()) / 1048576);
-    const from = new Date(Date.now() - 1800_000).toISOString();
-    const to = new Date(Date.now() - 1740_000).toISOString();
+    // One minute, twelve hours ago.
+    const from = new Date(Date.now() - 12 * 3600_000).toISOString();
+    const to = new Date(Date.now() - 12 * 3600_000 + 60_000).toISOString();
     const queries: Record<string, string> = {
       list: "/events?limit=50",
       list_source: "/events?limit=50&source=staffing",
