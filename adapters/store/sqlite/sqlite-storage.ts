@@ -10,8 +10,8 @@
  * closed. A second store (or outbox) on a directory already open here is refused, as is any
  * open of a directory another process holds.
  */
-import { type FileHandle, open as openFile, realpath } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { type FileHandle, mkdir, open as openFile, realpath } from "node:fs/promises";
+import { join } from "node:path";
 import type Database from "better-sqlite3";
 import type { OutboxFactory, OutboxStore } from "../../../src/delivery/outbox-contract.ts";
 import type { Logger } from "../../../src/ops/logger.ts";
@@ -64,7 +64,9 @@ interface Share extends OpenStorage {
 const open = new Map<string, Promise<OpenStorage>>();
 
 async function acquire(options: SqliteStorageOptions, user: "store" | "outbox"): Promise<Share> {
-  const key = await realpath(options.dir).catch(() => resolve(options.dir));
+  // Created first, so both halves find the same real path (symlinks resolved) for one directory.
+  await mkdir(options.dir, { recursive: true });
+  const key = await realpath(options.dir);
   let pending = open.get(key);
   if (!pending) {
     pending = (async () => {
