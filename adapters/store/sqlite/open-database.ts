@@ -3,10 +3,12 @@
  * the lock, the marker that records a database exists, the honest report of a recovered WAL,
  * and the import of an old journal (import-disk-journal.ts).
  *
- * Durability: WAL mode with `synchronous=FULL`, so every commit fsyncs the WAL before it
- * returns and an acknowledged webhook survives power loss. `NORMAL` would fsync only at
- * checkpoints: faster, but the last commits before a power cut could vanish after their 202
- * was sent. Group commit (group-commit.ts) pays for FULL: one fsync per batch, not per event.
+ * Durability: WAL mode. In the default `wal-fdatasync` mode SQLite runs with
+ * `synchronous=NORMAL` and group-commit.ts fdatasyncs the WAL after each group of commits,
+ * off the event loop, before any write of the group resolves: an acknowledged webhook survives
+ * power loss, as with `FULL`. `NORMAL` alone would NOT be enough: it syncs only at checkpoints,
+ * so the last commits before a power cut could vanish after their 202 was sent. The `full`
+ * mode (`synchronous=FULL`, SQLite syncs inside each commit) blocks the event loop for the sync.
  *
  * Ownership: `locking_mode=EXCLUSIVE`, set before the first access, plus a write at open: from
  * then on this connection holds SQLite's own lock on the file until it closes, and a second
@@ -31,8 +33,10 @@ export const MARKER_FILE = "store.json";
 
 export interface OpenDatabaseOptions {
   dir: string;
-  /** Page cache in KiB, the bound on the database's memory. Default 16384 (16 MiB). */
+  /** Page cache in KiB, the bound on the database's memory. */
   cacheKiB: number;
+  /** Who syncs the WAL: this driver after each group commit, or SQLite inside each commit. */
+  durability: "wal-fdatasync" | "full";
   now: () => number;
   logger?: Logger;
 }
@@ -77,7 +81,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   }
   // Read before SQLite recovers it; reported only once the lock is ours (a live owner's WAL is not damage).
   const wal = await inspectWal(`${path}-wal`);
-  const db = lockAndPrepare(path, options.cacheKiB);
+  const db = lockAndPrepare(path, options.cacheKiB, options.durability);
   if (created) {
     await writeFile(
       marker,
@@ -100,13 +104,17 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
 }
 
 /** Opens `path`, takes the exclusive lock with a first write, and applies the schema. */
-function lockAndPrepare(path: string, cacheKiB: number): Database.Database {
+function lockAndPrepare(
+  path: string,
+  cacheKiB: number,
+  durability: OpenDatabaseOptions["durability"],
+): Database.Database {
   const db = new Database(path, { timeout: 0 });
   try {
     // Before anything touches the file: the lock mode, then WAL.
     db.pragma("locking_mode = EXCLUSIVE");
     db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = FULL");
+    db.pragma(durability === "full" ? "synchronous = FULL" : "synchronous = NORMAL");
     db.pragma(`cache_size = -${Math.max(1024, Math.floor(cacheKiB))}`);
     // Memory-mapped pages would count towards RSS and hide the bound set by cache_size.
     db.pragma("mmap_size = 0");

@@ -10,14 +10,14 @@
  * closed. A second store (or outbox) on a directory already open here is refused, as is any
  * open of a directory another process holds.
  */
-import { realpath } from "node:fs/promises";
-import { resolve } from "node:path";
+import { type FileHandle, mkdir, open as openFile, realpath } from "node:fs/promises";
+import { join } from "node:path";
 import type Database from "better-sqlite3";
 import type { OutboxFactory, OutboxStore } from "../../../src/delivery/outbox-contract.ts";
 import type { Logger } from "../../../src/ops/logger.ts";
 import type { StoreDriver, StoreFactory } from "../../../src/store/contract.ts";
 import { createGroupCommit, type GroupCommit } from "./group-commit.ts";
-import { openDatabase, StoreLockedError } from "./open-database.ts";
+import { DATABASE_FILE, openDatabase, StoreLockedError } from "./open-database.ts";
 import { createSqliteOutboxDriver } from "./sqlite-outbox.ts";
 import { createSqliteStoreDriver } from "./sqlite-store.ts";
 
@@ -26,8 +26,14 @@ export interface SqliteStorageOptions {
   dir: string;
   /** Clock for TTLs, epoch ms. Default `Date.now`. */
   now?: () => number;
-  /** SQLite page cache in KiB: the store's memory bound. Default 16384 (16 MiB). */
+  /** SQLite page cache in KiB: the store's memory bound. Default 32768 (32 MiB). */
   cacheKiB?: number;
+  /**
+   * Who makes a commit durable before it is acknowledged: `wal-fdatasync` (default) syncs the
+   * WAL after each group commit without blocking the event loop; `full` lets SQLite sync inside
+   * each commit (`synchronous=FULL`), blocking it. Both are durable (README "Storage").
+   */
+  durability?: "wal-fdatasync" | "full";
   /** Rows removed per retention transaction; each is a short write between appends. Default 500. */
   purgeBatchSize?: number;
   /** Where start-up reports go (recovered WAL, import). Default: none. */
@@ -42,6 +48,8 @@ export interface SqliteStorage {
 interface OpenStorage {
   db: Database.Database;
   writer: GroupCommit;
+  /** The WAL file, synced by the writer (wal-fdatasync mode). */
+  wal?: FileHandle;
   options: Required<Omit<SqliteStorageOptions, "logger">>;
   users: Set<"store" | "outbox">;
 }
@@ -56,18 +64,40 @@ interface Share extends OpenStorage {
 const open = new Map<string, Promise<OpenStorage>>();
 
 async function acquire(options: SqliteStorageOptions, user: "store" | "outbox"): Promise<Share> {
-  const key = await realpath(options.dir).catch(() => resolve(options.dir));
+  // Created first, so both halves find the same real path (symlinks resolved) for one directory.
+  await mkdir(options.dir, { recursive: true });
+  const key = await realpath(options.dir);
   let pending = open.get(key);
   if (!pending) {
     pending = (async () => {
       const resolved = {
         dir: options.dir,
         now: options.now ?? Date.now,
-        cacheKiB: options.cacheKiB ?? 16 * 1024,
+        cacheKiB: options.cacheKiB ?? 32 * 1024,
         purgeBatchSize: options.purgeBatchSize ?? 500,
+        durability: options.durability ?? "wal-fdatasync",
       };
       const db = await openDatabase({ ...resolved, logger: options.logger });
-      return { db, writer: createGroupCommit(db), options: resolved, users: new Set<"store" | "outbox">() };
+      let wal: FileHandle | undefined;
+      try {
+        if (resolved.durability === "wal-fdatasync") {
+          // The WAL exists from the write at open until close (exclusive mode never deletes it
+          // while open), so this handle always names the live WAL.
+          wal = await openFile(join(options.dir, `${DATABASE_FILE}-wal`), "r+");
+          await wal.datasync();
+        }
+      } catch (error) {
+        db.close();
+        throw error;
+      }
+      const syncWal = wal && (() => (wal as FileHandle).datasync());
+      return {
+        db,
+        wal,
+        writer: createGroupCommit(db, syncWal),
+        options: resolved,
+        users: new Set<"store" | "outbox">(),
+      };
     })();
     open.set(key, pending);
     pending.catch(() => open.delete(key));
@@ -82,6 +112,7 @@ async function acquire(options: SqliteStorageOptions, user: "store" | "outbox"):
     if (storage.users.size > 0) return;
     open.delete(key);
     await storage.writer.close();
+    await storage.wal?.close();
     // A clean close checkpoints the WAL into the database and removes it: a WAL found at the
     // next start means this did not happen (inspect-wal.ts).
     storage.db.close();

@@ -8,8 +8,11 @@
  *
  * Claims stay in memory on purpose: a claim protects one request for seconds, and one process
  * owns the database (the lock in open-database.ts), so a durable claim would cost a write per
- * request and protect nothing more. A claim turns into a durable mark in the same transaction
- * as its event.
+ * request and protect nothing more. A claim turns into a mark in the same transaction as its
+ * event and is dropped only once that transaction is durable (group-commit.ts); until then a
+ * retry is answered "in progress", never "duplicate" of an event a power cut could still take.
+ * For the same reason reads by seq (list, readAfter, get) stop at the highest durable seq: the
+ * router and the live stream never act on an event that is not durable yet.
  */
 import type { Database, Statement } from "better-sqlite3";
 import type { AppendResult, ClaimResult, EventRecord, StoreDriver } from "../../../src/store/contract.ts";
@@ -91,10 +94,10 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
     async claim(key, ttlMs): Promise<ClaimResult> {
       ensureOpen();
       const t = now();
-      const id = recordedMark(key, t);
-      if (id) return { status: "duplicate", id };
       const claimedUntil = claims.get(key);
       if (claimedUntil !== undefined && claimedUntil > t) return { status: "in_progress" };
+      const id = recordedMark(key, t);
+      if (id) return { status: "duplicate", id };
       claims.set(key, t + ttlMs);
       return { status: "claimed" };
     },
@@ -140,11 +143,11 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
     async get(id) {
       ensureOpen();
       const row = prepare(EVENT_SQL.getById).get(id) as EventRow | undefined;
-      return row && eventFromRow(row);
+      return row && row.seq <= durableSeq ? eventFromRow(row) : undefined;
     },
     async list(query) {
       ensureOpen();
-      const { sql, params } = buildListQuery(query);
+      const { sql, params } = buildListQuery(query, durableSeq);
       const rows = prepare(sql).all(params) as EventRow[];
       const more = rows.length > query.limit;
       const events = toRecords(more ? rows.slice(0, query.limit) : rows);
@@ -152,7 +155,7 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
     },
     async readAfter(afterSeq, limit, filter) {
       ensureOpen();
-      const { sql, params } = buildReadAfterQuery(afterSeq, limit, filter);
+      const { sql, params } = buildReadAfterQuery(afterSeq, limit, filter, durableSeq);
       return toRecords(prepare(sql).all(params) as EventRow[]);
     },
     async lastSeq() {
@@ -173,6 +176,7 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
     },
     async ping() {
       ensureOpen();
+      if (!writer.healthy) throw new StoreUnavailableError("a sync of the sqlite WAL failed; restart the gateway");
       prepare(META_SQL.get).get(META.schemaVersion);
     },
     async kvGet(key) {

@@ -101,8 +101,10 @@ function filterTerms(filter: Omit<EventQuery, "after" | "limit">, terms: string[
     terms.push("external_id = ?");
     params.push(filter.externalId);
   }
+  // `from` alone (the event log API always bounds it by retention) stays off the receive-time
+  // index: walking seq backwards meets recent events first. A window with `to` may use it.
   if (filter.from !== undefined) {
-    terms.push("received_at >= ?");
+    terms.push(filter.to === undefined ? "+received_at >= ?" : "received_at >= ?");
     params.push(filter.from);
   }
   if (filter.to !== undefined) {
@@ -113,29 +115,32 @@ function filterTerms(filter: Omit<EventQuery, "after" | "limit">, terms: string[
 
 /**
  * One page of `list`, newest first. Selects `limit + 1` rows: the extra row only tells whether
- * a next page exists, which keeps `next` exact.
+ * a next page exists, which keeps `next` exact. `upTo` (inclusive) hides events committed but
+ * not yet durable, when the driver acknowledges after its own sync.
  */
-export function buildListQuery(query: EventQuery): SqlQuery {
+export function buildListQuery(query: EventQuery, upTo?: number): SqlQuery {
   const terms: string[] = [];
   const params: unknown[] = [];
   filterTerms(query, terms, params);
-  if (query.after !== undefined) {
+  const bounds = [query.after, upTo === undefined ? undefined : upTo + 1].filter((b) => b !== undefined);
+  if (bounds.length > 0) {
     terms.push("seq < ?");
-    params.push(query.after);
+    params.push(Math.min(...bounds));
   }
   const where = terms.length > 0 ? `WHERE ${terms.join(" AND ")}` : "";
   params.push(query.limit + 1);
   return { sql: `SELECT seq, record FROM events ${where} ORDER BY seq DESC LIMIT ?`, params };
 }
 
-/** `readAfter`: events with seq > `afterSeq`, ascending, filtered, at most `limit`. */
+/** `readAfter`: events with seq > `afterSeq` (and <= `upTo`), ascending, filtered, at most `limit`. */
 export function buildReadAfterQuery(
   afterSeq: number,
   limit: number,
   filter: Omit<EventQuery, "after" | "limit"> = {},
+  upTo?: number,
 ): SqlQuery {
-  const terms = ["seq > ?"];
-  const params: unknown[] = [afterSeq];
+  const terms = upTo === undefined ? ["seq > ?"] : ["seq > ?", "seq <= ?"];
+  const params: unknown[] = upTo === undefined ? [afterSeq] : [afterSeq, upTo];
   filterTerms(filter, terms, params);
   params.push(limit);
   return { sql: `SELECT seq, record FROM events WHERE ${terms.join(" AND ")} ORDER BY seq ASC LIMIT ?`, params };

@@ -24,8 +24,8 @@ export const OUTBOX_SQL = {
   saveDestinationState: `INSERT INTO destination_states (id, record) VALUES (?, ?)
     ON CONFLICT (id) DO UPDATE SET record = excluded.record`,
   /** One retention batch of terminal records: parameters `before`, `limit`. */
-  purgeBatch: `DELETE FROM deliveries WHERE (event_id, destination_id) IN
-    (SELECT event_id, destination_id FROM deliveries
+  purgeBatch: `DELETE FROM deliveries WHERE rowid IN
+    (SELECT rowid FROM deliveries
       WHERE state IN ('delivered', 'dead') AND updated_at < ? ORDER BY updated_at LIMIT ?)`,
 } as const;
 

@@ -50,6 +50,8 @@ export const SCHEMA_STATEMENTS: readonly string[] = [
     key TEXT PRIMARY KEY,
     value INTEGER NOT NULL
   ) WITHOUT ROWID`,
+  // A rowid table on purpose: records are appended in creation order (sequential pages), and
+  // only the small key index takes the random (event id) inserts.
   `CREATE TABLE IF NOT EXISTS deliveries (
     event_id TEXT NOT NULL,
     destination_id TEXT NOT NULL,
@@ -57,9 +59,9 @@ export const SCHEMA_STATEMENTS: readonly string[] = [
     state TEXT NOT NULL,
     received_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL,
-    record TEXT NOT NULL,
-    PRIMARY KEY (event_id, destination_id)
-  ) WITHOUT ROWID`,
+    record TEXT NOT NULL
+  )`,
+  "CREATE UNIQUE INDEX IF NOT EXISTS deliveries_by_key ON deliveries (event_id, destination_id)",
   "CREATE INDEX IF NOT EXISTS deliveries_by_destination ON deliveries (destination_id, seq)",
   "CREATE INDEX IF NOT EXISTS deliveries_active ON deliveries (seq) WHERE state NOT IN ('delivered', 'dead')",
   "CREATE INDEX IF NOT EXISTS deliveries_terminal ON deliveries (updated_at) WHERE state IN ('delivered', 'dead')",
