@@ -91,13 +91,12 @@ export function httpEmailTransport(options: HttpEmailOptions): MailTransport {
   };
 }
 
-/** The `email` sink over the HTTP mail API (Node and Workers). */
-export function httpEmailSink(destination: HttpEmailDestination): Sink {
-  return createEmailSink(destination, {
+/** The `email` sink over the HTTP mail API (Node and Workers): transport name `http-email`. */
+export const httpEmailSink: SinkFactory<HttpEmailDestination, unknown> = (destination): Sink =>
+  createEmailSink(destination, {
     transport: httpEmailTransport({
       url: destination.url,
       apiKey: destination.apiKey,
       timeoutMs: destination.timeoutMs,
     }),
   });
-}
