@@ -38,6 +38,8 @@ export interface DurableObjectState {
   acceptWebSocket(socket: WebSocket, tags?: string[]): void;
   getWebSockets(tag?: string): HibernatableWebSocket[];
   setWebSocketAutoResponse(pair?: unknown): void;
+  /** When the runtime last answered this socket by auto-response (null: never). */
+  getWebSocketAutoResponseTimestamp(socket: WebSocket): Date | null;
 }
 
 export interface DurableObjectId {

@@ -4,7 +4,8 @@
  * it missed, read from the Durable Object journal; `/stream` (SSE from the object) resumes the
  * same way. Subscribers authenticate with the test client's API key.
  */
-import { exports } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { BASE, esignBody, postEsign } from "./gateway-client.ts";
 
@@ -17,7 +18,9 @@ interface Frame {
 }
 
 /** A connected subscriber: its frames so far and a wait for the next matching one. */
-async function connect(query = ""): Promise<{ next(match: (f: Frame) => boolean): Promise<Frame>; close(): void }> {
+async function connect(
+  query = "",
+): Promise<{ next(match: (f: Frame) => boolean): Promise<Frame>; close(): void; socket: WebSocket; texts: string[] }> {
   const response = await exports.default.fetch(`${BASE}/ws${query}`, {
     headers: { upgrade: "websocket", authorization: `Bearer ${APP_KEY}` },
   });
@@ -25,9 +28,12 @@ async function connect(query = ""): Promise<{ next(match: (f: Frame) => boolean)
   expect(response.status).toBe(101);
   socket.accept();
   const frames: Frame[] = [];
+  const texts: string[] = [];
   const waiters: (() => void)[] = [];
   socket.addEventListener("message", (message) => {
-    frames.push(JSON.parse(String(message.data)) as Frame);
+    const text = String(message.data);
+    texts.push(text);
+    frames.push(text.startsWith("{") ? (JSON.parse(text) as Frame) : { type: `text:${text}` });
     for (const wake of waiters.splice(0)) wake();
   });
   let seen = 0;
@@ -43,6 +49,8 @@ async function connect(query = ""): Promise<{ next(match: (f: Frame) => boolean)
       throw new Error("no such frame");
     },
     close: () => socket.close(1000, "done"),
+    socket,
+    texts,
   };
 }
 
@@ -69,6 +77,24 @@ describe("live stream on Workers", () => {
     expect(BigInt(frameB.cursor as string)).toBeGreaterThan(BigInt(frameA.cursor as string));
     expect(BigInt(frameC.cursor as string)).toBeGreaterThan(BigInt(frameB.cursor as string));
     second.close();
+  });
+
+  it("holds sockets with the hibernation API: tagged by client, keepalive pings answered by the runtime", async () => {
+    const live = env.GATEWAY_LIVE.get(env.GATEWAY_LIVE.idFromName("live"));
+    const before = await live.openSockets("app");
+    const subscriber = await connect();
+    await subscriber.next((f) => f.type === "ready");
+    expect(await live.openSockets("app")).toBe(before + 1);
+    subscriber.socket.send("ping");
+    expect((await subscriber.next((f) => f.type === "text:pong")).type).toBe("text:pong");
+    const sent = await runInDurableObject(live, (_instance, state) =>
+      Promise.all(state.getWebSockets("client:app").map((ws) => state.getWebSocketAutoResponseTimestamp(ws))),
+    );
+    expect(sent.some((at) => at instanceof Date)).toBe(true);
+    // The JSON ping of the protocol still reaches the session (its pong carries the cursor).
+    subscriber.socket.send('{"type":"ping"}');
+    expect((await subscriber.next((f) => f.type === "pong")).cursor).toMatch(/^\d+$/);
+    subscriber.close();
   });
 
   it("resumes Server-Sent Events by Last-Event-ID", async () => {
