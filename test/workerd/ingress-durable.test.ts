@@ -31,6 +31,25 @@ describe("ingress on the Durable Object store", () => {
     expect(eventId).toMatch(/^evt-race-/);
   });
 
+  it("answers the rest of the ingress table: 400 invalid_body, 413 payload_too_large, 401 missing signature", async () => {
+    const notObject = "[1,2,3]";
+    const invalid = await postEsign(notObject);
+    expect(invalid.status).toBe(400);
+    expect(((await invalid.json()) as { error: { code: string } }).error.code).toBe("invalid_body");
+    const big = JSON.stringify({ event: "agreement.completed", event_id: "evt-big", pad: "x".repeat(1024 * 1024) });
+    const tooLarge = await postEsign(big);
+    expect(tooLarge.status).toBe(413);
+    expect(((await tooLarge.json()) as { error: { code: string } }).error.code).toBe("payload_too_large");
+    const unsigned = await postWebhook("esign", esignBody("evt-unsigned").body, {});
+    expect(unsigned.status).toBe(401);
+    expect(((await unsigned.json()) as { error: { details: unknown } }).error.details).toEqual({
+      reason: "missing_signature",
+    });
+    const metrics = await admin("/metrics");
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain("gateway_webhooks_rejected_total");
+  });
+
   it("accepts every active staffing secret (rotation) and refuses any other", async () => {
     const [older, newer] = env.STAFFING_WEBHOOK_SECRETS.split(",") as [string, string];
     const body = JSON.stringify({ event: "staffing.completed", staffingRequestId: "sr_rot", status: "completed" });
