@@ -65,14 +65,6 @@ export class DeliveryObject extends DurableObject<WorkerEnv> {
     (await this.gateway()).ctx.hub.publish(record);
   }
 
-  /** Records per destination and state (tests, operators). */
-  async counts(): Promise<Record<string, Record<string, number>>> {
-    return (await (await this.gateway()).ctx.delivery?.destinations())?.reduce(
-      (out, d) => Object.assign(out, { [d.id]: d.counts }),
-      {},
-    ) as Record<string, Record<string, number>>;
-  }
-
   /** Retention of the outbox: final records older than `retentionDays` go; returns the count. */
   async maintain(): Promise<number> {
     const gateway = await this.gateway();

@@ -22,7 +22,7 @@ export const TICKS_PER_MS = 16;
 /** Ticks count from 2026-01-01T00:00:00Z. */
 export const SEQ_EPOCH_MS = Date.UTC(2026, 0, 1);
 
-/** The most shards the seq encoding supports (seq < 10^15 until about 2150). */
+/** The most shards the seq encoding supports (seq < 10^15 until 2149). */
 export const MAX_SHARDS = 16;
 
 /** FNV-1a 32-bit hash of a string (stable across isolates and deployments). */
