@@ -1,5 +1,7 @@
 /**
- * The embedded default store: an append-only journal on local disk with group commit.
+ * The previous embedded store: an append-only journal on local disk with group commit. No longer
+ * wired as a driver (the default is adapters/store/sqlite/); kept, with its tests, because the
+ * upgrade import reads old data directories through it (sqlite/import-disk-journal.ts).
  *
  * Why a journal and not one file per key (unstorage's fs driver): an acknowledged webhook must
  * survive `kill -9` and power loss, so every append is fdatasync'ed before it resolves. One

@@ -1,5 +1,6 @@
 /**
- * The disk outbox driver: its own append-only log (`outbox.log`) next to the event journal, with
+ * The previous disk outbox (kept for the upgrade import, sqlite/import-disk-journal.ts; the
+ * default outbox lives in the sqlite store's database). The disk outbox driver: its own append-only log (`outbox.log`) next to the event journal, with
  * group commit and compaction, like the journal and for the same reasons.
  *
  * Why a log and not a record per file: every state change of a delivery must survive `kill -9`
