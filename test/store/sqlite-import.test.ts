@@ -2,14 +2,14 @@
  * The upgrade path: a data directory written by the previous disk store (journal.log and
  * outbox.log, written here by that code itself) is imported on the first start of the sqlite
  * driver, including a torn tail, which is left out and reported but not cut from the old file.
- * The old journal and outbox code (adapters/store/disk/, adapters/outbox/disk/) is no driver any
+ * The old journal and outbox code (adapters/store/disk/) is no driver any
  * more: it writes the old directories here, and its recovery is the import's reader.
  */
 import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { diskOutbox } from "../../adapters/outbox/disk/disk-outbox.ts";
+import { diskOutbox } from "../../adapters/store/disk/disk-outbox.ts";
 import { diskStore } from "../../adapters/store/disk/disk-store.ts";
 import { openSqliteStorage } from "../../adapters/store/sqlite/sqlite-storage.ts";
 import { createLogger } from "../../src/ops/logger.ts";

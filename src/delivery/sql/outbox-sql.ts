@@ -1,11 +1,12 @@
 /**
- * SQL of the outbox (the `OutboxStore` side of the SQLite schema in `schema.ts`): delivery
+ * SQL of the outbox (the `OutboxStore` side of the SQLite schema in src/store/sql/schema.ts): delivery
  * records keyed by (event, destination), destination states, counts kept by triggers, and the
  * translation of a `DeliveryQuery` into one indexed SELECT. Runtime-agnostic strings with `?`
  * parameters, shared by the Node driver and a future Durable Object driver.
  */
-import type { DeliveryQuery, DeliveryRecord } from "../../delivery/outbox-contract.ts";
-import type { SqlQuery } from "./event-sql.ts";
+
+import type { SqlQuery } from "../../store/sql/event-sql.ts";
+import type { DeliveryQuery, DeliveryRecord } from "../outbox-contract.ts";
 
 export const OUTBOX_SQL = {
   /** Inserts when (event, destination) is new; `changes` tells whether it did. */

@@ -29,8 +29,8 @@ import {
   type OutboxStore,
 } from "../../../src/delivery/outbox-contract.ts";
 import { createOutboxIndex, type OutboxIndex, readFromIndex } from "../../../src/delivery/outbox-index.ts";
-import { syncDirectory } from "../../store/disk/compact-journal.ts";
-import { acquireLockFile } from "../../store/disk/journal-lock.ts";
+import { syncDirectory } from "./compact-journal.ts";
+import { acquireLockFile } from "./journal-lock.ts";
 import { type OutboxLine, recoverOutboxLog } from "./recover-disk-outbox.ts";
 
 export interface DiskOutboxOptions {
