@@ -3,10 +3,10 @@
  * dedupe marks, shared values) and `outbox.log` (delivery records) is imported into a new
  * SQLite database on the first start of the sqlite driver (README "Upgrading from the journal").
  *
- * The old files are read with the old code's own recovery (adapters/store/disk/,
- * adapters/store/disk/recover-disk-outbox.ts), through a read-only handle: a torn tail is left out of the import
- * and reported, never cut from the old file, and damage to acknowledged data stops the import
- * with the old code's message. The database is built in a temp file and renamed into place
+ * The old files are read with the old code's own recovery (adapters/store/disk/: the journal's
+ * recover-journal.ts and the outbox log's recover-disk-outbox.ts), through a read-only handle: a
+ * torn tail is left out of the import and reported, never cut from the old file, and damage to
+ * acknowledged data stops the import with the old code's message. The database is built in a temp file and renamed into place
  * only once complete, so an interrupted import leaves no half database behind. The old files
  * stay where they are; the database takes precedence from then on.
  */
