@@ -1,5 +1,5 @@
 /**
- * The default configuration: both sources, the embedded disk store under `.data/`, and the live
+ * The default configuration: both sources, the embedded SQLite store under `.data/`, and the live
  * stream destination `live` that every event is routed to (`/ws`, `/stream`).
  * Secrets come from the environment; when they are unset, `gateway serve` generates development
  * secrets once, keeps them in `.data/dev-secrets.json` and prints them labelled "development only".
@@ -14,7 +14,7 @@ const fromEnv = (name: string) => (process.env[name] ? `\${${name}}` : undefined
 
 export default defineConfig({
   server: { host: "127.0.0.1", port: 8787 },
-  store: { driver: "disk", dir: ".data" },
+  store: { driver: "sqlite", dir: ".data" },
   sources: [
     { id: "esign", service: "esign", secrets: ["${ESIGN_WEBHOOK_SECRET}"] },
     { id: "staffing", service: "staffing", secrets: ["${STAFFING_WEBHOOK_SECRET}"] },
@@ -24,7 +24,14 @@ export default defineConfig({
   routes: [{ id: "all-to-live", types: ["*"], destinations: ["live"] }],
   // The admin key may also watch the live stream (it can read the event log anyway), so that
   // `npm start` has a working /ws and /stream out of the box.
-  clients: [{ id: "admin", apiKeyHashes: ["${GATEWAY_ADMIN_KEY_HASH}"], scopes: { stream: {} } }],
+  // In the sandbox (emulated upstreams, see adapters/node/sandbox.ts) it may also call the proxy.
+  clients: [
+    {
+      id: "admin",
+      apiKeyHashes: ["${GATEWAY_ADMIN_KEY_HASH}"],
+      scopes: { stream: {}, ...(process.env.GATEWAY_SANDBOX === "1" ? { proxy: [{ upstream: "*" }] } : {}) },
+    },
+  ],
   // Signs the tokens of POST /auth/stream-token (and verifies HS256 client tokens) when set.
   auth: { jwt: { hs256Secret: fromEnv("GATEWAY_JWT_SECRET") } },
   upstreams: [

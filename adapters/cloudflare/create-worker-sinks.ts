@@ -8,7 +8,7 @@ import type { DestinationConfig } from "../../src/config/schema.ts";
 import { createHttpSink } from "../../src/delivery/http/http-sink.ts";
 import type { Sink } from "../../src/delivery/sink-contract.ts";
 import type { Logger } from "../../src/ops/logger.ts";
-import { httpEmailSink } from "../transports/http-email.ts";
+import { httpEmailSink } from "../sink/http-email.ts";
 import { createCloudflareQueueSink } from "./cloudflare-queue-sink.ts";
 import type { QueueProducer } from "./cloudflare-types.ts";
 import { createFetchHttpTransport } from "./fetch-http-transport.ts";

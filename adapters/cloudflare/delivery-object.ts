@@ -11,17 +11,18 @@ import { DurableObject } from "cloudflare:workers";
 import { createGateway, type Gateway } from "../../src/create-gateway.ts";
 import { createLogger } from "../../src/ops/logger.ts";
 import type { EventRecord } from "../../src/store/contract.ts";
+import { inProcessHub } from "../hub/in-process.ts";
 import { type AlarmScheduler, createAlarmScheduler } from "./alarm-scheduler.ts";
 import type { DurableObjectState } from "./cloudflare-types.ts";
 import { createWorkerSinks } from "./create-worker-sinks.ts";
 import { createDurableObjectOutbox } from "./durable-object-outbox.ts";
 import { createWorkerConfig } from "./worker-config.ts";
-import { openWorkerStore, type WorkerEnv } from "./worker-env.ts";
+import { type DeliveryObjectRpc, openWorkerStore, type WorkerEnv } from "./worker-env.ts";
 
 /** Journal poll period behind `wake`: the alarm re-arms at most this often when idle. */
 const POLL_INTERVAL_MS = 30_000;
 
-export class DeliveryObject extends DurableObject<WorkerEnv> {
+export class DeliveryObject extends DurableObject<WorkerEnv> implements DeliveryObjectRpc {
   private readonly scheduler: AlarmScheduler;
   private ready: Promise<Gateway> | undefined;
 
@@ -39,6 +40,7 @@ export class DeliveryObject extends DurableObject<WorkerEnv> {
         config,
         logger,
         store: openWorkerStore(this.env),
+        hub: inProcessHub(undefined),
         delivery: {
           outbox: createDurableObjectOutbox(this.ctx.storage),
           sinks: createWorkerSinks(config.destinations, this.env as unknown as Record<string, unknown>, logger),

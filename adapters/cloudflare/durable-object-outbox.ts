@@ -11,7 +11,12 @@ import type {
   DestinationState,
   OutboxStore,
 } from "../../src/delivery/outbox-contract.ts";
-import { buildDeliveryListQuery, deliveryFromRow, deliveryParams, OUTBOX_SQL } from "../../src/store/sql/outbox-sql.ts";
+import {
+  buildDeliveryListQuery,
+  deliveryFromRow,
+  deliveryParams,
+  OUTBOX_SQL,
+} from "../../src/delivery/sql/outbox-sql.ts";
 import { META, META_SQL, SCHEMA_STATEMENTS } from "../../src/store/sql/schema.ts";
 import type { DurableObjectStorage } from "./cloudflare-types.ts";
 

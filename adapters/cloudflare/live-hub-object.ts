@@ -12,14 +12,15 @@ import { DurableObject } from "cloudflare:workers";
 import { serve } from "h3/cloudflare";
 import { createGateway, type Gateway } from "../../src/create-gateway.ts";
 import type { EventRecord } from "../../src/store/contract.ts";
+import { inProcessHub } from "../hub/in-process.ts";
 import type { DurableObjectState, HibernatableWebSocket } from "./cloudflare-types.ts";
 import { createHibernatableWebSockets } from "./hibernatable-websocket.ts";
 import { createWorkerConfig } from "./worker-config.ts";
-import { openWorkerStore, type WorkerEnv } from "./worker-env.ts";
+import { type LiveHubObjectRpc, openWorkerStore, type WorkerEnv } from "./worker-env.ts";
 
 type Server = ReturnType<typeof serve>;
 
-export class LiveHubObject extends DurableObject<WorkerEnv> {
+export class LiveHubObject extends DurableObject<WorkerEnv> implements LiveHubObjectRpc {
   private gateway: Gateway | undefined;
   private server: Server | undefined;
   private readonly sockets: ReturnType<typeof createHibernatableWebSockets>;
@@ -34,7 +35,11 @@ export class LiveHubObject extends DurableObject<WorkerEnv> {
 
   private open(): { gateway: Gateway; server: Server } {
     if (!this.gateway || !this.server) {
-      this.gateway = createGateway({ config: createWorkerConfig(this.env), store: openWorkerStore(this.env) });
+      this.gateway = createGateway({
+        config: createWorkerConfig(this.env),
+        store: openWorkerStore(this.env),
+        hub: inProcessHub(undefined),
+      });
       this.server = serve(this.gateway.app, { manual: true });
     }
     return { gateway: this.gateway, server: this.server };

@@ -11,6 +11,7 @@ import { waitUntil } from "cloudflare:workers";
 import { serve } from "h3/cloudflare";
 import type { GatewayConfig } from "../../src/config/schema.ts";
 import { createGateway } from "../../src/create-gateway.ts";
+import { inProcessHub } from "../hub/in-process.ts";
 import { createWorkerConfig } from "./worker-config.ts";
 import { openWorkerStore, type WorkerEnv } from "./worker-env.ts";
 
@@ -50,7 +51,7 @@ let gatewayOfIsolate: ReturnType<typeof createGateway> | undefined;
 function serverFor(env: WorkerEnv): Server {
   if (!server) {
     const config = createWorkerConfig(env);
-    const gateway = createGateway({ config, store: openWorkerStore(env) });
+    const gateway = createGateway({ config, store: openWorkerStore(env), hub: inProcessHub(undefined) });
     gatewayOfIsolate = gateway;
     if (deliversAnything(config)) {
       const delivery = () => env.GATEWAY_DELIVERY.get(env.GATEWAY_DELIVERY.idFromName("delivery"));

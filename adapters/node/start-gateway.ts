@@ -6,15 +6,17 @@
 import type { Server } from "node:http";
 import { plugin as ws } from "crossws/server";
 import { serve } from "h3";
-import type { GatewayConfig, StoreConfig } from "../../src/config/schema.ts";
+import type { GatewayConfig } from "../../src/config/schema.ts";
 import { createGateway, type Gateway } from "../../src/create-gateway.ts";
 import type { OutboxStore } from "../../src/delivery/outbox-contract.ts";
 import { createLogger, type Logger } from "../../src/ops/logger.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
 import { readStreamOptionsFromEnv, type StreamOptionsInput } from "../../src/stream/stream-options.ts";
 import type { CorkPeer } from "../../src/stream/websocket-transport.ts";
-import { createSinks } from "./create-sinks.ts";
-import { createConfiguredStore } from "./create-store.ts";
+import { openConfiguredHub } from "../hub/registry.ts";
+import { openConfiguredOutbox } from "../outbox/registry.ts";
+import { createConfiguredSinks } from "../sink/registry.ts";
+import { openConfiguredStore } from "../store/registry.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
 import { readNodeBody } from "./read-node-body.ts";
@@ -59,13 +61,15 @@ const corkNodeWebSocket: CorkPeer = (peer) => {
 export async function startNodeGateway(options: NodeGatewayOptions): Promise<RunningGateway> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
-  const store = options.store ?? (await createConfiguredStore(config.store, logger));
+  const store = options.store ?? (await openConfiguredStore(config.store, { logger }));
   const stream = options.stream ?? readStreamOptionsFromEnv(process.env);
-  const outbox = options.outbox ?? (await createConfiguredOutbox(config.store));
-  const sinks = await createSinks(config.destinations, { logger });
+  const outbox = options.outbox ?? (await openConfiguredOutbox(config.store, { logger }));
+  const sinks = await createConfiguredSinks(config.destinations, { logger });
+  const hub = await openConfiguredHub(config.hub);
   const gateway = createGateway({
     config,
     store,
+    hub,
     crypto: createNodeCrypto(),
     readBody: readNodeBody,
     upstreamFetch: createNodeUpstreamFetch(),
@@ -127,14 +131,4 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     return stopping;
   };
   return { url, gateway, stop };
-}
-
-/** The outbox that goes with the store: in the sqlite store's database (`disk` is its alias), or memory. */
-async function createConfiguredOutbox(config: StoreConfig): Promise<OutboxStore> {
-  if (config.driver === "sqlite" || config.driver === "disk") {
-    const { sqliteOutbox } = await import("../store/sqlite/sqlite-storage.ts");
-    return sqliteOutbox({ dir: config.dir });
-  }
-  const { createMemoryOutbox } = await import("../store/memory-outbox.ts");
-  return createMemoryOutbox();
 }

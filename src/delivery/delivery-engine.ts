@@ -3,14 +3,20 @@
  * that has a sink (`stream` destinations belong to the live stream and are not ours). It resumes
  * from the outbox on start, and offers what the admin API needs: health, pause/resume, replay.
  */
-import type { GatewayContext } from "../gateway-context.ts";
+import type { Enricher } from "../enrich/create-enricher.ts";
+import type { Clock } from "../ops/clock.ts";
+import type { Logger } from "../ops/logger.ts";
+import type { Metrics } from "../ops/metrics.ts";
+import type { CompiledRoute } from "../routes/match-routes.ts";
+import type { EventRecord, StoreDriver } from "../store/contract.ts";
+import type { LiveHub } from "../stream/hub-contract.ts";
 import { resolveDeliveryPolicy } from "./delivery-policy.ts";
 import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
 import type { DeliveryPage, DeliveryQuery, DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
 import { type BulkReplayFilter, type ReplayDeps, replayBulk, replayEvent } from "./replay-deliveries.ts";
 import { createRouteDispatcher } from "./route-dispatcher.ts";
 import { type Scheduler, systemScheduler } from "./scheduler.ts";
-import type { Sink } from "./sink-contract.ts";
+import type { DestinationShape, Sink } from "./sink-contract.ts";
 import { createWorkTracker } from "./work-tracker.ts";
 
 export interface DeliveryEngineOptions {
@@ -29,6 +35,21 @@ export interface DeliveryEngineOptions {
   stopGraceMs?: number;
 }
 
+/** What the engine uses of the gateway. */
+export interface DeliveryEngineDeps {
+  /** Every configured destination (each sink's must be among them). */
+  destinations: readonly DestinationShape[];
+  routes: readonly CompiledRoute[];
+  store: StoreDriver;
+  /** Wakes the route dispatcher after each durable append. */
+  hub: Pick<LiveHub, "subscribe">;
+  clock: Clock;
+  metrics: Metrics;
+  logger: Logger;
+  /** Attaches upstream resources before delivery for routes with `enrich` (src/enrich), when any. */
+  enricher?: Pick<Enricher, "enrich">;
+}
+
 export interface DestinationHealth extends LaneHealth {
   type: string;
   /** Records per state in the outbox. */
@@ -38,13 +59,13 @@ export interface DestinationHealth extends LaneHealth {
 export type DeliveryEngine = ReturnType<typeof createDeliveryEngine>;
 
 /** Creates the engine; nothing runs until `start`. */
-export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngineOptions) {
+export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryEngineOptions) {
   const { outbox } = options;
   const { clock, logger } = ctx;
   const scheduler = options.scheduler ?? systemScheduler;
   const tracker = createWorkTracker((error) => logger.error("delivery work failed", { error: String(error) }));
   const lanes = new Map<string, DestinationLane>();
-  const types = new Map(ctx.config.destinations.map((d) => [d.id, d.type as string]));
+  const types = new Map(ctx.destinations.map((d) => [d.id, d.type]));
   let unsubscribe: (() => void) | undefined;
 
   const persist = async (records: DeliveryRecord[]) => {
@@ -74,6 +95,10 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
   });
 
   const laneOf = (id: string) => lanes.get(id);
+  const enricherFor = (destinationId: string) => {
+    const { enricher } = ctx;
+    return enricher && ((record: EventRecord) => enricher.enrich(record, [destinationId]));
+  };
 
   const replayDeps: ReplayDeps = { store: ctx.store, outbox, routes: ctx.routes, clock, lanes };
 
@@ -82,7 +107,7 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
     async start() {
       const saved = new Map((await outbox.listDestinationStates()).map((s) => [s.id, s]));
       for (const sink of options.sinks) {
-        const destination = ctx.config.destinations.find((d) => d.id === sink.destinationId);
+        const destination = ctx.destinations.find((d) => d.id === sink.destinationId);
         if (!destination) throw new Error(`sink for unknown destination "${sink.destinationId}"`);
         const policy = resolveDeliveryPolicy(destination);
         const deps = {
@@ -98,6 +123,7 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
           persistDestination: (state: Parameters<OutboxStore["saveDestinationState"]>[0]) =>
             outbox.saveDestinationState(state),
           track: tracker.track,
+          prepare: enricherFor(sink.destinationId),
         };
         lanes.set(sink.destinationId, createDestinationLane(sink.destinationId, deps, saved.get(sink.destinationId)));
       }

@@ -1,10 +1,23 @@
 /**
  * The CloudEvents 1.0 structured-JSON envelope every recorded event is normalized into
- * (PRODUCT.md, "Event envelope"). Extension attribute names follow the CloudEvents naming rule
+ * (README, "The event envelope"). Extension attribute names follow the CloudEvents naming rule
  * (lower-case letters and digits only).
  */
 
-export type ServiceType = "esign" | "staffing";
+/** The name of a registered upstream service (src/services/registry.ts). */
+export type ServiceType = string;
+
+/** The `enrichment` extension of a delivered event (src/enrich/create-enricher.ts). */
+export interface Enrichment {
+  /** Upstream id the resource was fetched through. */
+  upstream: string;
+  /** Path under the upstream's API root, e.g. `/agreements/{id}`. */
+  path: string;
+  /** When it was fetched (RFC 3339); a cached copy keeps its fetch time. */
+  fetchedtime: string;
+  /** The upstream's answer as JSON (the agreement, the staffing request). */
+  data: unknown;
+}
 
 export interface GatewayEvent {
   specversion: "1.0";
@@ -12,9 +25,9 @@ export interface GatewayEvent {
   id: string;
   /** URI reference of the source, e.g. `/webhooks/esign`. */
   source: string;
-  /** Upstream event name, e.g. `agreement.completed`, `candidate.accepted`. */
+  /** Upstream event name, e.g. `agreement.completed`. */
   type: string;
-  /** `agreements/{agreement_id}` or `staffing-requests/{staffingRequestId}` when known. */
+  /** What the event is about, as the source's service names it (e.g. `agreements/{id}`), when known. */
   subject?: string;
   /** When the upstream says the event happened, else the receive time (RFC 3339). */
   time: string;
@@ -25,8 +38,12 @@ export interface GatewayEvent {
   service: ServiceType;
   /** Extension: the upstream identity used for dedupe. */
   upstreamid: string;
-  /** Extension: how the identity was obtained: `event_id`, `delivery-id` or `body-sha256`. */
-  upstreamidkind: "event_id" | "delivery-id" | "body-sha256";
+  /** Extension: how the identity was obtained, as the service says (`event_id`, `delivery-id`, `body-sha256`). */
+  upstreamidkind: string;
   /** Extension: when the gateway received the webhook (RFC 3339). */
   receivedtime: string;
+  /** Extension on delivered events of routes with `enrich` (src/enrich/create-enricher.ts); never recorded. */
+  enrichment?: Enrichment;
+  /** Extension: why enrichment was not attached (`timeout`, `status_404`, `not_configured`, ...). */
+  enrichmenterror?: string;
 }

@@ -6,24 +6,14 @@
  * awaits a consumer: a slow consumer only grows its own buffer until its session ends it. One
  * timer drives the heartbeats of all sessions.
  */
-import type { GatewayContext } from "../gateway-context.ts";
 import { resolveDestinations } from "../routes/match-routes.ts";
 import type { EventRecord } from "../store/contract.ts";
+import type { StreamDeps } from "./stream-deps.ts";
 import { eventFrame } from "./stream-frames.ts";
 import { resolveStreamOptions, type StreamOptions, type StreamOptionsInput } from "./stream-options.ts";
-import type { StreamSession } from "./stream-session.ts";
+import type { LiveStreamHost, StreamSession } from "./stream-session.ts";
 
-/** What sessions need from the fan-out. */
-export interface LiveStreamHost {
-  store: GatewayContext["store"];
-  clock: GatewayContext["clock"];
-  logger: GatewayContext["logger"];
-  options: StreamOptions;
-  /** Ids of the stream destinations the routes send `record` to. */
-  streamDestinationsOf(record: EventRecord): readonly string[];
-  attach(session: StreamSession): void;
-  detach(session: StreamSession): void;
-}
+export type { LiveStreamHost } from "./stream-session.ts";
 
 export interface LiveStream extends LiveStreamHost {
   /** Ids of the configured stream destinations. */
@@ -36,7 +26,7 @@ export interface LiveStream extends LiveStreamHost {
 
 /** Creates the fan-out and subscribes it to the gateway's event hub. */
 export function createLiveStream(
-  ctx: Pick<GatewayContext, "config" | "routes" | "hub" | "store" | "clock" | "logger">,
+  ctx: Pick<StreamDeps, "config" | "routes" | "hub" | "store" | "clock" | "logger" | "enricher">,
   input: StreamOptionsInput = {},
 ): LiveStream {
   const options = resolveStreamOptions(input);
@@ -50,6 +40,12 @@ export function createLiveStream(
     streamIds.size === 0
       ? []
       : resolveDestinations(ctx.routes, record.sourceId, record.event).filter((id) => streamIds.has(id));
+
+  const { enricher } = ctx;
+  const prepare =
+    enricher &&
+    ((record: EventRecord, destinations: readonly string[]) =>
+      enricher.wants(record, destinations) ? enricher.enrich(record, destinations) : Promise.resolve(record));
 
   const fanOut = (record: EventRecord) => {
     const destinations = streamDestinationsOf(record);
@@ -66,10 +62,22 @@ export function createLiveStream(
   // out on the next timer turn, in journal order, after the answer went out.
   let pending: EventRecord[] = [];
   let flushTimer: ReturnType<typeof setTimeout> | undefined;
+  // With enrichment, a turn's records are enriched together (bounded by the routes' timeouts)
+  // and fanned out one turn after another, so journal order holds.
+  let enriched = Promise.resolve();
   const flush = () => {
     flushTimer = undefined;
     const records = pending;
     pending = [];
+    if (!prepare) return fanOutTurn(records);
+    enriched = enriched
+      .then(async () => {
+        const ready = await Promise.all(records.map((record) => prepare(record, streamDestinationsOf(record))));
+        if (!shuttingDown) fanOutTurn(ready);
+      })
+      .catch((error) => ctx.logger.error("live fan-out failed", { error: String(error) }));
+  };
+  const fanOutTurn = (records: EventRecord[]) => {
     if (records.length === 1) return fanOut(records[0] as EventRecord);
     // Under load one turn carries several records: each subscriber then gets them in one
     // network write rather than one write per frame (writes dominate the cost of a fan-out).
@@ -99,6 +107,7 @@ export function createLiveStream(
     options,
     destinationIds,
     streamDestinationsOf,
+    prepare,
     get size() {
       return sessions.size;
     },

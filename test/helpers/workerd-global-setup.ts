@@ -1,11 +1,11 @@
 /**
  * Global setup of the workerd suite (vitest.workers.config.ts): before the Workers runtime
  * starts, starts on random loopback ports the HTTP sink receiver (http destinations, queue
- * consumer, and `GET /stats` with the fake's counters) and the e-sign API fake (the proxy's
+ * consumer, and `GET /stats` with the fake's counters) and the e-sign emulator (the proxy's
  * upstream), provides their addresses for the Worker's bindings, and stops both at the end.
  */
 import type { TestProject } from "vitest/node";
-import { startEsignFake } from "../fakes/esign-fake.ts";
+import { startEsignEmulator } from "./emulators.ts";
 import { startSinkReceiver } from "./http-sink-receiver.ts";
 
 declare module "vitest" {
@@ -18,7 +18,7 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const esign = await startEsignFake({
+  const esign = await startEsignEmulator({
     tokenLimitPerIp: 1000,
     tokenLimitPerClient: 1000,
     generalLimitPerClient: 100_000,

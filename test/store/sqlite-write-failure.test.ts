@@ -2,7 +2,7 @@
  * A write the disk refuses (a file size limit: SQLite's WAL write fails with a real EFBIG): the
  * append rejects as store-unavailable (the ingress answers 503 and the upstream retries), the
  * failed transaction is rolled back whole, and the database reopens with exactly what was
- * acknowledged (the sqlite twin of disk-journal-write-failure.test.ts).
+ * acknowledged.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";

@@ -8,7 +8,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { createDurableObjectOutbox } from "../../adapters/cloudflare/durable-object-outbox.ts";
 import type { OutboxStore } from "../../src/delivery/outbox-contract.ts";
-import { testOutboxStore } from "../store/outbox-conformance.ts";
+import { testOutboxDriver } from "../conformance/outbox-conformance.ts";
 
 /** The driver in use per object (kept inside the object's isolate). */
 const drivers = new Map<string, OutboxStore>();
@@ -60,7 +60,7 @@ function remoteOutbox(name: string): OutboxStore {
 
 const names = new WeakMap<OutboxStore, string>();
 
-testOutboxStore("durable-object", {
+testOutboxDriver("durable-object", {
   async open() {
     const name = `outbox-${crypto.randomUUID()}`;
     const outbox = remoteOutbox(name);

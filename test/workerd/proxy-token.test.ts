@@ -8,6 +8,7 @@ import { env, exports } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { createWorkerConfig } from "../../adapters/cloudflare/worker-config.ts";
 import { openWorkerStore } from "../../adapters/cloudflare/worker-env.ts";
+import { inProcessHub } from "../../adapters/hub/in-process.ts";
 import { createGateway } from "../../src/create-gateway.ts";
 import { BASE } from "./gateway-client.ts";
 
@@ -20,7 +21,11 @@ async function tokenRequests(): Promise<number> {
 
 it("answers 100 concurrent proxied calls through two instances with one token request", async () => {
   const before = await tokenRequests();
-  const other = createGateway({ config: createWorkerConfig(env), store: openWorkerStore(env) });
+  const other = createGateway({
+    config: createWorkerConfig(env),
+    store: openWorkerStore(env),
+    hub: inProcessHub(undefined),
+  });
   const call = (i: number) => {
     const request = new Request(`${BASE}/api/esign/agreements`, { headers: { authorization: `Bearer ${APP_KEY}` } });
     return i % 2 === 0 ? exports.default.fetch(request) : other.fetch(request);

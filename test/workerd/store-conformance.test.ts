@@ -5,10 +5,10 @@
  */
 import { env } from "cloudflare:workers";
 import { createDurableObjectStore } from "../../adapters/cloudflare/durable-object-store.ts";
-import { describeStoreConformance } from "../store/conformance.ts";
+import { testStoreDriver } from "../conformance/store-conformance.ts";
 
 for (const shards of [1, 3]) {
-  describeStoreConformance(`durable-object (${shards} shard${shards > 1 ? "s" : ""})`, ({ now }) =>
+  testStoreDriver(`durable-object (${shards} shard${shards > 1 ? "s" : ""})`, ({ now }) =>
     createDurableObjectStore({ namespace: env.GATEWAY_STORE, shards, prefix: crypto.randomUUID(), now }),
   );
 }

@@ -3,10 +3,10 @@
  * dedupe marks, shared values) and `outbox.log` (delivery records) is imported into a new
  * SQLite database on the first start of the sqlite driver (README "Upgrading from the journal").
  *
- * The old files are read with the old code's own recovery (adapters/store/disk-journal/,
- * recover-disk-outbox.ts), through a read-only handle: a torn tail is left out of the import
- * and reported, never cut from the old file, and damage to acknowledged data stops the import
- * with the old code's message. The database is built in a temp file and renamed into place
+ * The old files are read with the old code's own recovery (adapters/store/disk/: the journal's
+ * recover-journal.ts and the outbox log's recover-disk-outbox.ts), through a read-only handle: a
+ * torn tail is left out of the import and reported, never cut from the old file, and damage to
+ * acknowledged data stops the import with the old code's message. The database is built in a temp file and renamed into place
  * only once complete, so an interrupted import leaves no half database behind. The old files
  * stay where they are; the database takes precedence from then on.
  */
@@ -15,16 +15,16 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { DeliveryRecord } from "../../../src/delivery/outbox-contract.ts";
 import { createOutboxIndex, type OutboxIndex } from "../../../src/delivery/outbox-index.ts";
+import { deliveryParams, OUTBOX_SQL } from "../../../src/delivery/sql/outbox-sql.ts";
 import type { Logger } from "../../../src/ops/logger.ts";
 import type { EventRecord } from "../../../src/store/contract.ts";
 import { EVENT_SQL, eventInsertParams } from "../../../src/store/sql/event-sql.ts";
-import { deliveryParams, OUTBOX_SQL } from "../../../src/store/sql/outbox-sql.ts";
 import { META, META_SQL, SCHEMA_STATEMENTS, SCHEMA_VERSION } from "../../../src/store/sql/schema.ts";
-import { createJournalIndex } from "../disk-journal/journal-index.ts";
-import { parseLine } from "../disk-journal/journal-line.ts";
-import { acquireJournalLock, acquireLockFile } from "../disk-journal/journal-lock.ts";
-import { recoverJournal } from "../disk-journal/recover-journal.ts";
-import { type OutboxLine, recoverOutboxLog } from "../recover-disk-outbox.ts";
+import { createJournalIndex } from "../disk/journal-index.ts";
+import { parseLine } from "../disk/journal-line.ts";
+import { acquireJournalLock, acquireLockFile } from "../disk/journal-lock.ts";
+import { type OutboxLine, recoverOutboxLog } from "../disk/recover-disk-outbox.ts";
+import { recoverJournal } from "../disk/recover-journal.ts";
 
 /** File names of the old disk store. */
 export const OLD_JOURNAL = "journal.log";
@@ -150,7 +150,7 @@ async function readOldOutbox(dir: string, index: OutboxIndex): Promise<number> {
   }
 }
 
-/** The old driver's replay rule (adapters/store/disk-outbox.ts): last write wins. */
+/** The old driver's replay rule (adapters/store/disk/disk-outbox.ts): last write wins. */
 function applyOutboxLine(index: OutboxIndex, line: OutboxLine): void {
   if ("c" in line) index.create(line.r, line.c);
   else if ("s" in line) index.save(line.s);

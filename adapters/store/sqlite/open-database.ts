@@ -22,7 +22,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "../../../src/ops/logger.ts";
 import { META, META_SQL, SCHEMA_STATEMENTS, SCHEMA_VERSION } from "../../../src/store/sql/schema.ts";
-import { syncDirectory } from "../disk-journal/compact-journal.ts";
+import { syncDirectory } from "../disk/compact-journal.ts";
 import { importDiskJournal, OLD_JOURNAL, OLD_OUTBOX } from "./import-disk-journal.ts";
 import { inspectWal } from "./inspect-wal.ts";
 

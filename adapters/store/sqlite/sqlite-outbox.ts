@@ -12,7 +12,7 @@ import {
   deliveryFromRow,
   deliveryParams,
   OUTBOX_SQL,
-} from "../../../src/store/sql/outbox-sql.ts";
+} from "../../../src/delivery/sql/outbox-sql.ts";
 import { META, META_SQL } from "../../../src/store/sql/schema.ts";
 import type { GroupCommit } from "./group-commit.ts";
 

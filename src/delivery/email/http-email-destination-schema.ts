@@ -1,7 +1,7 @@
 /**
  * The `email` destination over an HTTP mail API (`transport: "http-email"`): the same sender,
  * recipients, templates and Message-ID as the SMTP one (email-destination-schema.ts), sent as
- * one provider-neutral JSON POST with a bearer key (adapters/transports/http-email.ts). The only
+ * one provider-neutral JSON POST with a bearer key (adapters/sink/http-email.ts). The only
  * e-mail transport on Workers, where SMTP is not available; usable on Node as well.
  */
 import * as v from "valibot";

@@ -1,7 +1,7 @@
 /**
  * The SQLite schema of the embedded store: events, dedupe marks, small shared values, delivery
  * records, destination states, per-state delivery counts and a few named values (routing cursor,
- * sequence floor). Plain SQL strings, no runtime imports: the Node driver
+ * sequence floor); the statements are in event-sql.ts and src/delivery/sql/outbox-sql.ts. Plain SQL strings, no runtime imports: the Node driver
  * (`adapters/store/sqlite/`) runs them through better-sqlite3, and a Cloudflare Durable Object
  * can run the same statements through `ctx.storage.sql.exec`. That is why nothing here uses
  * PRAGMA, ATTACH, BEGIN/COMMIT or extensions: durability and transactions are the runtime's job

@@ -8,13 +8,13 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as v from "valibot";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createSinks } from "../../../adapters/node/create-sinks.ts";
-import { httpEmailSink } from "../../../adapters/transports/http-email.ts";
+import { httpEmailSink } from "../../../adapters/sink/http-email.ts";
+import { createConfiguredSinks } from "../../../adapters/sink/registry.ts";
 import { resolveConfig } from "../../../src/config/resolve-config.ts";
 import { HttpEmailDestinationSchema } from "../../../src/delivery/email/http-email-destination-schema.ts";
 import { createLogger } from "../../../src/ops/logger.ts";
-import { buildEsignBody } from "../../../src/samples/sample-webhooks.ts";
-import { makeTestRecord } from "../sink-conformance.ts";
+import { buildEsignBody } from "../../../src/services/esign/esign-samples.ts";
+import { makeTestRecord } from "../../conformance/sink-conformance.ts";
 
 const API_KEY = "mail_api_test_key_0123456789";
 let server: Server;
@@ -116,7 +116,7 @@ describe("http-email transport", () => {
       },
       { MAIL_API_KEY: API_KEY },
     );
-    const [sink] = await createSinks(config.destinations, { logger: createLogger("silent") });
+    const [sink] = await createConfiguredSinks(config.destinations, { logger: createLogger("silent") });
     expect(await sink?.deliver(record(), new AbortController().signal)).toEqual({ ok: true });
     expect(received[0]?.headers.authorization).toBe(`Bearer ${API_KEY}`);
     await sink?.close();
