@@ -11,7 +11,8 @@ import { waitUntil } from "cloudflare:workers";
 import { serve } from "h3/cloudflare";
 import type { GatewayConfig } from "../../src/config/schema.ts";
 import { createGateway } from "../../src/create-gateway.ts";
-import { inProcessHub } from "../hub/in-process.ts";
+import type { EventRecord } from "../../src/store/contract.ts";
+import { durableObjectHub } from "./durable-object-hub.ts";
 import { createWorkerConfig } from "./worker-config.ts";
 import { openWorkerStore, type WorkerEnv } from "./worker-env.ts";
 
@@ -40,6 +41,7 @@ function deliversAnything(config: GatewayConfig): boolean {
 }
 
 const live = (env: WorkerEnv) => env.GATEWAY_LIVE.get(env.GATEWAY_LIVE.idFromName("live"));
+const delivery = (env: WorkerEnv) => env.GATEWAY_DELIVERY.get(env.GATEWAY_DELIVERY.idFromName("delivery"));
 
 type Server = ReturnType<typeof serve>;
 let server: Server | undefined;
@@ -51,16 +53,18 @@ let gatewayOfIsolate: ReturnType<typeof createGateway> | undefined;
 function serverFor(env: WorkerEnv): Server {
   if (!server) {
     const config = createWorkerConfig(env);
-    const gateway = createGateway({ config, store: openWorkerStore(env), hub: inProcessHub(undefined) });
+    const forwards: ((record: EventRecord) => Promise<unknown>)[] = [];
+    // Both objects hear of each record right after its durable append, inside the webhook's request.
+    if (deliversAnything(config)) forwards.push((record) => delivery(env).wake(record));
+    if (config.destinations.some((d) => d.type === "stream")) forwards.push((record) => live(env).publish(record));
+    const hub = durableObjectHub({
+      forwards,
+      waitUntil,
+      onForwardError: (error) =>
+        console.error(JSON.stringify({ level: "error", msg: "hub forward failed", error: String(error) })),
+    });
+    const gateway = createGateway({ config, store: openWorkerStore(env), hub });
     gatewayOfIsolate = gateway;
-    if (deliversAnything(config)) {
-      const delivery = () => env.GATEWAY_DELIVERY.get(env.GATEWAY_DELIVERY.idFromName("delivery"));
-      // Published right after the durable append, inside the webhook's request.
-      gateway.ctx.hub.subscribe((record) => waitUntil(delivery().wake(record)));
-    }
-    if (config.destinations.some((d) => d.type === "stream")) {
-      gateway.ctx.hub.subscribe((record) => waitUntil(live(env).publish(record)));
-    }
     server = serve(gateway.app, { manual: true });
   }
   return server;
@@ -71,7 +75,7 @@ export default {
     const served = serverFor(env);
     const { pathname } = new URL(request.url);
     if (DELIVERY_PATH.test(pathname)) {
-      return env.GATEWAY_DELIVERY.get(env.GATEWAY_DELIVERY.idFromName("delivery")).fetch(request);
+      return delivery(env).fetch(request);
     }
     if (LIVE_PATH.test(pathname)) return live(env).fetch(request);
     return served.fetch(request, env, ctx);
@@ -81,11 +85,6 @@ export default {
   async scheduled(_controller: unknown, env: WorkerEnv, ctx: WorkerContext): Promise<void> {
     serverFor(env);
     const gateway = gatewayOfIsolate as NonNullable<typeof gatewayOfIsolate>;
-    ctx.waitUntil(
-      Promise.all([
-        gateway.runMaintenance(),
-        env.GATEWAY_DELIVERY.get(env.GATEWAY_DELIVERY.idFromName("delivery")).maintain(),
-      ]),
-    );
+    ctx.waitUntil(Promise.all([gateway.runMaintenance(), delivery(env).maintain()]));
   },
 };
