@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: every benchmark case in one run, each measured against its own baseline in
- * the same run (ratios, not absolute numbers). `npm run bench -- ingress proxy` runs a subset.
+ * the same run (ratios, not absolute numbers). `npm run bench -- ingress proxy` runs a subset;
+ * `npm run bench -- scale` (minutes: it fills a million events) runs only when named.
  * Not part of `npm test`.
  */
 import { existsSync } from "node:fs";
@@ -14,10 +15,13 @@ const CASES: Record<string, { file: string; exportName: string }> = {
   live: { file: "./cases/live.ts", exportName: "benchLive" },
   hostile: { file: "./cases/hostile.ts", exportName: "benchHostile" },
   scaleout: { file: "./cases/scaleout.ts", exportName: "benchScaleout" },
+  scale: { file: "./cases/scale.ts", exportName: "benchScale" },
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
-const names = wanted.length > 0 ? wanted : Object.keys(CASES);
+/** Cases that take minutes (the scale case fills a million events) run only when named. */
+const ON_REQUEST = new Set(["scale"]);
+const names = wanted.length > 0 ? wanted : Object.keys(CASES).filter((name) => !ON_REQUEST.has(name));
 const summary: Record<string, Record<string, number | string>> = {};
 
 for (const name of names) {

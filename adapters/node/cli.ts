@@ -35,10 +35,10 @@ async function loadConfig(path: string | undefined) {
   return { config: resolveConfig(raw, env), dev };
 }
 
-/** The disk store directory named by a raw config, if any (where dev secrets are kept). */
+/** The sqlite (alias disk) store directory named by a raw config, if any (where dev secrets are kept). */
 function dataDirOf(raw: unknown): string | undefined {
   const store = (raw as { store?: { driver?: string; dir?: string } } | undefined)?.store;
-  if (!store || store.driver === "disk") return store?.dir ?? ".data";
+  if (!store || store.driver === "disk" || store.driver === "sqlite") return store?.dir ?? ".data";
   return undefined;
 }
 

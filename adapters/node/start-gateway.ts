@@ -64,9 +64,12 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
   const store =
     options.store ??
-    (await openConfiguredStore(config.store, { warn: (message) => logger.warn("durability", { message }) }));
+    (await openConfiguredStore(config.store, {
+      logger,
+      warn: (message) => logger.warn("durability", { message }),
+    }));
   const stream = options.stream ?? readStreamOptionsFromEnv(process.env);
-  const outbox = options.outbox ?? (await openConfiguredOutbox(config.store));
+  const outbox = options.outbox ?? (await openConfiguredOutbox(config.store, { logger }));
   const sinks = await createConfiguredSinks(config.destinations, { logger });
   const hub = await openConfiguredHub(config.hub, {
     journal: store,

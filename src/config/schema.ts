@@ -62,13 +62,15 @@ export function createSourceSchema(services: ServiceRegistry) {
 
 export const SourceSchema = createSourceSchema(builtinServices);
 
+/** Directory of the sqlite store's database. Default `.data`. */
+const storeDir = v.optional(v.pipe(v.string(), v.minLength(1)), ".data");
+
 export const StoreConfigSchema = v.variant("driver", [
   v.strictObject({ driver: v.literal("memory") }),
-  v.strictObject({
-    driver: v.literal("disk"),
-    /** Directory of the journal. Default `.data`. */
-    dir: v.optional(v.pipe(v.string(), v.minLength(1)), ".data"),
-  }),
+  /** The earlier name of the sqlite driver, kept so existing configurations keep working. */
+  v.strictObject({ driver: v.literal("disk"), dir: storeDir }),
+  /** The embedded SQLite store, the default (README "Storage"). */
+  v.strictObject({ driver: v.literal("sqlite"), dir: storeDir }),
   ...SharedStoreConfigSchemas,
 ]);
 
@@ -114,7 +116,7 @@ const gatewayConfigObject = (services: ServiceRegistry) =>
       }),
       {},
     ),
-    store: v.optional(StoreConfigSchema, { driver: "disk" }),
+    store: v.optional(StoreConfigSchema, { driver: "sqlite" }),
     /** How the ingress announces recorded events to the engine and the live stream. Default: see `HubConfigSchema`. */
     hub: v.optional(HubConfigSchema),
     /** Source ids are unique (checked below, so the error names the duplicate's path). */

@@ -1,6 +1,9 @@
 /**
- * Opening the disk outbox: replaying its log (cutting off a torn last line, refusing a corrupt
- * one in the middle). The lock file and directory sync are the disk store's (adapters/store/disk/).
+ * Reading the old disk outbox's log (`outbox.log`): replaying it (cutting off a torn last line,
+ * refusing a corrupt one in the middle). The reader of the sqlite store's upgrade import
+ * (adapters/store/sqlite/import-disk-journal.ts, through a read-only handle, so nothing is cut)
+ * and of the old writer (disk-outbox.ts). Kept next to the journal it was written beside: both
+ * are the old data directory's format, no registered driver.
  */
 import type { FileHandle } from "node:fs/promises";
 import type { DeliveryRecord, DestinationState } from "../../../src/delivery/outbox-contract.ts";

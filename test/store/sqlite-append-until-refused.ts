@@ -1,18 +1,17 @@
 /**
- * Child process of disk-journal-write-failure.test.ts, run under a file size limit
- * (`ulimit -f`): appends one event at a time until the disk refuses one, then a concurrent
- * batch, and prints what was acknowledged and how the store behaved, as JSON on stdout.
+ * Child process of sqlite-write-failure.test.ts, run under a file size limit (`ulimit -f`):
+ * appends one event at a time until the disk refuses one (the WAL cannot grow: a real EFBIG),
+ * then a concurrent batch, and prints what was acknowledged and how the store behaved, as JSON.
  */
-import { diskStore } from "../../adapters/store/disk/disk-store.ts";
+import { sqliteStore } from "../../adapters/store/sqlite/sqlite-storage.ts";
 import { StoreUnavailableError } from "../../src/store/contract.ts";
 import { keyOf, makeRecord } from "./sample-records.ts";
 
 const dir = process.argv[2] as string;
-const store = await diskStore({ dir, cacheSize: 0 });
+const store = await sqliteStore({ dir });
 const acked: string[] = [];
 const errors: string[] = [];
-let n = 0;
-for (; n < 10_000; n++) {
+for (let n = 0; n < 10_000; n++) {
   const record = makeRecord(n + 1);
   try {
     await store.append(record, keyOf(record), 60_000);
@@ -33,7 +32,7 @@ for (const result of settled) {
     errors.push(result.reason instanceof StoreUnavailableError ? "StoreUnavailableError" : String(result.reason));
 }
 const listed = (await store.readAfter(0, 100_000)).map((record) => record.id);
-await store.close();
+await store.close().catch(() => {});
 process.stdout.write(
   JSON.stringify({
     acked,

@@ -1,6 +1,11 @@
 /**
- * The disk outbox driver: its own append-only log (`outbox.log`) next to the event journal, with
- * group commit and compaction, like the journal and for the same reasons.
+ * The previous disk outbox, no longer a registered driver (the outbox lives in the sqlite store's
+ * database, adapters/outbox/registry.ts). Its recovery (recover-disk-outbox.ts) is the reader of
+ * the upgrade import (adapters/store/sqlite/import-disk-journal.ts); this writer is kept so the
+ * import is tested against logs written by the old code itself (test/store/sqlite-import.test.ts).
+ *
+ * What it was: its own append-only log (`outbox.log`) next to the event journal, with group
+ * commit and compaction, like the journal and for the same reasons.
  *
  * Why a log and not a record per file: every state change of a delivery must survive `kill -9`
  * before the engine relies on it, and a backlog of thousands changes state thousands of times a
@@ -25,8 +30,8 @@ import {
   type OutboxStore,
 } from "../../../src/delivery/outbox-contract.ts";
 import { createOutboxIndex, type OutboxIndex, readFromIndex } from "../../../src/delivery/outbox-index.ts";
-import { syncDirectory } from "../../store/disk/compact-journal.ts";
-import { acquireLockFile } from "../../store/disk/journal-lock.ts";
+import { syncDirectory } from "./compact-journal.ts";
+import { acquireLockFile } from "./journal-lock.ts";
 import { type OutboxLine, recoverOutboxLog } from "./recover-disk-outbox.ts";
 
 export interface DiskOutboxOptions {
