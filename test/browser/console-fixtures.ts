@@ -4,9 +4,8 @@
  * enabled; axe-core injected into a page (no serious or critical violations allowed); and a
  * screenshot of each view under `test-artifacts/console/` (gitignored).
  */
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";

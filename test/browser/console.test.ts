@@ -126,7 +126,9 @@ describe("web console", () => {
     await dropped.waitForSelector(`tr[data-id="${after.id}"]`, { timeout: 10_000 });
 
     expect(sockets.length).toBe(2);
-    const shown = await dropped.$$eval("table.events tbody tr", (rows) => rows.map((r) => (r as HTMLElement).dataset.id));
+    const shown = await dropped.$$eval("table.events tbody tr", (rows) =>
+      rows.map((r) => (r as HTMLElement).dataset.id),
+    );
     expect(shown).toEqual([after.id, missed[1]?.id, missed[0]?.id, before.id]);
     await dropped.close();
   });
