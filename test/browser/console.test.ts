@@ -241,14 +241,22 @@ describe("web console", () => {
 
   test("every view fits a 375 px wide screen", async () => {
     await page.setViewportSize({ width: 375, height: 800 });
-    for (const path of ["", "/live", "/search", `/events/${first.id}`, "/destinations", "/send"]) {
+    const views = { overview: "", live: "/live", search: "/search", event: `/events/${first.id}` };
+    for (const [name, path] of Object.entries({ ...views, destinations: "/destinations", send: "/send" })) {
       await page.goto(`${gw.gateway.url}/console${path}`);
       await page.waitForSelector("main h1");
       await page.waitForLoadState("networkidle");
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       expect(overflow, `horizontal overflow at ${path || "/"}`).toBeLessThanOrEqual(0);
+      await saveScreenshot(page, `${name}-375px`);
     }
-    await saveScreenshot(page, "event-375px");
+  });
+
+  test("the accessibility check is not vacuous: axe reports an unlabelled control", async () => {
+    const probe = await context.newPage();
+    await probe.setContent('<!doctype html><html lang="en"><title>t</title><main><input type="text"></main></html>');
+    expect((await seriousViolations(probe)).map((v) => v.id)).toContain("label");
+    await probe.close();
   });
 
   test("no request left the gateway's origin and the CSP was never violated", () => {

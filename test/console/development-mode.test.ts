@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterEach, expect, test } from "vitest";
+import { launchChromium } from "../helpers/chromium.ts";
 import { adminKeyHash } from "../helpers/signed-requests.ts";
 
 const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
@@ -65,6 +66,18 @@ test("zero-config development: the console is offered the generated key, test ev
     body: JSON.stringify({ type: "agreement.completed" }),
   });
   expect(sent.status).toBe(202);
+
+  // In a real browser: the sign-in page offers the key and signing in with it works.
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${url}/console`);
+    await page.click("text=Sign in with the development key");
+    await page.waitForSelector("header.top nav >> text=Send test event");
+    expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([secrets.GATEWAY_ADMIN_KEY]);
+  } finally {
+    await browser.close();
+  }
 });
 
 test("with the secrets from the environment, no key is offered and test events are off", async () => {
