@@ -8,12 +8,19 @@
  * screenshot under test-artifacts/console/. No request leaves the gateway's origin and the
  * Content-Security-Policy is never violated.
  */
+import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { waitFor } from "../delivery/helpers/webhook-receiver.ts";
 import { launchChromium } from "../helpers/chromium.ts";
 import { esignDelivery, postWebhook } from "../helpers/signed-requests.ts";
-import { type ConsoleGateway, saveScreenshot, seriousViolations, startConsoleGateway } from "./console-fixtures.ts";
+import {
+  ARTIFACTS,
+  type ConsoleGateway,
+  saveScreenshot,
+  seriousViolations,
+  startConsoleGateway,
+} from "./console-fixtures.ts";
 
 let gw: ConsoleGateway;
 let browser: Browser;
@@ -203,6 +210,8 @@ describe("web console", () => {
     expect(new URL(deepLink).searchParams.get("external_id")).toBe(target.externalId);
     expect(new URL(deepLink).searchParams.get("event")).toBe(target.id);
     await expectAccessible(page, "search");
+    expect(await page.inputValue("select[name=limit]")).toBe("50");
+    await page.screenshot({ path: join(ARTIFACTS, "readme.png") });
 
     // A new tab has its own sessionStorage: it asks for the key, then shows the linked state.
     const other = await newPage();

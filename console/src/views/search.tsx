@@ -26,8 +26,10 @@ export function SearchView(props: { route: Route }) {
   const listKey = queryString(listFilters);
   const [page, setPage] = useState<EventPage | undefined>();
   const [error, setError] = useState<string | undefined>();
+  const [limit, setLimit] = useState(filters.limit ?? "50");
 
   useEffect(() => {
+    setLimit(filters.limit ?? "50");
     setPage(undefined);
     setError(undefined);
     callApi<EventPage>(`/events${listKey}`).then(setPage, (failure) => setError(describeError(failure)));
@@ -74,7 +76,7 @@ export function SearchView(props: { route: Route }) {
         </label>
         <label>
           Per page{" "}
-          <select name="limit" defaultValue={filters.limit ?? "50"}>
+          <select name="limit" value={limit} onChange={(event) => setLimit(event.currentTarget.value)}>
             {["10", "50", "100", "500"].map((n) => (
               <option key={n} value={n}>
                 {n}
