@@ -19,12 +19,18 @@ export const ARTIFACTS = new URL("../../test-artifacts/console/", import.meta.ur
 export interface ConsoleGateway {
   gateway: GatewayProcess;
   receiver: WebhookReceiver;
+  /** Answers 500 to everything: its deliveries (no retries) become dead letters at once. */
+  failing: WebhookReceiver;
   close(): Promise<void>;
 }
 
-/** A gateway process with the live stream, an HTTP destination `crm` and test events. */
+/**
+ * A gateway process with the live stream, an HTTP destination `crm` that receives everything, a
+ * destination `archive` (no retries, always failing) for `agreement.cancelled`, and test events.
+ */
 export async function startConsoleGateway(): Promise<ConsoleGateway> {
   const receiver = await startWebhookReceiver();
+  const failing = await startWebhookReceiver(() => ({ status: 500 }));
   const secrets = makeSecrets();
   const dataDir = await mkdtemp(join(tmpdir(), "gw-console-"));
   const hash = adminKeyHash(secrets.adminKey);
@@ -44,8 +50,19 @@ export async function startConsoleGateway(): Promise<ConsoleGateway> {
       destinations: [
         { id: "live", type: "stream" },
         { id: "crm", type: "http", url: receiver.url, secrets: ["${TEST_WHSEC}"], allowCidrs: ["127.0.0.1/32"] },
+        {
+          id: "archive",
+          type: "http",
+          url: failing.url,
+          secrets: ["${TEST_WHSEC}"],
+          allowCidrs: ["127.0.0.1/32"],
+          retry: { schedule: [] },
+        },
       ],
-      routes: [{ id: "all", types: ["*"], destinations: ["live", "crm"] }],
+      routes: [
+        { id: "all", types: ["*"], destinations: ["live", "crm"] },
+        { id: "cancelled", types: ["agreement.cancelled"], destinations: ["archive"] },
+      ],
       testEvents: true,
       log: { level: "warn" },
     },
@@ -53,9 +70,11 @@ export async function startConsoleGateway(): Promise<ConsoleGateway> {
   return {
     gateway,
     receiver,
+    failing,
     async close() {
       await gateway.kill();
       await receiver.close();
+      await failing.close();
     },
   };
 }

@@ -188,10 +188,27 @@ describe("web console", () => {
     expect(await state()).toBe("active");
   });
 
-  test("bulk replay asks for confirmation with the number of dead letters", async () => {
+  test("bulk replay of dead letters confirms how many it will replay, then replays them", async () => {
+    const dead = [await postEsign("agreement.cancelled"), await postEsign("agreement.cancelled")];
+    await waitFor("two dead letters at archive", async () => {
+      const answer = await fetch(`${gw.gateway.url}/destinations/archive/deliveries?state=dead`, {
+        headers: { authorization: `Bearer ${gw.gateway.secrets.adminKey}` },
+      });
+      return ((await answer.json()) as { deliveries: unknown[] }).deliveries.length === 2;
+    });
+    await page.reload();
+    await page.selectOption("select[name=destination]", "archive");
     await page.click("text=Replay dead letters…");
     const dialog = await page.waitForSelector("dialog[open]");
-    expect(await dialog.textContent()).toContain("There are no dead letters for crm");
+    expect(await dialog.textContent()).toContain("Replay 2 dead letters to archive?");
+    await page.click("dialog button.primary");
+    await page.waitForSelector("text=Replaying 2 dead letters to archive.");
+    await waitFor("the replayed dead letters at archive", () => gw.failing.requests.length === 4);
+    expect(gw.failing.ids().sort()).toEqual([...dead.map((d) => d.id), ...dead.map((d) => d.id)].sort());
+
+    await page.selectOption("select[name=destination]", "crm");
+    await page.click("text=Replay dead letters…");
+    expect(await (await page.waitForSelector("dialog[open]")).textContent()).toContain("no dead letters for crm");
     await page.click("dialog >> text=Cancel");
     await page.waitForSelector("dialog[open]", { state: "detached" });
   });
@@ -259,6 +276,23 @@ describe("web console", () => {
       expect(overflow, `horizontal overflow at ${path || "/"}`).toBeLessThanOrEqual(0);
       await saveScreenshot(page, `${name}-375px`);
     }
+  });
+
+  test("is keyboard-usable: skip link first, views reached and confirmations closed by keys", async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${gw.gateway.url}/console`);
+    await page.waitForSelector("main h1");
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+    const focusedText = () => page.evaluate(() => document.activeElement?.textContent?.trim());
+    for (let i = 0; i < 8 && (await focusedText()) !== "Destinations"; i++) await page.keyboard.press("Tab");
+    await page.keyboard.press("Enter");
+    await page.waitForSelector("main h1:text('Destinations')");
+    await page.focus("text=Replay dead letters…");
+    await page.keyboard.press("Enter");
+    await page.waitForSelector("dialog[open]");
+    await page.keyboard.press("Escape");
+    await page.waitForSelector("dialog[open]", { state: "detached" });
   });
 
   test("the accessibility check is not vacuous: axe reports an unlabelled control", async () => {
