@@ -6,7 +6,6 @@
 import { H3 } from "h3";
 import { requireAdmin } from "./auth/admin-auth.ts";
 import { createClientAuthenticator } from "./auth/authenticate-client.ts";
-import { mintStreamToken } from "./auth/stream-token.ts";
 import type { GatewayConfig } from "./config/schema.ts";
 import { type ConsoleOptions, registerConsoleRoutes } from "./console/console-routes.ts";
 import { type CryptoPort, createWebCrypto } from "./crypto/crypto-port.ts";
@@ -14,28 +13,36 @@ import { registerDeliveryRoutes } from "./delivery/delivery-admin-api.ts";
 import { createDeliveryEngine, type DeliveryEngineOptions } from "./delivery/delivery-engine.ts";
 import { DELIVERY_METRICS } from "./delivery/delivery-metrics.ts";
 import { createGatewayError, toErrorResponse } from "./errors.ts";
-import { createEventHub } from "./events/event-hub.ts";
-import { type Clock, type GatewayContext, systemClock, type UpstreamFetch } from "./gateway-context.ts";
+import type { GatewayContext } from "./gateway-context.ts";
 import { readRawBody } from "./ingress/read-raw-body.ts";
 import { receiveWebhook } from "./ingress/receive-webhook.ts";
 import { getEvent, listEvents } from "./log/event-log-api.ts";
 import { checkHealth } from "./ops/check-health.ts";
+import { type Clock, systemClock } from "./ops/clock.ts";
 import { createLogger, type Logger } from "./ops/logger.ts";
 import { createMetrics, GATEWAY_METRICS, type Metrics } from "./ops/metrics.ts";
 import { createProxy } from "./proxy/create-proxy.ts";
 import { PROXY_METRICS } from "./proxy/proxy-metrics.ts";
-import { fetchUpstream } from "./proxy/upstream-fetch.ts";
+import { fetchUpstream, type UpstreamFetch } from "./proxy/upstream-fetch.ts";
 import { compileRoutes } from "./routes/match-routes.ts";
 import { registerTestEventRoutes } from "./sandbox/test-events-api.ts";
+import { builtinServices } from "./services/registry.ts";
+import type { ServiceRegistry } from "./services/service-contract.ts";
 import type { StoreDriver } from "./store/contract.ts";
+import { isolateListeners, type LiveHub } from "./stream/hub-contract.ts";
 import { createLiveStream, type LiveStream } from "./stream/live-stream.ts";
 import { openEventStream } from "./stream/sse-transport.ts";
 import type { StreamOptionsInput } from "./stream/stream-options.ts";
+import { mintStreamToken } from "./stream/stream-token.ts";
 import { type CorkPeer, createWebSocketRoute } from "./stream/websocket-transport.ts";
 
 export interface GatewayOptions {
   config: GatewayConfig;
   store: StoreDriver;
+  /** The live hub (a driver of adapters/hub/registry.ts, e.g. `inProcessHub()`). Closed with the gateway. */
+  hub: LiveHub;
+  /** The upstream services the config's sources and upstreams name. Default: the built-in ones. */
+  services?: ServiceRegistry;
   /** Default: Web Crypto. */
   crypto?: CryptoPort;
   /** Default: `readRawBody` (Web streams). The Node adapter reads the IncomingMessage directly. */
@@ -89,6 +96,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const ctx: GatewayContext = {
     config,
     sources: new Map(config.sources.map((s) => [s.id, s])),
+    services: options.services ?? builtinServices,
     store,
     crypto,
     readBody: options.readBody ?? readRawBody,
@@ -98,10 +106,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     clock,
     clients: createClientAuthenticator(config.clients, config.auth, crypto, () => clock.now()),
     routes: compileRoutes(config.routes),
-    hub: createEventHub((error) => logger.error("event subscriber failed", { error: String(error) })),
+    hub: isolateListeners(options.hub, (error) => logger.error("event subscriber failed", { error: String(error) })),
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
   };
-  ctx.delivery = options.delivery && createDeliveryEngine(ctx, options.delivery);
+  ctx.delivery =
+    options.delivery && createDeliveryEngine({ ...ctx, destinations: config.destinations }, options.delivery);
 
   const live = createLiveStream(ctx, options.stream);
 
@@ -164,6 +173,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       await ctx.delivery?.stop();
       await options.delivery?.outbox.close();
       live.shutdown();
+      await ctx.hub.close();
       return store.close();
     },
   };

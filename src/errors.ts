@@ -5,7 +5,7 @@
  */
 import { HTTPError } from "h3";
 
-/** Stable error codes of the gateway's public surface (see PRODUCT.md). */
+/** Stable error codes of the gateway's public surface (README, "Webhook ingress", "API proxy" and the other sections). */
 export type ErrorCode =
   | "invalid_signature"
   | "timestamp_out_of_tolerance"

@@ -1,28 +1,32 @@
 /**
- * What every handler of the gateway shares: the validated config, the store driver, the crypto
+ * What the gateway's request handlers share: the validated config, the store driver, the crypto
  * port, metrics, logger and clock. Built once by `createGateway`; runtime adapters supply the
- * parts that differ per runtime.
+ * parts that differ per runtime. The delivery engine, the proxy and the live stream take the
+ * narrow dependencies they use (their `*Deps` types), not this whole context.
  */
 
 import type { ClientAuthenticator } from "./auth/authenticate-client.ts";
 import type { GatewayConfig, SourceConfig } from "./config/schema.ts";
 import type { CryptoPort } from "./crypto/crypto-port.ts";
 import type { DeliveryEngine } from "./delivery/delivery-engine.ts";
-import type { EventHub } from "./events/event-hub.ts";
 import type { RawBodyResult } from "./ingress/read-raw-body.ts";
+import type { Clock } from "./ops/clock.ts";
 import type { Logger } from "./ops/logger.ts";
 import type { Metrics } from "./ops/metrics.ts";
+import type { UpstreamFetch } from "./proxy/upstream-fetch.ts";
 import type { CompiledRoute } from "./routes/match-routes.ts";
+import type { ServiceRegistry } from "./services/service-contract.ts";
 import type { StoreDriver } from "./store/contract.ts";
+import type { LiveHub } from "./stream/hub-contract.ts";
 
-export interface Clock {
-  /** Epoch milliseconds. */
-  now(): number;
-}
+export type { Clock } from "./ops/clock.ts";
+export type { UpstreamFetch, UpstreamRequestInit } from "./proxy/upstream-fetch.ts";
 
 export interface GatewayContext {
   config: GatewayConfig;
   sources: ReadonlyMap<string, SourceConfig>;
+  /** The upstream services sources and upstreams name (src/services/registry.ts). */
+  services: ServiceRegistry;
   store: StoreDriver;
   crypto: CryptoPort;
   metrics: Metrics;
@@ -32,8 +36,8 @@ export interface GatewayContext {
   upstreamFetch: UpstreamFetch;
   /** Reads a request body as exact bytes up to a limit (runtime adapters may supply a faster one). */
   readBody: (request: Request, limit: number) => Promise<RawBodyResult>;
-  /** Notified after each durable append (outbox, live stream). */
-  hub: EventHub;
+  /** Notified after each durable append (delivery engine, live stream). */
+  hub: LiveHub;
   /** Authenticates clients (API keys, JWTs). */
   clients: ClientAuthenticator;
   /** The configured routes, compiled. */
@@ -43,20 +47,3 @@ export interface GatewayContext {
   /** Hashes (`sha256:<hex>`) of the admin API keys. */
   adminKeyHashes: ReadonlySet<string>;
 }
-
-export const systemClock: Clock = { now: () => Date.now() };
-
-/** A proxied call: `fetch`'s init plus the wait allowed for the response headers. */
-export interface UpstreamRequestInit extends RequestInit {
-  /** `"half"` marks a streamed request body. */
-  duplex?: "half";
-  /** Milliseconds until the response headers; then reject with `UpstreamTimeoutError`. */
-  timeoutMs: number;
-}
-
-/**
- * The proxy's HTTP client: `fetch` semantics without following redirects, rejecting with
- * `UpstreamTimeoutError` (src/proxy/upstream-fetch.ts) when the headers are late and with any
- * other error when the upstream cannot be reached.
- */
-export type UpstreamFetch = (url: string, init: UpstreamRequestInit) => Promise<Response>;

@@ -9,7 +9,8 @@ import { serve } from "h3/cloudflare";
 import { resolveConfig } from "../../src/config/resolve-config.ts";
 import type { GatewayConfig } from "../../src/config/schema.ts";
 import { createGateway } from "../../src/create-gateway.ts";
-import { createMemoryStore } from "../store/memory.ts";
+import { inProcessHub } from "../hub/in-process.ts";
+import { memoryStore } from "../store/memory.ts";
 
 /** The bindings this Worker reads (vars or secrets, all strings). */
 export interface WorkerEnv {
@@ -50,7 +51,11 @@ let server: Server | undefined;
 // the field (never the secret); the runtime logs it and answers 500 until the binding is fixed.
 function serverFor(env: WorkerEnv): Server {
   if (!server) {
-    const gateway = createGateway({ config: createWorkerConfig(env), store: createMemoryStore() });
+    const gateway = createGateway({
+      config: createWorkerConfig(env),
+      store: memoryStore(),
+      hub: inProcessHub(undefined),
+    });
     server = serve(gateway.app, { manual: true });
   }
   return server;

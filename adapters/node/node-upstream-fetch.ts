@@ -9,7 +9,7 @@
 import { EventEmitter } from "node:events";
 import { Readable } from "node:stream";
 import { Agent, request } from "undici";
-import type { UpstreamFetch } from "../../src/gateway-context.ts";
+import type { UpstreamFetch } from "../../src/proxy/upstream-fetch.ts";
 import { armHeaderTimeout, UpstreamTimeoutError } from "../../src/proxy/upstream-fetch.ts";
 
 export interface NodeUpstreamFetchOptions {

@@ -6,15 +6,17 @@
 import type { Server } from "node:http";
 import { plugin as ws } from "crossws/server";
 import { serve } from "h3";
-import type { GatewayConfig, StoreConfig } from "../../src/config/schema.ts";
+import type { GatewayConfig } from "../../src/config/schema.ts";
 import { createGateway, type Gateway, type GatewayOptions } from "../../src/create-gateway.ts";
 import type { OutboxStore } from "../../src/delivery/outbox-contract.ts";
 import { createLogger, type Logger } from "../../src/ops/logger.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
 import { readStreamOptionsFromEnv, type StreamOptionsInput } from "../../src/stream/stream-options.ts";
 import type { CorkPeer } from "../../src/stream/websocket-transport.ts";
-import { createSinks } from "./create-sinks.ts";
-import { createConfiguredStore } from "./create-store.ts";
+import { openConfiguredHub } from "../hub/registry.ts";
+import { openConfiguredOutbox } from "../outbox/registry.ts";
+import { createConfiguredSinks } from "../sink/registry.ts";
+import { openConfiguredStore } from "../store/registry.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
 import { readNodeBody } from "./read-node-body.ts";
@@ -61,13 +63,15 @@ const corkNodeWebSocket: CorkPeer = (peer) => {
 export async function startNodeGateway(options: NodeGatewayOptions): Promise<RunningGateway> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
-  const store = options.store ?? (await createConfiguredStore(config.store));
+  const store = options.store ?? (await openConfiguredStore(config.store));
   const stream = options.stream ?? readStreamOptionsFromEnv(process.env);
-  const outbox = options.outbox ?? (await createConfiguredOutbox(config.store));
-  const sinks = await createSinks(config.destinations, { logger });
+  const outbox = options.outbox ?? (await openConfiguredOutbox(config.store));
+  const sinks = await createConfiguredSinks(config.destinations, { logger });
+  const hub = await openConfiguredHub(config.hub);
   const gateway = createGateway({
     config,
     store,
+    hub,
     crypto: createNodeCrypto(),
     readBody: readNodeBody,
     upstreamFetch: createNodeUpstreamFetch(),
@@ -130,14 +134,4 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     return stopping;
   };
   return { url, gateway, stop };
-}
-
-/** The outbox that goes with the store: the disk log next to the journal, or memory. */
-async function createConfiguredOutbox(config: StoreConfig): Promise<OutboxStore> {
-  if (config.driver === "disk") {
-    const { openDiskOutbox } = await import("../store/disk-outbox.ts");
-    return openDiskOutbox({ dir: config.dir });
-  }
-  const { createMemoryOutbox } = await import("../store/memory-outbox.ts");
-  return createMemoryOutbox();
 }

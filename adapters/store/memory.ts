@@ -17,10 +17,8 @@ interface Mark {
   expiresAt: number;
 }
 
-/** Creates an in-memory store; `failWrites` lets tests simulate an unavailable store. */
-export const memoryStore: StoreFactory<MemoryStoreOptions> = (options = {}) => createMemoryStore(options);
-
-export function createMemoryStore(options: MemoryStoreOptions = {}): StoreDriver & { failWrites: boolean } {
+/** The memory store driver; `failWrites` lets tests simulate an unavailable store. */
+export const memoryStore = ((options: MemoryStoreOptions = {}): StoreDriver & { failWrites: boolean } => {
   const now = options.now ?? Date.now;
   const marks = new Map<string, Mark>();
   const byId = new Map<string, EventRecord>();
@@ -108,4 +106,4 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StoreDriver
     },
   };
   return store;
-}
+}) satisfies StoreFactory<MemoryStoreOptions>;

@@ -4,7 +4,8 @@
  * exactly as the upstreams sign (a few microseconds each, off the measured server's core).
  */
 import { createHmac } from "node:crypto";
-import { buildEsignBody, buildStaffingBody } from "../../src/samples/sample-webhooks.ts";
+import { buildEsignBody } from "../../src/services/esign/esign-samples.ts";
+import { buildStaffingBody } from "../../src/services/staffing/staffing-samples.ts";
 import type { LoadRequest } from "./autocannon-run.ts";
 
 const MARK = "__UNIQUE__";

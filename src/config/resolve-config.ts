@@ -4,7 +4,9 @@
  * `ConfigError` naming the exact field path and what was expected; start-up stops there.
  */
 import * as v from "valibot";
-import { type GatewayConfig, GatewayConfigSchema } from "./schema.ts";
+import { builtinServices } from "../services/registry.ts";
+import type { ServiceRegistry } from "../services/service-contract.ts";
+import { createGatewayConfigSchema, type GatewayConfig, GatewayConfigSchema } from "./schema.ts";
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -43,12 +45,20 @@ function interpolate(
   return value;
 }
 
-/** Validates a raw config object (from .ts or .json) against the schema, after env interpolation. */
-export function resolveConfig(raw: unknown, env: Record<string, string | undefined>): GatewayConfig {
+/**
+ * Validates a raw config object (from .ts or .json) against the schema, after env interpolation.
+ * `services` are the upstream services sources and upstreams may name (default the built-in ones).
+ */
+export function resolveConfig(
+  raw: unknown,
+  env: Record<string, string | undefined>,
+  services: ServiceRegistry = builtinServices,
+): GatewayConfig {
   const missing: string[] = [];
   const interpolated = interpolate(raw, env, "", missing);
   if (missing.length > 0) throw new ConfigError(missing);
-  const result = v.safeParse(GatewayConfigSchema, interpolated);
+  const schema = services === builtinServices ? GatewayConfigSchema : createGatewayConfigSchema(services);
+  const result = v.safeParse(schema, interpolated);
   if (!result.success) {
     throw new ConfigError(
       result.issues.map((issue) => {

@@ -7,9 +7,12 @@ import * as v from "valibot";
 import { EmailDestinationSchema } from "../delivery/email/email-destination-schema.ts";
 import { HttpDestinationSchema } from "../delivery/http/http-destination-schema.ts";
 import { QueueDestinationSchema } from "../delivery/queue/queue-destination-schema.ts";
+import { builtinServices } from "../services/registry.ts";
+import type { ServiceRegistry } from "../services/service-contract.ts";
 import { AuthSchema, ClientSchema } from "./clients-schema.ts";
-import { RouteSchema, StreamDestinationSchema } from "./routes-schema.ts";
-import { UpstreamsSchema } from "./upstreams-schema.ts";
+import { createRouteSchema, StreamDestinationSchema } from "./routes-schema.ts";
+import { servicePicklist } from "./service-picklist.ts";
+import { createUpstreamsSchema } from "./upstreams-schema.ts";
 
 const id = v.pipe(
   v.string(),
@@ -21,11 +24,7 @@ const secret = v.pipe(v.string(), v.minLength(16, "a secret of at least 16 chara
 /** SHA-256 of an API key, hex: `sha256:<64 hex>`. Generate with `gateway hash-key <key>`. */
 const keyHash = v.pipe(v.string(), v.regex(/^sha256:[0-9a-f]{64}$/, "`sha256:` followed by 64 lower-case hex digits"));
 
-export const SourceSchema = v.strictObject({
-  /** Path segment of `POST /webhooks/{id}`. */
-  id,
-  /** Which upstream signs and shapes the webhooks of this source. */
-  service: v.picklist(["esign", "staffing"], "`esign` or `staffing`"),
+const sourceEntries = {
   /** Active signing secrets; any one verifies (rotation). */
   secrets: v.pipe(v.array(secret), v.minLength(1, "at least one secret"), v.maxLength(8)),
   /** staffing: accepted |now - t| in seconds. Default 300. */
@@ -39,7 +38,20 @@ export const SourceSchema = v.strictObject({
   ),
   /** staffing: `delivery-id` (X-Svc-Delivery-Id, body hash when absent) or `body-sha256`. */
   identity: v.optional(v.picklist(["delivery-id", "body-sha256"]), "delivery-id"),
-});
+};
+
+/** A source's schema, its `service` one of the registry's names. */
+export function createSourceSchema(services: ServiceRegistry) {
+  return v.strictObject({
+    /** Path segment of `POST /webhooks/{id}`. */
+    id,
+    /** Which upstream signs and shapes the webhooks of this source (a name in src/services/registry.ts). */
+    service: servicePicklist(services),
+    ...sourceEntries,
+  });
+}
+
+export const SourceSchema = createSourceSchema(builtinServices);
 
 export const StoreConfigSchema = v.variant("driver", [
   v.strictObject({ driver: v.literal("memory") }),
@@ -49,6 +61,9 @@ export const StoreConfigSchema = v.variant("driver", [
     dir: v.optional(v.pipe(v.string(), v.minLength(1)), ".data"),
   }),
 ]);
+
+/** The live hub driver (adapters/hub/registry.ts). Default `in-process`. */
+export const HubConfigSchema = v.variant("driver", [v.strictObject({ driver: v.literal("in-process") })]);
 
 /**
  * Destination variants by `type`. Each destination module adds its schema here
@@ -61,94 +76,104 @@ export const DestinationSchema = v.variant("type", [
   EmailDestinationSchema,
 ]);
 
-const GatewayConfigObject = v.strictObject({
-  server: v.optional(
-    v.strictObject({
-      /** Default 127.0.0.1. */
-      host: v.optional(v.string(), "127.0.0.1"),
-      /** Default 8787; 0 picks a free port. */
-      port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(65_535)), 8787),
-    }),
-    {},
-  ),
-  store: v.optional(StoreConfigSchema, { driver: "disk" }),
-  /** Source ids are unique (checked below, so the error names the duplicate's path). */
-  sources: v.array(SourceSchema),
-  admin: v.optional(
-    v.strictObject({
-      /** Hashes of the API keys allowed to read the event log and metrics. */
-      apiKeyHashes: v.optional(v.array(keyHash), []),
-    }),
-    {},
-  ),
-  /** Where events can go. */
-  destinations: v.optional(v.array(DestinationSchema), []),
-  /** Which events go to which destinations. */
-  routes: v.optional(v.array(RouteSchema), []),
-  /** Callers of the proxy, live stream and admin API. */
-  clients: v.optional(
-    v.pipe(
-      v.array(ClientSchema),
-      v.check((clients) => new Set(clients.map((c) => c.id)).size === clients.length, "client ids must be unique"),
-    ),
-    [],
-  ),
-  /** How client JWTs are verified. */
-  auth: v.optional(AuthSchema, {}),
-  /** APIs proxied at `/api/{upstreamId}/...` (see upstreams-schema.ts). Default none. */
-  upstreams: v.optional(UpstreamsSchema, []),
-  /** Days an event stays in the log. Default 30. */
-  retentionDays: v.optional(v.pipe(v.number(), v.minValue(0.001), v.maxValue(3650)), 30),
-  /** Seconds an "in progress" claim lives before a retry may take over. Default 30. */
-  claimTtlSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600)), 30),
-  /** Enables `POST /sources/{id}/test-events` (signed samples, README "Web console"). Default false; on in the zero-config development setup. */
-  testEvents: v.optional(v.boolean(), false),
-  log: v.optional(
-    v.strictObject({
-      /** `debug`, `info` (default), `warn`, `error` or `silent`. */
-      level: v.optional(v.picklist(["debug", "info", "warn", "error", "silent"]), "info"),
-    }),
-    {},
-  ),
-});
+/** The configuration's schema for a registry of upstream services. */
+export function createGatewayConfigSchema(services: ServiceRegistry) {
+  return v.pipe(gatewayConfigObject(services), v.rawCheck(checkCrossReferences));
+}
 
-/** The whole configuration, with the cross-references checked. */
-export const GatewayConfigSchema = v.pipe(
-  GatewayConfigObject,
-  v.rawCheck(({ dataset, addIssue }) => {
-    if (!dataset.typed) return;
-    const { destinations, routes, sources } = dataset.value;
-    const sourceIds = new Set<string>();
-    sources.forEach((s, i) => {
-      if (sourceIds.has(s.id)) {
+const gatewayConfigObject = (services: ServiceRegistry) =>
+  v.strictObject({
+    server: v.optional(
+      v.strictObject({
+        /** Default 127.0.0.1. */
+        host: v.optional(v.string(), "127.0.0.1"),
+        /** Default 8787; 0 picks a free port. */
+        port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(65_535)), 8787),
+      }),
+      {},
+    ),
+    store: v.optional(StoreConfigSchema, { driver: "disk" }),
+    /** How the ingress announces recorded events to the engine and the live stream. Default in-process. */
+    hub: v.optional(HubConfigSchema, { driver: "in-process" }),
+    /** Source ids are unique (checked below, so the error names the duplicate's path). */
+    sources: v.array(createSourceSchema(services)),
+    admin: v.optional(
+      v.strictObject({
+        /** Hashes of the API keys allowed to read the event log and metrics. */
+        apiKeyHashes: v.optional(v.array(keyHash), []),
+      }),
+      {},
+    ),
+    /** Where events can go. */
+    destinations: v.optional(v.array(DestinationSchema), []),
+    /** Which events go to which destinations. */
+    routes: v.optional(v.array(createRouteSchema(services)), []),
+    /** Callers of the proxy, live stream and admin API. */
+    clients: v.optional(
+      v.pipe(
+        v.array(ClientSchema),
+        v.check((clients) => new Set(clients.map((c) => c.id)).size === clients.length, "client ids must be unique"),
+      ),
+      [],
+    ),
+    /** How client JWTs are verified. */
+    auth: v.optional(AuthSchema, {}),
+    /** APIs proxied at `/api/{upstreamId}/...` (see upstreams-schema.ts). Default none. */
+    upstreams: v.optional(createUpstreamsSchema(services), []),
+    /** Days an event stays in the log. Default 30. */
+    retentionDays: v.optional(v.pipe(v.number(), v.minValue(0.001), v.maxValue(3650)), 30),
+    /** Seconds an "in progress" claim lives before a retry may take over. Default 30. */
+    claimTtlSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600)), 30),
+    /** Enables `POST /sources/{id}/test-events` (signed samples, README "Web console"). Default false; on in the zero-config development setup. */
+    testEvents: v.optional(v.boolean(), false),
+    log: v.optional(
+      v.strictObject({
+        /** `debug`, `info` (default), `warn`, `error` or `silent`. */
+        level: v.optional(v.picklist(["debug", "info", "warn", "error", "silent"]), "info"),
+      }),
+      {},
+    ),
+  });
+
+/** The whole configuration for the built-in services, with the cross-references checked. */
+export const GatewayConfigSchema = createGatewayConfigSchema(builtinServices);
+
+type ConfigObjectOutput = v.InferOutput<ReturnType<typeof gatewayConfigObject>>;
+
+/** Unique source and destination ids; routes name configured destinations. */
+function checkCrossReferences({ dataset, addIssue }: v.RawCheckContext<ConfigObjectOutput>): void {
+  if (!dataset.typed) return;
+  const { destinations, routes, sources } = dataset.value;
+  const sourceIds = new Set<string>();
+  sources.forEach((s, i) => {
+    if (sourceIds.has(s.id)) {
+      addIssue({
+        message: `a unique source id (duplicate "${s.id}")`,
+        path: pathOf(dataset.value, ["sources", i, "id"]),
+      });
+    }
+    sourceIds.add(s.id);
+  });
+  const ids = new Set<string>();
+  destinations.forEach((d, i) => {
+    if (ids.has(d.id))
+      addIssue({
+        message: `a unique destination id (duplicate "${d.id}")`,
+        path: pathOf(dataset.value, ["destinations", i, "id"]),
+      });
+    ids.add(d.id);
+  });
+  routes.forEach((route, r) => {
+    route.destinations.forEach((destination, i) => {
+      if (!ids.has(destination)) {
         addIssue({
-          message: `a unique source id (duplicate "${s.id}")`,
-          path: pathOf(dataset.value, ["sources", i, "id"]),
+          message: `the id of a configured destination (no destination "${destination}")`,
+          path: pathOf(dataset.value, ["routes", r, "destinations", i]),
         });
       }
-      sourceIds.add(s.id);
     });
-    const ids = new Set<string>();
-    destinations.forEach((d, i) => {
-      if (ids.has(d.id))
-        addIssue({
-          message: `a unique destination id (duplicate "${d.id}")`,
-          path: pathOf(dataset.value, ["destinations", i, "id"]),
-        });
-      ids.add(d.id);
-    });
-    routes.forEach((route, r) => {
-      route.destinations.forEach((destination, i) => {
-        if (!ids.has(destination)) {
-          addIssue({
-            message: `the id of a configured destination (no destination "${destination}")`,
-            path: pathOf(dataset.value, ["routes", r, "destinations", i]),
-          });
-        }
-      });
-    });
-  }),
-);
+  });
+}
 
 /** Builds a valibot issue path for `addIssue` from keys. */
 function pathOf(root: unknown, keys: (string | number)[]): [v.IssuePathItem, ...v.IssuePathItem[]] {
@@ -174,6 +199,7 @@ export type GatewayConfigInput = v.InferInput<typeof GatewayConfigSchema>;
 export type GatewayConfig = v.InferOutput<typeof GatewayConfigSchema>;
 export type SourceConfig = v.InferOutput<typeof SourceSchema>;
 export type StoreConfig = v.InferOutput<typeof StoreConfigSchema>;
+export type HubConfig = v.InferOutput<typeof HubConfigSchema>;
 export type DestinationConfig = v.InferOutput<typeof DestinationSchema>;
 
 /** Identity helper for typed `.ts` config files. */

@@ -1,11 +1,14 @@
 /**
- * Upstreams of the API proxy, by id: `/api/{id}/{path}` goes to `{baseUrl}{path}`. Two kinds:
- * `esign` (OAuth 2.0 client credentials, token fetched and cached by the gateway) and `staffing`
- * (a bearer API key). Several accounts of one service may be configured side by side under
+ * Upstreams of the API proxy, by id: `/api/{id}/{path}` goes to `{baseUrl}{path}`. `service`
+ * names a registered service (src/services/registry.ts), whose credential kind decides the
+ * credential fields: `oauth-client-credentials` (`clientId`, `clientSecret`; a token fetched
+ * and cached by the gateway) or `api-key` (`apiKey`, sent as a bearer token). Several accounts of one service may be configured side by side under
  * different ids. Credentials come from the environment (`${VAR}`); an upstream whose base URL or
  * credentials are absent stays mounted but answers 503 until it is configured.
  */
 import * as v from "valibot";
+import { builtinServices } from "../services/registry.ts";
+import type { ProxyCredentialKind, ServiceRegistry, UpstreamService } from "../services/service-contract.ts";
 
 const id = v.pipe(
   v.string(),
@@ -40,40 +43,64 @@ const common = {
   ),
 };
 
-export const EsignUpstreamSchema = v.strictObject({
-  ...common,
-  service: v.literal("esign"),
+/** Credential fields of the `oauth-client-credentials` kind. */
+const oauthFields = {
   /** OAuth client id. Absent: the upstream answers 503. */
   clientId: v.optional(credential),
   /** OAuth client secret (from the environment). Absent: the upstream answers 503. */
   clientSecret: v.optional(credential),
-});
+};
 
-export const StaffingUpstreamSchema = v.strictObject({
-  ...common,
-  service: v.literal("staffing"),
-  /** The staffing API key (from the environment). Absent: the upstream answers 503. */
+/** Credential fields of the `api-key` kind. */
+const apiKeyFields = {
+  /** The service's API key (from the environment). Absent: the upstream answers 503. */
   apiKey: v.optional(credential),
-});
+};
 
-export const UpstreamSchema = v.variant("service", [EsignUpstreamSchema, StaffingUpstreamSchema]);
+/** The fields an upstream of each credential kind needs before it can be called. */
+export const REQUIRED_CREDENTIAL_FIELDS: Readonly<Record<ProxyCredentialKind["kind"], readonly string[]>> = {
+  "oauth-client-credentials": ["clientId", "clientSecret"],
+  "api-key": ["apiKey"],
+};
 
-export const UpstreamsSchema = v.pipe(
-  v.array(UpstreamSchema),
-  v.check((upstreams) => new Set(upstreams.map((u) => u.id)).size === upstreams.length, "upstream ids must be unique"),
-);
+function oauthUpstreamSchema(name: string) {
+  return v.strictObject({ ...common, service: v.literal(name), ...oauthFields });
+}
 
-export type UpstreamConfig = v.InferOutput<typeof UpstreamSchema>;
-export type EsignUpstreamConfig = v.InferOutput<typeof EsignUpstreamSchema>;
-export type StaffingUpstreamConfig = v.InferOutput<typeof StaffingUpstreamSchema>;
+function apiKeyUpstreamSchema(name: string) {
+  return v.strictObject({ ...common, service: v.literal(name), ...apiKeyFields });
+}
+
+type UpstreamVariant = ReturnType<typeof oauthUpstreamSchema> | ReturnType<typeof apiKeyUpstreamSchema>;
+
+/** One upstream's schema, by its service's credential kind. */
+function upstreamSchemaOf(service: UpstreamService): UpstreamVariant {
+  return service.proxyCredentials.kind === "oauth-client-credentials"
+    ? oauthUpstreamSchema(service.name)
+    : apiKeyUpstreamSchema(service.name);
+}
+
+/** The `upstreams` list's schema for a registry of services; ids are unique. */
+export function createUpstreamsSchema(services: ServiceRegistry) {
+  const variants = [...services.values()].map(upstreamSchemaOf) as [UpstreamVariant, ...UpstreamVariant[]];
+  return v.pipe(
+    v.array(v.variant("service", variants)),
+    v.check(
+      (upstreams) => new Set(upstreams.map((u) => u.id)).size === upstreams.length,
+      "upstream ids must be unique",
+    ),
+  );
+}
+
+export const UpstreamsSchema = createUpstreamsSchema(builtinServices);
+
+export type UpstreamConfig = v.InferOutput<UpstreamVariant>;
+/** An upstream whose service authenticates with OAuth client credentials. */
+export type OAuthUpstreamConfig = v.InferOutput<ReturnType<typeof oauthUpstreamSchema>>;
 
 /** Names the fields an upstream still needs before it can be called (empty when ready). */
-export function missingUpstreamFields(upstream: UpstreamConfig): string[] {
-  const wanted: Record<string, unknown> =
-    upstream.service === "esign"
-      ? { baseUrl: upstream.baseUrl, clientId: upstream.clientId, clientSecret: upstream.clientSecret }
-      : { baseUrl: upstream.baseUrl, apiKey: upstream.apiKey };
-  return Object.entries(wanted)
-    .filter(([, value]) => value === undefined)
-    .map(([name]) => name);
+export function missingUpstreamFields(upstream: UpstreamConfig, services: ServiceRegistry = builtinServices): string[] {
+  const kind = services.get(upstream.service)?.proxyCredentials.kind ?? "api-key";
+  const values = upstream as Record<string, unknown>;
+  return ["baseUrl", ...REQUIRED_CREDENTIAL_FIELDS[kind]].filter((name) => values[name] === undefined);
 }

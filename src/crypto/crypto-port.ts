@@ -4,6 +4,8 @@
  * the Node adapter may inject a faster synchronous one built on `node:crypto`.
  */
 
+import { concatBytes } from "../encoding/concat-bytes.ts";
+
 export interface CryptoPort {
   /**
    * True when `mac` is the HMAC-SHA256 of the concatenation of `parts` under `secret`.
@@ -17,22 +19,6 @@ export interface CryptoPort {
 }
 
 const encoder = new TextEncoder();
-
-function concat(parts: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
-  const first = parts[0];
-  if (parts.length === 1 && first && first.buffer instanceof ArrayBuffer) {
-    return first as Uint8Array<ArrayBuffer>;
-  }
-  let size = 0;
-  for (const part of parts) size += part.byteLength;
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.byteLength;
-  }
-  return out;
-}
 
 /** Web Crypto implementation; imported keys are cached per secret. */
 export function createWebCrypto(): CryptoPort {
@@ -52,10 +38,10 @@ export function createWebCrypto(): CryptoPort {
     async verifyHmacSha256(secret, parts, mac) {
       if (mac.byteLength !== 32) return false;
       // subtle.verify compares in constant time inside the runtime.
-      return crypto.subtle.verify("HMAC", await keyFor(secret), mac as Uint8Array<ArrayBuffer>, concat(parts));
+      return crypto.subtle.verify("HMAC", await keyFor(secret), mac as Uint8Array<ArrayBuffer>, concatBytes(parts));
     },
     async signHmacSha256(secret, parts) {
-      return new Uint8Array(await crypto.subtle.sign("HMAC", await keyFor(secret), concat(parts)));
+      return new Uint8Array(await crypto.subtle.sign("HMAC", await keyFor(secret), concatBytes(parts)));
     },
     async sha256(data) {
       return new Uint8Array(await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>));

@@ -3,14 +3,19 @@
  * that has a sink (`stream` destinations belong to the live stream and are not ours). It resumes
  * from the outbox on start, and offers what the admin API needs: health, pause/resume, replay.
  */
-import type { GatewayContext } from "../gateway-context.ts";
+import type { Clock } from "../ops/clock.ts";
+import type { Logger } from "../ops/logger.ts";
+import type { Metrics } from "../ops/metrics.ts";
+import type { CompiledRoute } from "../routes/match-routes.ts";
+import type { StoreDriver } from "../store/contract.ts";
+import type { LiveHub } from "../stream/hub-contract.ts";
 import { resolveDeliveryPolicy } from "./delivery-policy.ts";
 import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
 import type { DeliveryPage, DeliveryQuery, DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
 import { type BulkReplayFilter, type ReplayDeps, replayBulk, replayEvent } from "./replay-deliveries.ts";
 import { createRouteDispatcher } from "./route-dispatcher.ts";
 import { type Scheduler, systemScheduler } from "./scheduler.ts";
-import type { Sink } from "./sink-contract.ts";
+import type { DestinationShape, Sink } from "./sink-contract.ts";
 import { createWorkTracker } from "./work-tracker.ts";
 
 export interface DeliveryEngineOptions {
@@ -29,6 +34,19 @@ export interface DeliveryEngineOptions {
   stopGraceMs?: number;
 }
 
+/** What the engine uses of the gateway. */
+export interface DeliveryEngineDeps {
+  /** Every configured destination (each sink's must be among them). */
+  destinations: readonly DestinationShape[];
+  routes: readonly CompiledRoute[];
+  store: StoreDriver;
+  /** Wakes the route dispatcher after each durable append. */
+  hub: Pick<LiveHub, "subscribe">;
+  clock: Clock;
+  metrics: Metrics;
+  logger: Logger;
+}
+
 export interface DestinationHealth extends LaneHealth {
   type: string;
   /** Records per state in the outbox. */
@@ -38,13 +56,13 @@ export interface DestinationHealth extends LaneHealth {
 export type DeliveryEngine = ReturnType<typeof createDeliveryEngine>;
 
 /** Creates the engine; nothing runs until `start`. */
-export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngineOptions) {
+export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryEngineOptions) {
   const { outbox } = options;
   const { clock, logger } = ctx;
   const scheduler = options.scheduler ?? systemScheduler;
   const tracker = createWorkTracker((error) => logger.error("delivery work failed", { error: String(error) }));
   const lanes = new Map<string, DestinationLane>();
-  const types = new Map(ctx.config.destinations.map((d) => [d.id, d.type as string]));
+  const types = new Map(ctx.destinations.map((d) => [d.id, d.type]));
   let unsubscribe: (() => void) | undefined;
 
   const persist = async (records: DeliveryRecord[]) => {
@@ -82,7 +100,7 @@ export function createDeliveryEngine(ctx: GatewayContext, options: DeliveryEngin
     async start() {
       const saved = new Map((await outbox.listDestinationStates()).map((s) => [s.id, s]));
       for (const sink of options.sinks) {
-        const destination = ctx.config.destinations.find((d) => d.id === sink.destinationId);
+        const destination = ctx.destinations.find((d) => d.id === sink.destinationId);
         if (!destination) throw new Error(`sink for unknown destination "${sink.destinationId}"`);
         const policy = resolveDeliveryPolicy(destination);
         const deps = {

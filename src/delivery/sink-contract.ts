@@ -5,7 +5,6 @@
  * and an HTTP mail API) implements only `deliver`. Sinks never throw for a failed attempt: they
  * return the outcome, which the engine turns into the next state.
  */
-import type { DestinationConfig } from "../config/schema.ts";
 import type { EventRecord } from "../store/contract.ts";
 
 export interface DeliveryAttemptResult {
@@ -31,8 +30,14 @@ export interface Sink {
   close(): Promise<void>;
 }
 
+/** What every configured destination has (the full variants live in src/config/schema.ts). */
+export interface DestinationShape {
+  id: string;
+  type: string;
+}
+
 /** A typed factory per transport, as for store drivers. */
-export type SinkFactory<Destination extends DestinationConfig = DestinationConfig, Deps = unknown> = (
+export type SinkFactory<Destination extends DestinationShape = DestinationShape, Deps = unknown> = (
   destination: Destination,
   deps: Deps,
 ) => Sink;

@@ -1,10 +1,11 @@
 /**
  * The CloudEvents 1.0 structured-JSON envelope every recorded event is normalized into
- * (PRODUCT.md, "Event envelope"). Extension attribute names follow the CloudEvents naming rule
+ * (README, "The event envelope"). Extension attribute names follow the CloudEvents naming rule
  * (lower-case letters and digits only).
  */
 
-export type ServiceType = "esign" | "staffing";
+/** The name of a registered upstream service (src/services/registry.ts). */
+export type ServiceType = string;
 
 export interface GatewayEvent {
   specversion: "1.0";
@@ -12,9 +13,9 @@ export interface GatewayEvent {
   id: string;
   /** URI reference of the source, e.g. `/webhooks/esign`. */
   source: string;
-  /** Upstream event name, e.g. `agreement.completed`, `candidate.accepted`. */
+  /** Upstream event name, e.g. `agreement.completed`. */
   type: string;
-  /** `agreements/{agreement_id}` or `staffing-requests/{staffingRequestId}` when known. */
+  /** What the event is about, as the source's service names it (e.g. `agreements/{id}`), when known. */
   subject?: string;
   /** When the upstream says the event happened, else the receive time (RFC 3339). */
   time: string;
@@ -25,8 +26,8 @@ export interface GatewayEvent {
   service: ServiceType;
   /** Extension: the upstream identity used for dedupe. */
   upstreamid: string;
-  /** Extension: how the identity was obtained: `event_id`, `delivery-id` or `body-sha256`. */
-  upstreamidkind: "event_id" | "delivery-id" | "body-sha256";
+  /** Extension: how the identity was obtained, as the service says (`event_id`, `delivery-id`, `body-sha256`). */
+  upstreamidkind: string;
   /** Extension: when the gateway received the webhook (RFC 3339). */
   receivedtime: string;
 }

@@ -1,6 +1,6 @@
 /**
  * Gateway event ids are a deterministic function of (source id, upstream identity), so every
- * copy of one upstream event, on any instance, carries the same id (PRODUCT.md, "Event identity").
+ * copy of one upstream event, on any instance, carries the same id (README, "The event envelope").
  */
 import { type CryptoPort, toHex, utf8 } from "../crypto/crypto-port.ts";
 

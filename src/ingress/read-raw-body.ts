@@ -3,6 +3,7 @@
  * buffering them: a declared Content-Length over the limit is refused before reading, and a
  * streamed body is cut off as soon as it passes the limit.
  */
+import { concatBytes } from "../encoding/concat-bytes.ts";
 
 export type RawBodyResult = { ok: true; bytes: Uint8Array } | { ok: false; reason: "too_large" };
 
@@ -30,11 +31,5 @@ export async function readRawBody(request: Request, limit: number): Promise<RawB
     chunks.push(value);
   }
   if (chunks.length === 1) return { ok: true, bytes: chunks[0] as Uint8Array };
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return { ok: true, bytes };
+  return { ok: true, bytes: concatBytes(chunks, size) };
 }

@@ -9,7 +9,7 @@
  *   4. any failure after verification answers 5xx so the upstream retries.
  */
 import { HTTPResponse } from "h3";
-import { encodeRawBody } from "../_internal/raw-body-text.ts";
+import { encodeRawBody } from "../encoding/raw-body-text.ts";
 import { createGatewayError } from "../errors.ts";
 import { normalizeEvent } from "../events/normalize-event.ts";
 import type { GatewayContext } from "../gateway-context.ts";
@@ -69,7 +69,7 @@ export async function receiveWebhook(
   }
   const started = performance.now();
   const receivedAt = ctx.clock.now();
-  const verified = await verifyWebhook(source, request.headers, body.bytes, receivedAt, ctx.crypto);
+  const verified = await verifyWebhook(source, request.headers, body.bytes, receivedAt, ctx.crypto, ctx.services);
   if (!verified.ok) {
     if (verified.reason === "timestamp_out_of_tolerance") {
       throw reject(
@@ -97,7 +97,7 @@ export async function receiveWebhook(
   const stored = encodeRawBody(body.bytes);
   const text = stored.encoding === "utf8" ? stored.text : undefined;
   const normalized = await normalizeEvent(
-    { source, rawBody: body.bytes, text, headers: request.headers, receivedAt },
+    { source, rawBody: body.bytes, text, headers: request.headers, receivedAt, services: ctx.services },
     ctx.crypto,
   );
   if (!normalized.ok) throw reject(400, "invalid_body", normalized.message, "invalid_body");

@@ -1,9 +1,10 @@
-/** Dispatches a delivery to the signature scheme of its source's service. */
+/** Dispatches a delivery to the signature scheme of its source's service (src/services/). */
 import type { SourceConfig } from "../config/schema.ts";
 import type { CryptoPort } from "../crypto/crypto-port.ts";
-import { verifyEsignSignature } from "../verify/verify-esign-signature.ts";
-import type { VerifyResult } from "../verify/verify-result.ts";
-import { verifyStaffingSignature } from "../verify/verify-staffing-signature.ts";
+import { serviceOfSource } from "../services/lookup-service.ts";
+import { builtinServices } from "../services/registry.ts";
+import type { ServiceRegistry } from "../services/service-contract.ts";
+import type { VerifyResult } from "../services/verify-result.ts";
 
 /** Verifies the raw bytes of one delivery against the source's active secrets. */
 export function verifyWebhook(
@@ -12,20 +13,7 @@ export function verifyWebhook(
   rawBody: Uint8Array,
   nowMs: number,
   crypto: CryptoPort,
+  services: ServiceRegistry = builtinServices,
 ): Promise<VerifyResult> {
-  const signature = headers.get("x-svc-signature");
-  if (source.service === "esign") {
-    return verifyEsignSignature({ signature, rawBody, secrets: source.secrets }, crypto);
-  }
-  return verifyStaffingSignature(
-    {
-      signature,
-      timestamp: headers.get("x-svc-timestamp"),
-      rawBody,
-      secrets: source.secrets,
-      toleranceSeconds: source.toleranceSeconds,
-      nowSeconds: Math.floor(nowMs / 1000),
-    },
-    crypto,
-  );
+  return serviceOfSource(services, source).verifyWebhook({ source, headers, rawBody, nowMs }, crypto);
 }

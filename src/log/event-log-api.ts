@@ -4,8 +4,8 @@
  * Query parameters are validated with valibot at this boundary.
  */
 import * as v from "valibot";
-import { rawBodyBase64 } from "../_internal/raw-body-text.ts";
 import { toDeliveryJson } from "../delivery/delivery-view.ts";
+import { rawBodyBase64 } from "../encoding/raw-body-text.ts";
 import { createGatewayError } from "../errors.ts";
 import { isEventId } from "../events/event-id.ts";
 import type { GatewayContext } from "../gateway-context.ts";

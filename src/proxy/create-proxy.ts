@@ -4,29 +4,20 @@
  * mounted and answer 503 `upstream_unavailable` (reason `not_configured`), with a warning at
  * start-up, so the zero-config start works before any upstream account exists.
  */
-import { missingUpstreamFields, type UpstreamConfig } from "../config/upstreams-schema.ts";
-import type { GatewayContext } from "../gateway-context.ts";
+import { missingUpstreamFields } from "../config/upstreams-schema.ts";
+import { serviceOfSource } from "../services/lookup-service.ts";
 import { handleProxyRequest } from "./handle-proxy-request.ts";
-import { createUpstreamCredentials, type UpstreamCredentials } from "./upstream-credentials.ts";
+import type { ApiProxy, ProxyDeps, ProxyUpstream } from "./proxy-deps.ts";
+import { createUpstreamCredentials } from "./upstream-credentials.ts";
 
-export interface ProxyUpstream {
-  config: UpstreamConfig;
-  /** Fields still missing; the upstream answers 503 while this is not empty. */
-  missing: string[];
-  credentials?: UpstreamCredentials;
-}
-
-export interface ApiProxy {
-  upstreams: ReadonlyMap<string, ProxyUpstream>;
-  /** Answers one request to `/api/{upstreamId}/...` (never throws). */
-  handle(upstreamId: string, request: Request, requestId: string): Promise<Response>;
-}
+export type { ApiProxy, ProxyUpstream } from "./proxy-deps.ts";
 
 /** Creates the proxy for `ctx.config.upstreams`. */
-export function createProxy(ctx: GatewayContext): ApiProxy {
+export function createProxy(ctx: ProxyDeps): ApiProxy {
   const upstreams = new Map<string, ProxyUpstream>();
   for (const config of ctx.config.upstreams) {
-    const missing = missingUpstreamFields(config);
+    const kind = serviceOfSource(ctx.services, config).proxyCredentials;
+    const missing = missingUpstreamFields(config, ctx.services);
     if (missing.length > 0) {
       ctx.logger.warn("upstream not configured; its calls answer 503 until it is", {
         upstream: config.id,
@@ -35,7 +26,7 @@ export function createProxy(ctx: GatewayContext): ApiProxy {
       });
       upstreams.set(config.id, { config, missing });
     } else {
-      upstreams.set(config.id, { config, missing, credentials: createUpstreamCredentials(ctx, config) });
+      upstreams.set(config.id, { config, missing, credentials: createUpstreamCredentials(ctx, config, kind) });
     }
   }
   const proxy: ApiProxy = {

@@ -1,16 +1,17 @@
 /**
- * The e-sign token request: OAuth 2.0 client credentials at `POST {baseUrl}/oauth/access-token`
- * with JSON `client_id` and `client_secret`; the answer is validated with valibot. Retried with
+ * The OAuth 2.0 client-credentials token request of the `oauth-client-credentials` kind
+ * (src/services/service-contract.ts): `POST {baseUrl}{tokenPath}` with JSON `client_id` and `client_secret`; the answer is validated with valibot. Retried with
  * p-retry on network errors, 5xx and 429 (honouring `Retry-After` up to the upstream's bound).
  * Failures never carry the token endpoint's body or the secret.
  */
+
 import pRetry from "p-retry";
 import * as v from "valibot";
-import type { EsignUpstreamConfig } from "../config/upstreams-schema.ts";
-import type { UpstreamFetch } from "../gateway-context.ts";
+import type { OAuthUpstreamConfig } from "../config/upstreams-schema.ts";
+import { parseRetryAfter } from "../http/parse-retry-after.ts";
+import type { UpstreamFetch } from "./upstream-fetch.ts";
 import {
   callUpstream,
-  parseRetryAfter,
   RetryableStatusError,
   sleep,
   UpstreamNetworkError,
@@ -70,14 +71,15 @@ function toIssuedToken(token: v.InferOutput<typeof TokenResponseSchema>, request
 }
 
 async function requestOnce(
-  upstream: EsignUpstreamConfig,
+  upstream: OAuthUpstreamConfig,
+  tokenPath: string,
   fetcher: UpstreamFetch,
   now: () => number,
 ): Promise<IssuedToken> {
   const requestedAt = now();
   const response = await callUpstream(
     fetcher,
-    `${upstream.baseUrl}/oauth/access-token`,
+    `${upstream.baseUrl}${tokenPath}`,
     {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json" },
@@ -106,7 +108,8 @@ async function requestOnce(
 
 /** Fetches a fresh token; `onAttempt` counts each request sent (metrics). */
 export async function fetchAccessToken(
-  upstream: EsignUpstreamConfig,
+  upstream: OAuthUpstreamConfig,
+  tokenPath: string,
   fetcher: UpstreamFetch,
   now: () => number,
   onAttempt: (outcome: "ok" | "failed") => void,
@@ -116,7 +119,7 @@ export async function fetchAccessToken(
     return await pRetry(
       async () => {
         try {
-          const token = await requestOnce(upstream, fetcher, now);
+          const token = await requestOnce(upstream, tokenPath, fetcher, now);
           onAttempt("ok");
           return token;
         } catch (error) {

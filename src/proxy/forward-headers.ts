@@ -4,7 +4,7 @@
  * upstream header except hop-by-hop ones, cookies, the upstream's own CORS answer (the gateway
  * decides CORS per client) and encodings the runtime's fetch already decoded.
  */
-import { hopByHopFilter } from "../_internal/hop-by-hop.ts";
+import { hopByHopFilter } from "../http/hop-by-hop.ts";
 
 const REQUEST_ALLOWLIST = [
   "accept",

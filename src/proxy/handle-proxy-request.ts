@@ -7,13 +7,12 @@
  */
 
 import { readBearerCredential } from "../auth/authenticate-client.ts";
-import { answerProxyPreflight, checkRequestOrigin, isPreflight } from "../auth/cors.ts";
-import { checkProxyPath, isProxyCallAllowed } from "../auth/proxy-scopes.ts";
 import { createGatewayError, toErrorResponse } from "../errors.ts";
-import type { GatewayContext } from "../gateway-context.ts";
-import type { ApiProxy, ProxyUpstream } from "./create-proxy.ts";
+import { answerProxyPreflight, checkRequestOrigin, isPreflight } from "./cors.ts";
 import { TokenFetchError } from "./fetch-access-token.ts";
 import { buildClientHeaders, buildUpstreamHeaders } from "./forward-headers.ts";
+import type { ApiProxy, ProxyDeps, ProxyUpstream } from "./proxy-deps.ts";
+import { checkProxyPath, isProxyCallAllowed } from "./proxy-scopes.ts";
 import { prepareProxyBody } from "./replayable-body.ts";
 import { sendUpstream } from "./send-upstream.ts";
 import { UpstreamNetworkError, UpstreamTimeoutError } from "./upstream-fetch.ts";
@@ -55,7 +54,7 @@ function toGatewayFailure(error: unknown, upstreamId: string) {
 }
 
 async function forward(
-  ctx: GatewayContext,
+  ctx: ProxyDeps,
   upstream: ProxyUpstream,
   request: Request,
   url: URL,
@@ -100,7 +99,7 @@ async function forward(
 
 /** Answers one proxy request; every failure becomes an envelope answer. */
 export async function handleProxyRequest(
-  ctx: GatewayContext,
+  ctx: ProxyDeps,
   proxy: ApiProxy,
   upstreamIdParam: string,
   request: Request,

@@ -3,21 +3,12 @@
  * the call can be sent again (a 401 token refresh, a retry); a larger one streams through once,
  * with backpressure, so a 20 MB PDF never sits in the gateway's memory.
  */
+import { concatBytes } from "../encoding/concat-bytes.ts";
 
 export type ProxyBody =
   | { kind: "none" }
   | { kind: "buffered"; bytes: Uint8Array<ArrayBuffer> }
   | { kind: "stream"; stream: ReadableStream<Uint8Array>; length?: string };
-
-function concat(chunks: Uint8Array[], size: number): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
-}
 
 /** A stream that yields `head` first, then the rest of `reader`, pulling only on demand. */
 function prepend(head: Uint8Array[], reader: ReadableStreamDefaultReader<Uint8Array>): ReadableStream<Uint8Array> {
@@ -46,7 +37,7 @@ export async function prepareProxyBody(request: Request, limit: number): Promise
   let size = 0;
   while (size <= limit) {
     const { done, value } = await reader.read();
-    if (done) return { kind: "buffered", bytes: concat(chunks, size) };
+    if (done) return { kind: "buffered", bytes: concatBytes(chunks, size) };
     chunks.push(value);
     size += value.byteLength;
   }

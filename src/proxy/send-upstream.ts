@@ -5,14 +5,15 @@
  * for safe calls only: GET, HEAD, OPTIONS, PUT, DELETE, and POST or PATCH with an
  * `Idempotency-Key`. Anything else is sent exactly once.
  */
+
 import pRetry from "p-retry";
 import type { UpstreamConfig } from "../config/upstreams-schema.ts";
-import type { UpstreamFetch } from "../gateway-context.ts";
+import { parseRetryAfter } from "../http/parse-retry-after.ts";
+import type { UpstreamCredentials } from "./proxy-deps.ts";
 import type { ProxyBody } from "./replayable-body.ts";
-import type { UpstreamCredentials } from "./upstream-credentials.ts";
+import type { UpstreamFetch } from "./upstream-fetch.ts";
 import {
   callUpstream,
-  parseRetryAfter,
   RETRYABLE_STATUSES,
   RetryableStatusError,
   sleep,

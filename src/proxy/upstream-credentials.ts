@@ -1,35 +1,24 @@
 /**
- * How the gateway authenticates to each upstream: the e-sign service with a cached OAuth access
- * token (refreshable after a 401), the staffing service with its static API key. Callers get the
+ * How the gateway authenticates to each upstream, by its service's credential kind
+ * (src/services/service-contract.ts): `oauth-client-credentials` with a cached access token
+ * (refreshable after a 401), `api-key` with the static key. Callers get the
  * `Authorization` value to send; the client's own `Authorization` never goes upstream.
  */
 
-import type { EsignUpstreamConfig, UpstreamConfig } from "../config/upstreams-schema.ts";
+import type { OAuthUpstreamConfig, UpstreamConfig } from "../config/upstreams-schema.ts";
 import { toHex, utf8 } from "../crypto/crypto-port.ts";
-import type { GatewayContext } from "../gateway-context.ts";
+import type { ProxyCredentialKind } from "../services/service-contract.ts";
 import { fetchAccessToken } from "./fetch-access-token.ts";
+import type { ProxyDeps, UpstreamCredentials } from "./proxy-deps.ts";
 import { createTokenCache, type TokenCache } from "./token-cache.ts";
 
-export interface UpstreamAuthorization {
-  header: string;
-  /** The access token used, when it may be refreshed after a 401. */
-  token?: string;
-}
-
-export interface UpstreamCredentials {
-  /** The `Authorization` value for the next call; never `rejected`. */
-  authorize(rejected?: string): Promise<UpstreamAuthorization>;
-  /** Drops a token the upstream refused (no-op for static keys). */
-  invalidate(token: string): Promise<void>;
-}
-
 /** Store key of an upstream's token: per upstream id and account, so a changed client id starts afresh. */
-async function tokenKeyOf(ctx: GatewayContext, upstream: EsignUpstreamConfig): Promise<string> {
+async function tokenKeyOf(ctx: ProxyDeps, upstream: OAuthUpstreamConfig): Promise<string> {
   const account = toHex(await ctx.crypto.sha256(utf8(`${upstream.baseUrl}\n${upstream.clientId}`))).slice(0, 16);
   return `proxy:token:${upstream.id}:${account}`;
 }
 
-function createOAuthCredentials(ctx: GatewayContext, upstream: EsignUpstreamConfig): UpstreamCredentials {
+function createOAuthCredentials(ctx: ProxyDeps, upstream: OAuthUpstreamConfig, tokenPath: string): UpstreamCredentials {
   let cache: Promise<TokenCache> | undefined;
   const cacheOf = () => {
     cache ??= tokenKeyOf(ctx, upstream).then((key) =>
@@ -42,6 +31,7 @@ function createOAuthCredentials(ctx: GatewayContext, upstream: EsignUpstreamConf
         fetchToken: () =>
           fetchAccessToken(
             upstream,
+            tokenPath,
             ctx.upstreamFetch,
             () => ctx.clock.now(),
             (outcome) => ctx.metrics.inc("gateway_proxy_token_requests_total", { upstream: upstream.id, outcome }),
@@ -62,8 +52,14 @@ function createOAuthCredentials(ctx: GatewayContext, upstream: EsignUpstreamConf
 }
 
 /** The credentials of a configured upstream (one whose `missingUpstreamFields` is empty). */
-export function createUpstreamCredentials(ctx: GatewayContext, upstream: UpstreamConfig): UpstreamCredentials {
-  if (upstream.service === "esign") return createOAuthCredentials(ctx, upstream);
-  const header = `Bearer ${upstream.apiKey}`;
+export function createUpstreamCredentials(
+  ctx: ProxyDeps,
+  upstream: UpstreamConfig,
+  kind: ProxyCredentialKind,
+): UpstreamCredentials {
+  if (kind.kind === "oauth-client-credentials") {
+    return createOAuthCredentials(ctx, upstream as OAuthUpstreamConfig, kind.tokenPath);
+  }
+  const header = `Bearer ${(upstream as { apiKey?: string }).apiKey}`;
   return { authorize: async () => ({ header }), invalidate: async () => {} };
 }

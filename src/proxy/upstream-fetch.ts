@@ -3,7 +3,21 @@
  * failures the proxy tells apart: the timeout (504), a network error (502, retryable for safe
  * calls), a retryable status, and the caller going away.
  */
-import type { UpstreamFetch, UpstreamRequestInit } from "../gateway-context.ts";
+
+/** A proxied call: `fetch`'s init plus the wait allowed for the response headers. */
+export interface UpstreamRequestInit extends RequestInit {
+  /** `"half"` marks a streamed request body. */
+  duplex?: "half";
+  /** Milliseconds until the response headers; then reject with `UpstreamTimeoutError`. */
+  timeoutMs: number;
+}
+
+/**
+ * The proxy's HTTP client: `fetch` semantics without following redirects, rejecting with
+ * `UpstreamTimeoutError` when the headers are late and with any other error when the upstream
+ * cannot be reached. Runtime adapters may supply a faster one (adapters/node/node-upstream-fetch.ts).
+ */
+export type UpstreamFetch = (url: string, init: UpstreamRequestInit) => Promise<Response>;
 
 /** No response headers within the upstream's timeout. */
 export class UpstreamTimeoutError extends Error {
@@ -27,17 +41,6 @@ export class RetryableStatusError extends Error {
 }
 
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
-
-/** `Retry-After` in milliseconds from now (delta-seconds or an HTTP date); undefined when absent or invalid. */
-export function parseRetryAfter(value: string | null, now: number): number | undefined {
-  if (!value) return undefined;
-  const trimmed = value.trim();
-  if (/^\d{1,9}$/.test(trimmed)) return Number(trimmed) * 1000;
-  // An HTTP date names its weekday and month; "-3" or "5.5" are not dates.
-  if (!/^[A-Za-z]{3}, /.test(trimmed)) return undefined;
-  const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
 
 /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

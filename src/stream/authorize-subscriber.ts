@@ -6,12 +6,12 @@
  */
 import * as v from "valibot";
 import { readBearerCredential } from "../auth/authenticate-client.ts";
-import { compileScope, findScopeViolations, streamScopeOf } from "../auth/stream-scope.ts";
-import type { GatewayContext } from "../gateway-context.ts";
 import type { EventRecord } from "../store/contract.ts";
 import { parseCursor } from "./stream-cursor.ts";
+import type { StreamDeps } from "./stream-deps.ts";
 import { type StreamFilter, StreamFilterSchema } from "./stream-filter.ts";
 import type { StreamErrorCode } from "./stream-frames.ts";
+import { compileScope, findScopeViolations, streamScopeOf } from "./stream-scope.ts";
 
 /** What an accepted subscriber may receive and where it starts. */
 export interface StreamGrant {
@@ -76,7 +76,7 @@ const refuse = (status: number, code: StreamErrorCode, message: string, details?
  * over `?since=`: it is what an automatic reconnection sends.
  */
 export async function authorizeSubscriber(
-  ctx: GatewayContext,
+  ctx: StreamDeps,
   streamDestinationIds: readonly string[],
   request: Request,
   url: URL,

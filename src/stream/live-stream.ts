@@ -6,24 +6,14 @@
  * awaits a consumer: a slow consumer only grows its own buffer until its session ends it. One
  * timer drives the heartbeats of all sessions.
  */
-import type { GatewayContext } from "../gateway-context.ts";
 import { resolveDestinations } from "../routes/match-routes.ts";
 import type { EventRecord } from "../store/contract.ts";
+import type { StreamDeps } from "./stream-deps.ts";
 import { eventFrame } from "./stream-frames.ts";
 import { resolveStreamOptions, type StreamOptions, type StreamOptionsInput } from "./stream-options.ts";
-import type { StreamSession } from "./stream-session.ts";
+import type { LiveStreamHost, StreamSession } from "./stream-session.ts";
 
-/** What sessions need from the fan-out. */
-export interface LiveStreamHost {
-  store: GatewayContext["store"];
-  clock: GatewayContext["clock"];
-  logger: GatewayContext["logger"];
-  options: StreamOptions;
-  /** Ids of the stream destinations the routes send `record` to. */
-  streamDestinationsOf(record: EventRecord): readonly string[];
-  attach(session: StreamSession): void;
-  detach(session: StreamSession): void;
-}
+export type { LiveStreamHost } from "./stream-session.ts";
 
 export interface LiveStream extends LiveStreamHost {
   /** Ids of the configured stream destinations. */
@@ -36,7 +26,7 @@ export interface LiveStream extends LiveStreamHost {
 
 /** Creates the fan-out and subscribes it to the gateway's event hub. */
 export function createLiveStream(
-  ctx: Pick<GatewayContext, "config" | "routes" | "hub" | "store" | "clock" | "logger">,
+  ctx: Pick<StreamDeps, "config" | "routes" | "hub" | "store" | "clock" | "logger">,
   input: StreamOptionsInput = {},
 ): LiveStream {
   const options = resolveStreamOptions(input);

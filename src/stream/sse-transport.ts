@@ -11,10 +11,10 @@
  * reads once it catches up, or is cut when it does not within the idle timeout).
  */
 import { createGatewayError } from "../errors.ts";
-import type { GatewayContext } from "../gateway-context.ts";
 import { authorizeSubscriber } from "./authorize-subscriber.ts";
 import type { LiveStream } from "./live-stream.ts";
 import { formatCursor } from "./stream-cursor.ts";
+import type { StreamDeps } from "./stream-deps.ts";
 import { createStreamSession, type StreamSink } from "./stream-session.ts";
 
 const RETRY_MS = 1000;
@@ -145,7 +145,7 @@ function createEventStreamSink(live: LiveStream, onCancel: () => void) {
 
 /** Handles `GET /stream`. */
 export async function openEventStream(
-  ctx: GatewayContext,
+  ctx: StreamDeps,
   live: LiveStream,
   request: Request,
   url: URL,

@@ -11,10 +11,11 @@
  * A consumer whose buffer passes the bound, whose token expires, or that stalls is ended with
  * an error frame and a documented close code; it can resume from its last cursor.
  */
-import { findScopeViolations } from "../auth/stream-scope.ts";
-import type { EventRecord } from "../store/contract.ts";
+
+import type { Clock } from "../ops/clock.ts";
+import type { Logger } from "../ops/logger.ts";
+import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { StreamGrant } from "./authorize-subscriber.ts";
-import type { LiveStreamHost } from "./live-stream.ts";
 import { checkResumable, formatCursor } from "./stream-cursor.ts";
 import { compileStreamFilter, journalHintOf, type StreamFilter } from "./stream-filter.ts";
 import {
@@ -25,6 +26,20 @@ import {
   readyFrame,
   type StreamErrorCode,
 } from "./stream-frames.ts";
+import type { StreamOptions } from "./stream-options.ts";
+import { findScopeViolations } from "./stream-scope.ts";
+
+/** What sessions need from the fan-out. */
+export interface LiveStreamHost {
+  store: StoreDriver;
+  clock: Clock;
+  logger: Logger;
+  options: StreamOptions;
+  /** Ids of the stream destinations the routes send `record` to. */
+  streamDestinationsOf(record: EventRecord): readonly string[];
+  attach(session: StreamSession): void;
+  detach(session: StreamSession): void;
+}
 
 /** What a transport offers a session. */
 export interface StreamSink {

@@ -9,9 +9,9 @@ import type { Hooks, Peer } from "crossws";
 import { defineWebSocketHandler } from "h3";
 import * as v from "valibot";
 import { createGatewayError } from "../errors.ts";
-import type { GatewayContext } from "../gateway-context.ts";
 import { authorizeSubscriber, type Refusal, type StreamGrant } from "./authorize-subscriber.ts";
 import type { LiveStream } from "./live-stream.ts";
+import type { StreamDeps } from "./stream-deps.ts";
 import { CLOSE_CODES, ClientMessageSchema, errorFrame, heartbeatFrame } from "./stream-frames.ts";
 import { createStreamSession, type StreamSession, type StreamSink } from "./stream-session.ts";
 
@@ -88,7 +88,7 @@ function acceptedHooks(live: LiveStream, grant: StreamGrant, corkPeer: CorkPeer 
 }
 
 /** The `/ws` route handler. */
-export function createWebSocketRoute(ctx: GatewayContext, live: LiveStream, corkPeer?: CorkPeer) {
+export function createWebSocketRoute(ctx: StreamDeps, live: LiveStream, corkPeer?: CorkPeer) {
   return defineWebSocketHandler(
     async (event) => {
       const result = await authorizeSubscriber(ctx, live.destinationIds, event.req, event.url);

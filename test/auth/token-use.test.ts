@@ -2,13 +2,13 @@
  * A stream token handed to a browser must open the live stream and nothing else: the proxy
  * refuses it even though the client that minted it may call the proxy with its API key.
  */
-import { createHash } from "node:crypto";
+
 import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
-import { createMemoryStore } from "../../adapters/store/memory.ts";
 import { resolveConfig } from "../../src/config/resolve-config.ts";
-import { createGateway } from "../../src/create-gateway.ts";
 import { createLogger } from "../../src/ops/logger.ts";
+import { buildInProcessGateway } from "../helpers/in-process-gateway.ts";
+import { adminKeyHash } from "../helpers/signed-requests.ts";
 
 const API_KEY = "client-api-key-0123456789";
 const JWT_SECRET = "jwt-secret-0123456789-0123456789-abcdef";
@@ -26,7 +26,7 @@ function makeGateway() {
       clients: [
         {
           id: "web",
-          apiKeyHashes: [`sha256:${createHash("sha256").update(API_KEY).digest("hex")}`],
+          apiKeyHashes: [adminKeyHash(API_KEY)],
           scopes: { proxy: [{ upstream: "staffing" }], stream: {} },
         },
       ],
@@ -35,7 +35,7 @@ function makeGateway() {
     },
     {},
   );
-  return createGateway({ config, store: createMemoryStore(), logger: createLogger("silent") });
+  return buildInProcessGateway({ config, resolved: true, logger: createLogger("silent") });
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

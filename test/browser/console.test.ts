@@ -101,7 +101,9 @@ describe("web console", () => {
     await signIn(page, gw.gateway.secrets.adminKey);
     expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([gw.gateway.secrets.adminKey]);
     await page.click("nav >> text=Live");
-    await page.waitForSelector("[role=status][data-state=live]", { timeout: 10_000 });
+    // The page's start-up is not timed: the view shows "Connected" once the gateway's `ready`
+    // frame says the subscription is attached, so the 1 s below measures delivery alone.
+    await page.waitForSelector("[role=status][data-state=live]:has-text('Connected')", { timeout: 10_000 });
     first = await postEsign("agreement.completed");
     await page.waitForSelector(`tr[data-id="${first.id}"]`, { timeout: 1_000 });
     await expectAccessible(page, "live");

@@ -5,18 +5,17 @@
  * and test events that are signed, verified and recorded like any webhook, only when enabled.
  */
 import { describe, expect, test } from "vitest";
-import { createMemoryStore } from "../../adapters/store/memory.ts";
-import { resolveConfig } from "../../src/config/resolve-config.ts";
 import { CONSOLE_ASSETS } from "../../src/console/console-assets.generated.ts";
-import { createGateway, type GatewayOptions } from "../../src/create-gateway.ts";
+import type { GatewayOptions } from "../../src/create-gateway.ts";
 import { sampleEventTypes } from "../../src/samples/sample-webhooks.ts";
 import { makeSecrets } from "../helpers/gateway-process.ts";
+import { buildInProcessGateway } from "../helpers/in-process-gateway.ts";
 import { adminKeyHash, expectErrorEnvelope } from "../helpers/signed-requests.ts";
 
 function gatewayWith(extra: { testEvents?: boolean; development?: GatewayOptions["development"] } = {}) {
   const secrets = makeSecrets();
-  const config = resolveConfig(
-    {
+  const gateway = buildInProcessGateway({
+    config: {
       store: { driver: "memory" },
       sources: [
         { id: "esign", service: "esign", secrets: [secrets.esign] },
@@ -26,9 +25,8 @@ function gatewayWith(extra: { testEvents?: boolean; development?: GatewayOptions
       log: { level: "silent" },
       testEvents: extra.testEvents,
     },
-    {},
-  );
-  const gateway = createGateway({ config, store: createMemoryStore(), development: extra.development });
+    development: extra.development,
+  });
   const request = (path: string, init: RequestInit & { host?: string } = {}) => {
     const headers = new Headers(init.headers);
     if (init.host) headers.set("host", init.host);

@@ -4,7 +4,7 @@
  * routes that select destinations, and the guard rails (admin key, validation, 404s).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createMemoryOutbox } from "../../adapters/store/memory-outbox.ts";
+import { memoryOutbox } from "../../adapters/outbox/memory.ts";
 import { type InProcessGateway, startInProcessGateway } from "./helpers/in-process-gateway.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
 
@@ -68,7 +68,7 @@ describe("delivery admin API", () => {
   });
 
   it("a pause is kept in the outbox and survives a restart of the engine", async () => {
-    const outbox = createMemoryOutbox();
+    const outbox = memoryOutbox();
     const a = await startWebhookReceiver();
     open.push(a);
     const first = await startInProcessGateway({ destinations: [{ id: "a", url: a.url }], outbox });

@@ -6,11 +6,11 @@ import { describe, expect, it } from "vitest";
 import { createCircuitBreaker } from "../../src/delivery/circuit-breaker.ts";
 import { DEFAULT_RETRY_SCHEDULE_SECONDS, resolveDeliveryPolicy } from "../../src/delivery/delivery-policy.ts";
 import { createDueQueue } from "../../src/delivery/due-queue.ts";
-import { parseRetryAfter } from "../../src/delivery/http/classify-http-response.ts";
 import type { DeliveryRecord } from "../../src/delivery/outbox-contract.ts";
 import { createRateLimiter } from "../../src/delivery/rate-limiter.ts";
 import { applyAttemptResult, MAX_RETRY_AFTER_MS, retryDelayMs } from "../../src/delivery/retry-schedule.ts";
 import { createSubjectOrder } from "../../src/delivery/subject-order.ts";
+import { parseRetryAfter } from "../../src/http/parse-retry-after.ts";
 
 const policy = resolveDeliveryPolicy({});
 

@@ -10,12 +10,9 @@ import { createNodeCrypto } from "../../adapters/node/node-crypto.ts";
 import { type SourceConfig, SourceSchema } from "../../src/config/schema.ts";
 import { createWebCrypto } from "../../src/crypto/crypto-port.ts";
 import { type NormalizeInput, normalizeEvent } from "../../src/events/normalize-event.ts";
-import {
-  buildEsignBody,
-  buildSampleDelivery,
-  buildStaffingBody,
-  sampleEventTypes,
-} from "../../src/samples/sample-webhooks.ts";
+import { buildSampleDelivery, sampleEventTypes } from "../../src/samples/sample-webhooks.ts";
+import { buildEsignBody } from "../../src/services/esign/esign-samples.ts";
+import { buildStaffingBody } from "../../src/services/staffing/staffing-samples.ts";
 
 const crypto = createWebCrypto();
 const SECRET = "whsec_normalize_test_0123456789";

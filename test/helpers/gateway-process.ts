@@ -2,12 +2,14 @@
  * Starts a real gateway process (`bin/gateway.js serve`) on a random loopback port with a config
  * written to a temp dir, and waits for its "listening" line. Used by every end-to-end test.
  */
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { adminKeyHash } from "./signed-requests.ts";
 
 const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
 
@@ -57,10 +59,9 @@ export function defaultTestConfig(dataDir: string, adminKeyHash: string) {
 export async function startGatewayProcess(
   options: GatewayProcessOptions & { secrets?: GatewayProcess["secrets"] } = {},
 ): Promise<GatewayProcess> {
-  const { createHash } = await import("node:crypto");
   const secrets = options.secrets ?? makeSecrets();
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), "gw-data-")));
-  const adminHash = `sha256:${createHash("sha256").update(secrets.adminKey).digest("hex")}`;
+  const adminHash = adminKeyHash(secrets.adminKey);
   const config = options.config ?? defaultTestConfig(dataDir, adminHash);
   const configPath = join(await mkdtemp(join(tmpdir(), "gw-config-")), "gateway.json");
   await writeFile(configPath, JSON.stringify(config));

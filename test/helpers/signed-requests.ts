@@ -6,8 +6,11 @@
 import { createHash } from "node:crypto";
 import { expect } from "vitest";
 import { createWebCrypto, utf8 } from "../../src/crypto/crypto-port.ts";
-import { buildEsignBody, buildStaffingBody, type SampleOptions } from "../../src/samples/sample-webhooks.ts";
-import { signEsignWebhook, signStaffingWebhook } from "../../src/samples/sign-webhook.ts";
+import type { SampleRequest as SampleOptions } from "../../src/samples/sample-webhooks.ts";
+import { buildEsignBody } from "../../src/services/esign/esign-samples.ts";
+import { signEsignWebhook } from "../../src/services/esign/sign-esign-webhook.ts";
+import { signStaffingWebhook } from "../../src/services/staffing/sign-staffing-webhook.ts";
+import { buildStaffingBody } from "../../src/services/staffing/staffing-samples.ts";
 
 const crypto = createWebCrypto();
 

@@ -3,18 +3,20 @@
  * memory store with a clock the test moves by hand, and a real gateway process started with an
  * edited copy of the default test configuration.
  */
+
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createMemoryStore } from "../../adapters/store/memory.ts";
+import { memoryStore } from "../../adapters/store/memory.ts";
 import { resolveConfig } from "../../src/config/resolve-config.ts";
-import { createGateway, type Gateway } from "../../src/create-gateway.ts";
+import type { Gateway } from "../../src/create-gateway.ts";
 import {
   defaultTestConfig,
   type GatewayProcess,
   makeSecrets,
   startGatewayProcess,
 } from "../helpers/gateway-process.ts";
+import { buildInProcessGateway } from "../helpers/in-process-gateway.ts";
 import { adminKeyHash } from "../helpers/signed-requests.ts";
 
 /** A fixed, realistic start time for injected clocks. */
@@ -22,7 +24,7 @@ export const T0 = Date.parse("2026-11-24T12:00:00.000Z");
 
 export interface TestGateway {
   gateway: Gateway;
-  store: ReturnType<typeof createMemoryStore>;
+  store: ReturnType<typeof memoryStore>;
   secrets: ReturnType<typeof makeSecrets>;
   /** Current injected time, epoch ms. */
   now(): number;
@@ -36,7 +38,7 @@ export interface TestGateway {
 export function createTestGateway(config: Record<string, unknown> = {}, sourceExtras: Record<string, unknown> = {}) {
   const secrets = makeSecrets();
   let t = T0;
-  const store = createMemoryStore({ now: () => t });
+  const store = memoryStore({ now: () => t });
   const resolved = resolveConfig(
     {
       store: { driver: "memory" },
@@ -50,7 +52,7 @@ export function createTestGateway(config: Record<string, unknown> = {}, sourceEx
     },
     {},
   );
-  const gateway = createGateway({ config: resolved, store, clock: { now: () => t } });
+  const gateway = buildInProcessGateway({ config: resolved, resolved: true, store, clock: { now: () => t } });
   const fixture: TestGateway = {
     gateway,
     store,

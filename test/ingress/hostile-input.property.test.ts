@@ -8,8 +8,8 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { utf8 } from "../../src/crypto/crypto-port.ts";
-import { ESIGN_EVENT_TYPES } from "../../src/events/schemas/esign-webhook.ts";
-import { STAFFING_EVENT_TYPES } from "../../src/events/schemas/staffing-webhook.ts";
+import { ESIGN_EVENT_TYPES } from "../../src/services/esign/esign-webhook-schema.ts";
+import { STAFFING_EVENT_TYPES } from "../../src/services/staffing/staffing-webhook-schema.ts";
 import type { GatewayProcess } from "../helpers/gateway-process.ts";
 import { postWebhook, signEsignBytes, signStaffingBytes } from "../helpers/signed-requests.ts";
 import { startEditedGatewayProcess } from "./gateway-fixtures.ts";

@@ -3,23 +3,24 @@
  * the fakes (credentials passed through the environment, as in production), an in-process
  * gateway on a memory store with an injected clock, and a real gateway process.
  */
-import { createHash, randomBytes } from "node:crypto";
+
+import { randomBytes } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createMemoryStore } from "../../adapters/store/memory.ts";
-import { resolveConfig } from "../../src/config/resolve-config.ts";
+import { memoryStore } from "../../adapters/store/memory.ts";
 import { createGateway, type Gateway } from "../../src/create-gateway.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
 import type { EsignFake } from "../fakes/esign-fake.ts";
 import type { StaffingFake } from "../fakes/staffing-fake.ts";
 import { type GatewayProcess, startGatewayProcess } from "../helpers/gateway-process.ts";
+import { buildInProcessGateway } from "../helpers/in-process-gateway.ts";
+import { adminKeyHash } from "../helpers/signed-requests.ts";
 
 export const T0 = Date.parse("2026-11-24T12:00:00.000Z");
 
-export function hashKey(key: string): string {
-  return `sha256:${createHash("sha256").update(key).digest("hex")}`;
-}
+/** `sha256:<hex>` of a client API key (test/helpers/signed-requests.ts). */
+export const hashKey = adminKeyHash;
 
 /** A fresh client API key. */
 export function newKey(prefix = "gwk"): string {
@@ -114,10 +115,10 @@ export function startInProcess(
   config: Record<string, unknown>,
   env: Record<string, string>,
   clock = createTestClock(),
-  store: StoreDriver = createMemoryStore({ now: clock.now }),
+  store: StoreDriver = memoryStore({ now: clock.now }),
   defaultKey?: string,
 ): InProcessGateway {
-  const gateway = createGateway({ config: resolveConfig(config, env), store, clock: { now: clock.now } });
+  const gateway = buildInProcessGateway({ config, env, store, clock: { now: clock.now } });
   return {
     gateway,
     store,

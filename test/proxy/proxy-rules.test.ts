@@ -5,11 +5,11 @@
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { checkProxyPath, compilePathGlob, isProxyCallAllowed } from "../../src/auth/proxy-scopes.ts";
 import type { ClientConfig } from "../../src/config/clients-schema.ts";
+import { parseRetryAfter } from "../../src/http/parse-retry-after.ts";
 import { buildClientHeaders, buildUpstreamHeaders } from "../../src/proxy/forward-headers.ts";
+import { checkProxyPath, compilePathGlob, isProxyCallAllowed } from "../../src/proxy/proxy-scopes.ts";
 import { isRetrySafe } from "../../src/proxy/send-upstream.ts";
-import { parseRetryAfter } from "../../src/proxy/upstream-fetch.ts";
 
 describe("path globs", () => {
   test.each([

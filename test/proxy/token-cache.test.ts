@@ -6,7 +6,7 @@
  * and the fake share one injected clock, so expiry is reached by moving the clock, not by waiting.
  */
 import { afterEach, describe, expect, test } from "vitest";
-import { createMemoryStore } from "../../adapters/store/memory.ts";
+import { memoryStore } from "../../adapters/store/memory.ts";
 import { type EsignFake, startEsignFake } from "../fakes/esign-fake.ts";
 import {
   createTestClock,
@@ -142,7 +142,7 @@ describe("two instances sharing one store", () => {
     fakes.push(esign);
     const key = newKey();
     const options: ProxyConfigOptions = { esign, clients: [fullClient(key)], log: "silent" };
-    const store = createMemoryStore({ now: clock.now });
+    const store = memoryStore({ now: clock.now });
     const a = startInProcess(proxyConfig(options), proxyEnv(options), clock, store, key);
     const b = startInProcess(proxyConfig(options), proxyEnv(options), clock, store, key);
     const id = esign.createAgreement();

@@ -3,12 +3,12 @@
  * (`ulimit -f`): appends one event at a time until the disk refuses one, then a concurrent
  * batch, and prints what was acknowledged and how the store behaved, as JSON on stdout.
  */
-import { openDiskStore } from "../../adapters/store/disk-journal.ts";
+import { diskStore } from "../../adapters/store/disk/disk-store.ts";
 import { StoreUnavailableError } from "../../src/store/contract.ts";
 import { keyOf, makeRecord } from "./sample-records.ts";
 
 const dir = process.argv[2] as string;
-const store = await openDiskStore({ dir, cacheSize: 0 });
+const store = await diskStore({ dir, cacheSize: 0 });
 const acked: string[] = [];
 const errors: string[] = [];
 let n = 0;

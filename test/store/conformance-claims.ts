@@ -3,7 +3,7 @@
  * window, release) and the one-winner guarantee under concurrent claims.
  */
 import { describe, expect, it } from "vitest";
-import type { StoreHarness } from "./conformance.ts";
+import type { StoreHarness } from "../conformance/store-conformance.ts";
 import { keyOf, makeRecord } from "./sample-records.ts";
 
 const CLAIM_TTL = 30_000;

@@ -3,7 +3,7 @@
  * and keys kept exactly as given.
  */
 import { describe, expect, it } from "vitest";
-import type { StoreHarness } from "./conformance.ts";
+import type { StoreHarness } from "../conformance/store-conformance.ts";
 
 const TTL = 60_000;
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { EventQuery, EventRecord } from "../../src/store/contract.ts";
-import type { StoreHarness } from "./conformance.ts";
+import type { StoreHarness } from "../conformance/store-conformance.ts";
 import { idsOf, keyOf, makeRecord, recordId, T0 } from "./sample-records.ts";
 
 const WINDOW = 72 * 3600_000;

@@ -5,7 +5,7 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type DiskStoreOptions, openDiskStore } from "../../adapters/store/disk-journal.ts";
+import { type DiskStoreOptions, diskStore } from "../../adapters/store/disk/disk-store.ts";
 import type { EventRecord, StoreDriver } from "../../src/store/contract.ts";
 import { keyOf, T0 } from "./sample-records.ts";
 
@@ -39,7 +39,7 @@ export function createClock(start = T0) {
 
 /** Opens the store in `dir` reading every record from the file (no cache) unless told otherwise. */
 export function openStore(dir: string, now: () => number, options: Partial<DiskStoreOptions> = {}) {
-  return openDiskStore({ dir, now, cacheSize: 0, ...options });
+  return diskStore({ dir, now, cacheSize: 0, ...options });
 }
 
 /** Appends `record` under its own dedupe key with the default window. */

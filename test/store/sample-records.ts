@@ -2,7 +2,8 @@
  * Event records for the store tests, shaped like what the ingress pipeline records: an e-sign
  * or staffing CloudEvent around a realistic upstream body (sample-webhooks.ts).
  */
-import { buildEsignBody, buildStaffingBody } from "../../src/samples/sample-webhooks.ts";
+import { buildEsignBody } from "../../src/services/esign/esign-samples.ts";
+import { buildStaffingBody } from "../../src/services/staffing/staffing-samples.ts";
 import { type EventRecord, toDedupeKey } from "../../src/store/contract.ts";
 
 /** 2026-11-24T12:00:00Z: the conformance clock starts here. */

@@ -5,10 +5,10 @@
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { compileScope, findScopeViolations } from "../../src/auth/stream-scope.ts";
 import type { EventRecord } from "../../src/store/contract.ts";
 import { compileTypePattern } from "../../src/store/match-event-query.ts";
 import { compileStreamFilter, isPatternWithin } from "../../src/stream/stream-filter.ts";
+import { compileScope, findScopeViolations } from "../../src/stream/stream-scope.ts";
 
 describe("isPatternWithin", () => {
   test.each([

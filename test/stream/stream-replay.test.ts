@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { type RunningGateway, startNodeGateway } from "../../adapters/node/start-gateway.ts";
-import { createMemoryStore } from "../../adapters/store/memory.ts";
+import { memoryStore } from "../../adapters/store/memory.ts";
 import { resolveConfig } from "../../src/config/resolve-config.ts";
 import { createLogger } from "../../src/ops/logger.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
@@ -17,7 +17,7 @@ import { openReadyWs, openWs } from "./stream-fixtures.ts";
 
 const secrets = makeSecrets();
 const key = "ui-key-for-replay-tests";
-const base = createMemoryStore();
+const base = memoryStore();
 /** When set, replay page reads wait for it: before reading (`before`) or after (`after`). */
 let hold: { where: "before" | "after"; reached: () => void; release: Promise<void> } | undefined;
 const store: StoreDriver = {

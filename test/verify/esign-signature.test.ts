@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { verifyEsignSignature } from "../../src/verify/verify-esign-signature.ts";
+import { verifyEsignSignature } from "../../src/services/esign/verify-esign-signature.ts";
 import {
   bytes,
   CRYPTO_PORTS,

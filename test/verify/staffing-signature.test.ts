@@ -9,7 +9,7 @@ import {
   parseStaffingSignature,
   type StaffingVerifyInput,
   verifyStaffingSignature,
-} from "../../src/verify/verify-staffing-signature.ts";
+} from "../../src/services/staffing/verify-staffing-signature.ts";
 import {
   bytes,
   CRYPTO_PORTS,

@@ -9,8 +9,8 @@ import { SourceSchema } from "../../src/config/schema.ts";
 import { createWebCrypto } from "../../src/crypto/crypto-port.ts";
 import { normalizeEvent } from "../../src/events/normalize-event.ts";
 import { buildSampleDelivery, sampleEventTypes } from "../../src/samples/sample-webhooks.ts";
-import { verifyEsignSignature } from "../../src/verify/verify-esign-signature.ts";
-import { verifyStaffingSignature } from "../../src/verify/verify-staffing-signature.ts";
+import { verifyEsignSignature } from "../../src/services/esign/verify-esign-signature.ts";
+import { verifyStaffingSignature } from "../../src/services/staffing/verify-staffing-signature.ts";
 import { esignSignature, hmacHex, staffingSignature, utf8 } from "./reference-signatures.ts";
 
 const crypto = createWebCrypto();

@@ -22,7 +22,7 @@ function statusText(status: LiveStatus): string {
     case "connecting":
       return "Connecting…";
     case "live":
-      return "Live";
+      return "Connected: new events appear as they arrive";
     case "paused":
       return "Paused: new events are kept by the gateway and arrive on resume";
     case "reconnecting":
@@ -88,7 +88,7 @@ export function LiveView(props: { route: Route }) {
         }}
       >
         <label>
-          Source <input name="source" defaultValue={filters.source} placeholder="esign" />
+          Source <input name="source" defaultValue={filters.source} placeholder="source id" />
         </label>
         <label>
           Type <input name="type" defaultValue={filters.type} placeholder="agreement.*" />

@@ -57,7 +57,7 @@ export function SearchView(props: { route: Route }) {
       <h1>Search</h1>
       <form class="filters" aria-label="Event log filters" onSubmit={submit} key={listKey}>
         <label>
-          Source <input name="source" defaultValue={filters.source} placeholder="esign" />
+          Source <input name="source" defaultValue={filters.source} placeholder="source id" />
         </label>
         <label>
           Type <input name="type" defaultValue={filters.type} placeholder="agreement.*" />

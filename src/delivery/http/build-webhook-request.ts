@@ -4,8 +4,8 @@
  * Webhooks at the attempt's time. Every attempt of one event carries the same `webhook-id`.
  */
 
-import { fromBase64 } from "../../_internal/base64.ts";
-import { hopByHopFilter } from "../../_internal/hop-by-hop.ts";
+import { fromBase64 } from "../../encoding/base64.ts";
+import { hopByHopFilter } from "../../http/hop-by-hop.ts";
 import type { EventRecord } from "../../store/contract.ts";
 import type { HttpDestination } from "./http-destination-schema.ts";
 import { type HmacSha256, signStandardWebhook } from "./sign-standard-webhook.ts";

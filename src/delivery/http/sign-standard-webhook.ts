@@ -5,7 +5,7 @@
  * space-separated, so a receiver holding any of them verifies. The HMAC is Web Crypto unless
  * the runtime injects a faster one (Node: `node:crypto`, synchronous).
  */
-import { fromBase64, toBase64 } from "../../_internal/base64.ts";
+import { fromBase64, toBase64 } from "../../encoding/base64.ts";
 
 /** HMAC-SHA256 of `data` under raw `key` bytes. */
 export type HmacSha256 = (key: Uint8Array, data: Uint8Array) => Uint8Array | Promise<Uint8Array>;

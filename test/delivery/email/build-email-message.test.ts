@@ -9,8 +9,9 @@ import { DEFAULT_TEMPLATES, GENERIC_TEMPLATE } from "../../../src/delivery/email
 import { type EmailDestination, EmailDestinationSchema } from "../../../src/delivery/email/email-destination-schema.ts";
 import { deriveMessageId } from "../../../src/delivery/email/message-id.ts";
 import { resolveRecipients } from "../../../src/delivery/email/resolve-recipients.ts";
-import { buildEsignBody, buildStaffingBody } from "../../../src/samples/sample-webhooks.ts";
-import { makeTestRecord } from "../sink-conformance.ts";
+import { buildEsignBody } from "../../../src/services/esign/esign-samples.ts";
+import { buildStaffingBody } from "../../../src/services/staffing/staffing-samples.ts";
+import { makeTestRecord } from "../../conformance/sink-conformance.ts";
 
 function destination(patch: Record<string, unknown> = {}): EmailDestination {
   return v.parse(EmailDestinationSchema, {

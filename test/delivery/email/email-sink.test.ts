@@ -5,15 +5,16 @@
  */
 import * as v from "valibot";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { smtpEmailSink } from "../../../adapters/transports/smtp.ts";
+import { smtpEmailSink } from "../../../adapters/sink/smtp.ts";
 import { EmailDestinationSchema } from "../../../src/delivery/email/email-destination-schema.ts";
 import { toEmailAttemptResult } from "../../../src/delivery/email/email-sink.ts";
 import type { MailSendResult } from "../../../src/delivery/email/mail-transport.ts";
 import type { Sink } from "../../../src/delivery/sink-contract.ts";
-import { buildEsignBody, buildStaffingBody } from "../../../src/samples/sample-webhooks.ts";
+import { buildEsignBody } from "../../../src/services/esign/esign-samples.ts";
+import { buildStaffingBody } from "../../../src/services/staffing/staffing-samples.ts";
+import { makeTestRecord } from "../../conformance/sink-conformance.ts";
 import { findFreePort } from "../../helpers/redis-server.ts";
 import { type SmtpTestServer, startSmtpServer } from "../../helpers/smtp-server.ts";
-import { makeTestRecord } from "../sink-conformance.ts";
 
 let server: SmtpTestServer;
 const sinks: Sink[] = [];

@@ -4,17 +4,18 @@
  * real receivers on loopback, and a manual clock/scheduler so retries of hours take no time.
  * Signatures use the real clock (the manual one starts at "now"), so receivers verify them.
  */
+
 import { randomBytes } from "node:crypto";
-import { createMemoryStore } from "../../../adapters/store/memory.ts";
-import { createMemoryOutbox } from "../../../adapters/store/memory-outbox.ts";
-import { httpWebhookSink } from "../../../adapters/transports/http-transport.ts";
+import { memoryOutbox } from "../../../adapters/outbox/memory.ts";
+import { httpWebhookSink } from "../../../adapters/sink/http.ts";
 import { resolveConfig } from "../../../src/config/resolve-config.ts";
 import type { GatewayConfigInput } from "../../../src/config/schema.ts";
-import { createGateway, type Gateway } from "../../../src/create-gateway.ts";
+import type { Gateway } from "../../../src/create-gateway.ts";
 import type { DeliveryEngine } from "../../../src/delivery/delivery-engine.ts";
 import type { HttpDestination } from "../../../src/delivery/http/http-destination-schema.ts";
 import type { OutboxStore } from "../../../src/delivery/outbox-contract.ts";
 import { createLogger } from "../../../src/ops/logger.ts";
+import { buildInProcessGateway } from "../../helpers/in-process-gateway.ts";
 import { adminKeyHash, esignDelivery, type JsonAnswer, webhookRequest } from "../../helpers/signed-requests.ts";
 import { createManualTime, type ManualTime } from "./manual-time.ts";
 
@@ -68,15 +69,15 @@ export async function startInProcessGateway(options: InProcessOptions): Promise<
     },
     {},
   );
-  const outbox = options.outbox ?? createMemoryOutbox();
+  const outbox = options.outbox ?? memoryOutbox();
   let gateway: Gateway | undefined;
   const time = createManualTime(async () => {
     await gateway?.ctx.delivery?.settled();
   });
   const sinks = config.destinations.flatMap((d) => (d.type === "http" ? [httpWebhookSink(d, undefined)] : []));
-  gateway = createGateway({
+  gateway = buildInProcessGateway({
     config,
-    store: createMemoryStore(),
+    resolved: true,
     clock: time.clock,
     logger: createLogger("silent"),
     delivery: { outbox, sinks, scheduler: time.scheduler, random: () => 0.5, pollIntervalMs: 24 * 3600 * 1000 },

@@ -5,7 +5,7 @@ import { buildStreamEntry, toXaddArguments } from "../../../src/delivery/queue/b
 import { QueueDestinationSchema } from "../../../src/delivery/queue/queue-destination-schema.ts";
 import { toQueueAttemptResult } from "../../../src/delivery/queue/queue-sink.ts";
 import type { StreamAppendResult } from "../../../src/delivery/queue/stream-transport.ts";
-import { makeTestRecord } from "../sink-conformance.ts";
+import { makeTestRecord } from "../../conformance/sink-conformance.ts";
 
 const base = { id: "jobs", type: "queue", url: "redis://127.0.0.1:6379", stream: "events" };
 

@@ -6,12 +6,12 @@ import { once } from "node:events";
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { redisStreamSink } from "../../../adapters/transports/redis-stream.ts";
+import { redisStreamSink } from "../../../adapters/sink/redis-stream.ts";
 import { readStreamFields } from "../../../src/delivery/queue/build-stream-entry.ts";
 import type { QueueDestination } from "../../../src/delivery/queue/queue-destination-schema.ts";
 import type { Sink } from "../../../src/delivery/sink-contract.ts";
+import { makeTestRecord } from "../../conformance/sink-conformance.ts";
 import { type RedisServer, startRedisServer } from "../../helpers/redis-server.ts";
-import { makeTestRecord } from "../sink-conformance.ts";
 
 let server: RedisServer;
 let reader: Redis;

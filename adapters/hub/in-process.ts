@@ -1,0 +1,23 @@
+/**
+ * The in-process live hub driver: subscribers are functions in this process, called in turn for
+ * every published record. One gateway process (or one Worker isolate) sees its own appends only.
+ */
+import type { HubFactory, RecordedListener } from "../../src/stream/hub-contract.ts";
+
+export type InProcessHubOptions = Record<string, never>;
+
+export const inProcessHub: HubFactory<InProcessHubOptions | undefined> = () => {
+  const listeners = new Set<RecordedListener>();
+  return {
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    publish(record) {
+      for (const listener of listeners) listener(record);
+    },
+    async close() {
+      listeners.clear();
+    },
+  };
+};

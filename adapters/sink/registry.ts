@@ -1,0 +1,53 @@
+/**
+ * The sink transports, by name, and which one delivers each destination type by default
+ * (README, "Architecture", "Add a destination type"). Each entry loads one transport that
+ * exports one typed `SinkFactory` (src/delivery/sink-contract.ts); every transport runs
+ * test/conformance/sink-conformance.ts from test/drivers/sink/<name>.test.ts. Adding a
+ * transport is one line here plus its file; a destination picks a non-default one with a
+ * `transport` field in its schema.
+ */
+import type { DestinationConfig } from "../../src/config/schema.ts";
+import type { Sink, SinkFactory } from "../../src/delivery/sink-contract.ts";
+import type { Logger } from "../../src/ops/logger.ts";
+import { type DriverRegistry, loadDriver } from "../driver-registry.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: each transport takes its own destination type
+export const sinkTransports: DriverRegistry<SinkFactory<any, any>> = {
+  http: () => import("./http.ts").then((m) => m.httpWebhookSink),
+  "redis-stream": () => import("./redis-stream.ts").then((m) => m.redisStreamSink),
+  smtp: () => import("./smtp.ts").then((m) => m.smtpEmailSink),
+};
+
+/** The transport of each destination type that has none named. `stream` is the live stream's. */
+export const defaultTransports: Readonly<Record<string, string>> = {
+  http: "http",
+  queue: "redis-stream",
+  email: "smtp",
+};
+
+export interface SinkDeps {
+  logger: Logger;
+}
+
+/** One sink per destination the delivery engine delivers to, in config order. */
+export async function createConfiguredSinks(
+  destinations: readonly DestinationConfig[],
+  deps: SinkDeps,
+): Promise<Sink[]> {
+  const sinks: Sink[] = [];
+  for (const destination of destinations) {
+    if (destination.type === "stream") continue;
+    const named = (destination as { transport?: unknown }).transport;
+    const transport = typeof named === "string" ? named : defaultTransports[destination.type];
+    if (transport === undefined) {
+      deps.logger.warn("no transport for this destination type; its events are not delivered", {
+        destination: destination.id,
+        type: destination.type,
+      });
+      continue;
+    }
+    const factory = await loadDriver(sinkTransports, "sink", transport);
+    sinks.push(factory(destination, undefined));
+  }
+  return sinks;
+}

@@ -1,0 +1,54 @@
+/**
+ * What the API proxy uses of the gateway (narrow, so the proxy does not depend on the whole
+ * gateway context), and the proxy's own shape: one entry per configured upstream.
+ */
+import type { ClientAuthenticator } from "../auth/authenticate-client.ts";
+import type { GatewayConfig } from "../config/schema.ts";
+import type { UpstreamConfig } from "../config/upstreams-schema.ts";
+import type { CryptoPort } from "../crypto/crypto-port.ts";
+import type { Clock } from "../ops/clock.ts";
+import type { Logger } from "../ops/logger.ts";
+import type { Metrics } from "../ops/metrics.ts";
+import type { ServiceRegistry } from "../services/service-contract.ts";
+import type { StoreDriver } from "../store/contract.ts";
+import type { UpstreamFetch } from "./upstream-fetch.ts";
+
+export interface ProxyDeps {
+  config: Pick<GatewayConfig, "upstreams" | "clients">;
+  /** Where each upstream's credential kind is found. */
+  services: ServiceRegistry;
+  clients: ClientAuthenticator;
+  /** Holds the cached access tokens. */
+  store: StoreDriver;
+  crypto: CryptoPort;
+  clock: Clock;
+  metrics: Metrics;
+  logger: Logger;
+  upstreamFetch: UpstreamFetch;
+}
+
+export interface UpstreamAuthorization {
+  header: string;
+  /** The access token used, when it may be refreshed after a 401. */
+  token?: string;
+}
+
+export interface UpstreamCredentials {
+  /** The `Authorization` value for the next call; never `rejected`. */
+  authorize(rejected?: string): Promise<UpstreamAuthorization>;
+  /** Drops a token the upstream refused (no-op for static keys). */
+  invalidate(token: string): Promise<void>;
+}
+
+export interface ProxyUpstream {
+  config: UpstreamConfig;
+  /** Fields still missing; the upstream answers 503 while this is not empty. */
+  missing: string[];
+  credentials?: UpstreamCredentials;
+}
+
+export interface ApiProxy {
+  upstreams: ReadonlyMap<string, ProxyUpstream>;
+  /** Answers one request to `/api/{upstreamId}/...` (never throws). */
+  handle(upstreamId: string, request: Request, requestId: string): Promise<Response>;
+}

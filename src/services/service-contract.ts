@@ -1,0 +1,109 @@
+/**
+ * The contract every upstream service module implements (README, "Architecture"): how its
+ * webhooks are signed and verified, how a verified body becomes the facts of a CloudEvent, the
+ * samples `gateway trigger` sends, the kind of credential its API proxy uses and its default
+ * e-mail templates. The gateway's core reaches a service only through this interface, looked up
+ * by the `service` name a source or an upstream names in the configuration.
+ *
+ * Service modules are leaves: they import only this contract, the crypto port and valibot.
+ */
+import type { CryptoPort } from "../crypto/crypto-port.ts";
+import type { VerifyResult } from "./verify-result.ts";
+
+/** What a service needs to know about the source a delivery arrived at (from its config). */
+export interface ServiceSource {
+  id: string;
+  /** Active signing secrets; any one verifies (rotation). */
+  secrets: readonly string[];
+  /** Accepted clock difference for timestamped signatures, seconds. */
+  toleranceSeconds: number;
+  /** Where the dedupe identity comes from when the service offers a choice. */
+  identity: "delivery-id" | "body-sha256";
+}
+
+/** One delivery as received, before its body is parsed. */
+export interface WebhookDelivery {
+  source: ServiceSource;
+  headers: Headers;
+  /** The exact bytes received; signatures are checked on these. */
+  rawBody: Uint8Array;
+  /** Receive time, epoch ms. */
+  nowMs: number;
+}
+
+/** What a service reads out of a verified body. */
+export interface EventFacts {
+  /** The upstream identity used for dedupe (at most 200 characters). */
+  identity: string;
+  /** How the identity was obtained, e.g. `event_id`, `delivery-id`, `body-sha256`. */
+  identityKind: string;
+  /** The upstream event type, when the body names one. */
+  type?: string;
+  /** The CloudEvents `subject`, e.g. `agreements/{id}`, when the body names one. */
+  subject?: string;
+  /** When the upstream says the event happened (any value; unparseable means "receive time"). */
+  time?: unknown;
+  /** Schema marks (`extra_fields`, `schema_mismatch`, `unknown_type`); marks never reject. */
+  marks: string[];
+}
+
+export type DescribeResult = ({ ok: true } & EventFacts) | { ok: false; message: string };
+
+/** A signed sample delivery, exactly as the upstream would send it. */
+export interface SampleDelivery {
+  body: string;
+  headers: Record<string, string>;
+}
+
+export interface SampleOptions {
+  /** Unique part of ids. */
+  uniqueId: string;
+  /** Epoch ms used for timestamps and time-bound signatures. */
+  now: number;
+  /** Override the subject (agreement, request, ...) the event belongs to. */
+  subjectId?: string;
+}
+
+/**
+ * How the API proxy authenticates to the service (src/proxy/upstream-credentials.ts implements
+ * the kinds; src/config/upstreams-schema.ts holds each kind's config fields):
+ * - `oauth-client-credentials`: `clientId` + `clientSecret`, a cached bearer token from
+ *   `POST {baseUrl}{tokenPath}`.
+ * - `api-key`: `apiKey`, sent as a bearer token.
+ */
+export type ProxyCredentialKind = { kind: "oauth-client-credentials"; tokenPath: string } | { kind: "api-key" };
+
+/** A default mail template (the `{{path | fallback}}` syntax of src/delivery/email/render-template.ts). */
+export interface ServiceMailTemplate {
+  subject: string;
+  text: string;
+  html?: string;
+}
+
+/** One upstream service. */
+export interface UpstreamService {
+  /** The name configuration uses (`service: "esign"`): lower-case letters, digits and `-`. */
+  readonly name: string;
+  /** Every documented event type, in the order `gateway trigger` lists them. */
+  readonly eventTypes: readonly string[];
+  /** Verifies one delivery on its raw bytes; never throws for bad input. */
+  verifyWebhook(delivery: WebhookDelivery, crypto: CryptoPort): Promise<VerifyResult>;
+  /** Reads identity, type, subject, time and marks from a verified body that is a JSON object. */
+  describeEvent(
+    body: Record<string, unknown>,
+    delivery: Omit<WebhookDelivery, "nowMs">,
+    crypto: CryptoPort,
+  ): Promise<DescribeResult>;
+  /** A realistic body of `type`, signed with `secret` as the upstream would sign it. */
+  buildSample(type: string, secret: string, options: SampleOptions, crypto: CryptoPort): Promise<SampleDelivery>;
+  /** How the API proxy authenticates to this service. */
+  readonly proxyCredentials: ProxyCredentialKind;
+  /** Default mail templates by exact event type (others get the generic template). */
+  readonly mailTemplates: Readonly<Record<string, ServiceMailTemplate>>;
+}
+
+/** Services by name. */
+export type ServiceRegistry = ReadonlyMap<string, UpstreamService>;
+
+/** The longest upstream identity kept for dedupe. */
+export const MAX_IDENTITY_LENGTH = 200;

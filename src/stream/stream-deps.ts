@@ -1,0 +1,22 @@
+/**
+ * What the live stream uses of the gateway (narrow, so the stream does not depend on the whole
+ * gateway context): the journal to replay from, the hub to hear appends on, the routes that
+ * decide which stream destinations an event goes to, and client authentication.
+ */
+import type { ClientAuthenticator } from "../auth/authenticate-client.ts";
+import type { GatewayConfig } from "../config/schema.ts";
+import type { Clock } from "../ops/clock.ts";
+import type { Logger } from "../ops/logger.ts";
+import type { CompiledRoute } from "../routes/match-routes.ts";
+import type { StoreDriver } from "../store/contract.ts";
+import type { LiveHub } from "./hub-contract.ts";
+
+export interface StreamDeps {
+  config: Pick<GatewayConfig, "destinations" | "auth">;
+  routes: readonly CompiledRoute[];
+  hub: Pick<LiveHub, "subscribe">;
+  store: StoreDriver;
+  clock: Clock;
+  logger: Logger;
+  clients: ClientAuthenticator;
+}

@@ -1,0 +1,95 @@
+/**
+ * The upstream service conformance suite (src/services/service-contract.ts): every service
+ * module runs it from test/services/<name>.test.ts. For every documented event type the
+ * service's own sample verifies, is described without `unknown_type`, and keeps its identity
+ * stable; tampered, unsigned and foreign-secret deliveries are refused; the credential kind and
+ * the default templates are well formed.
+ */
+import { describe, expect, it } from "vitest";
+import { createWebCrypto } from "../../src/crypto/crypto-port.ts";
+import type { ServiceSource, UpstreamService } from "../../src/services/service-contract.ts";
+
+const crypto = createWebCrypto();
+const SECRET = "conformance-secret-0123456789abcdef";
+const NOW = Date.UTC(2026, 10, 24, 12);
+
+const source = (service: UpstreamService): ServiceSource & { service: string } => ({
+  id: `${service.name}-source`,
+  service: service.name,
+  secrets: [SECRET],
+  toleranceSeconds: 300,
+  identity: "delivery-id",
+});
+
+/** Runs the service contract's cases against one service module. */
+export function testUpstreamService(service: UpstreamService): void {
+  describe(`service conformance: ${service.name}`, () => {
+    const sampleOf = (type: string, uniqueId = "u-1") =>
+      service.buildSample(type, SECRET, { uniqueId, now: NOW }, crypto);
+    const deliveryOf = async (type: string, uniqueId?: string) => {
+      const sample = await sampleOf(type, uniqueId);
+      return {
+        source: source(service),
+        headers: new Headers(sample.headers),
+        rawBody: new TextEncoder().encode(sample.body),
+        nowMs: NOW,
+      };
+    };
+
+    it("has a lower-case name and documented event types", () => {
+      expect(service.name).toMatch(/^[a-z][a-z0-9-]*$/);
+      expect(service.eventTypes.length).toBeGreaterThan(0);
+      expect(new Set(service.eventTypes).size).toBe(service.eventTypes.length);
+    });
+
+    it.each(service.eventTypes.map((type) => [type]))("verifies and describes its own %s sample", async (type) => {
+      const delivery = await deliveryOf(type);
+      expect(await service.verifyWebhook(delivery, crypto)).toEqual({ ok: true });
+      const body = JSON.parse(new TextDecoder().decode(delivery.rawBody)) as Record<string, unknown>;
+      const facts = await service.describeEvent(body, delivery, crypto);
+      if (!facts.ok) throw new Error(facts.message);
+      expect(facts.type).toBe(type);
+      expect(facts.identity.length).toBeGreaterThan(0);
+      expect(facts.identity.length).toBeLessThanOrEqual(200);
+      expect(facts.marks).not.toContain("unknown_type");
+      expect(facts.marks).not.toContain("schema_mismatch");
+      const again = await service.describeEvent(body, delivery, crypto);
+      expect(again.ok && again.identity).toBe(facts.identity);
+    });
+
+    it("gives distinct identities to distinct deliveries", async () => {
+      const type = service.eventTypes[0] as string;
+      const identities = new Set<string>();
+      for (const uniqueId of ["a", "b", "c"]) {
+        const delivery = await deliveryOf(type, uniqueId);
+        const body = JSON.parse(new TextDecoder().decode(delivery.rawBody)) as Record<string, unknown>;
+        const facts = await service.describeEvent(body, delivery, crypto);
+        if (facts.ok) identities.add(facts.identity);
+      }
+      expect(identities.size).toBe(3);
+    });
+
+    it("refuses a tampered body, a missing signature and another secret", async () => {
+      const delivery = await deliveryOf(service.eventTypes[0] as string);
+      const tampered = {
+        ...delivery,
+        rawBody: new TextEncoder().encode(`${new TextDecoder().decode(delivery.rawBody)} `),
+      };
+      expect(await service.verifyWebhook(tampered, crypto)).toMatchObject({ ok: false });
+      const headers = new Headers();
+      const unsigned = { ...delivery, headers };
+      expect(await service.verifyWebhook(unsigned, crypto)).toEqual({ ok: false, reason: "missing_signature" });
+      const other = { ...delivery, source: { ...delivery.source, secrets: ["another-secret-0123456789abcdef"] } };
+      expect(await service.verifyWebhook(other, crypto)).toEqual({ ok: false, reason: "signature_mismatch" });
+    });
+
+    it("names a credential kind and templates for documented types only", () => {
+      expect(["oauth-client-credentials", "api-key"]).toContain(service.proxyCredentials.kind);
+      for (const [type, template] of Object.entries(service.mailTemplates)) {
+        expect(service.eventTypes).toContain(type);
+        expect(template.subject.length).toBeGreaterThan(0);
+        expect(template.text.length).toBeGreaterThan(0);
+      }
+    });
+  });
+}

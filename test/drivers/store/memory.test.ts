@@ -1,0 +1,5 @@
+/** The store conformance suite against the memory driver. */
+import { memoryStore } from "../../../adapters/store/memory.ts";
+import { testStoreDriver } from "../../conformance/store-conformance.ts";
+
+testStoreDriver("memory", ({ now }) => memoryStore({ now }));

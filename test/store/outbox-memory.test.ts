@@ -1,5 +1,0 @@
-/** Runs the outbox conformance suite against the memory driver. */
-import { createMemoryOutbox } from "../../adapters/store/memory-outbox.ts";
-import { testOutboxStore } from "./outbox-conformance.ts";
-
-testOutboxStore("memory", { open: async () => createMemoryOutbox() });
