@@ -11,6 +11,7 @@ import { sampleEventTypes } from "../../src/samples/sample-webhooks.ts";
 import { makeSecrets } from "../helpers/gateway-process.ts";
 import { buildInProcessGateway } from "../helpers/in-process-gateway.ts";
 import { adminKeyHash, expectErrorEnvelope } from "../helpers/signed-requests.ts";
+import { toyService } from "../services/toy-service.ts";
 
 function gatewayWith(extra: { testEvents?: boolean; development?: GatewayOptions["development"] } = {}) {
   const secrets = makeSecrets();
@@ -166,6 +167,36 @@ describe("test events", () => {
       body: JSON.stringify({ type: "candidate.accepted" }),
     });
     expect(answer.status).toBe(202);
+  });
+
+  test("a service registered only with the gateway (not built in) gets its test events too", async () => {
+    const secrets = makeSecrets();
+    const gateway = buildInProcessGateway({
+      config: {
+        sources: [{ id: "widgets", service: "toy", secrets: [secrets.esign] }],
+        admin: { apiKeyHashes: [adminKeyHash(secrets.adminKey)] },
+        log: { level: "silent" },
+        testEvents: true,
+      },
+      services: [toyService],
+    });
+    const admin = { authorization: `Bearer ${secrets.adminKey}`, "content-type": "application/json" };
+    const listed = await gateway.fetch(new Request("http://127.0.0.1:8787/test-events", { headers: admin }));
+    expect(await listed.json()).toEqual({
+      sources: [{ id: "widgets", service: "toy", types: [...toyService.eventTypes] }],
+    });
+    const sent = await gateway.fetch(
+      new Request("http://127.0.0.1:8787/sources/widgets/test-events", {
+        method: "POST",
+        headers: admin,
+        body: JSON.stringify({ type: "widget.deleted" }),
+      }),
+    );
+    expect(sent.status).toBe(202);
+    const { answer } = (await sent.json()) as { answer: { id: string } };
+    const recorded = await gateway.fetch(new Request(`http://127.0.0.1:8787/events/${answer.id}`, { headers: admin }));
+    expect(await recorded.json()).toMatchObject({ source_id: "widgets", event: { type: "widget.deleted" }, marks: [] });
+    await gateway.close();
   });
 
   test("an undocumented type, an unknown source or a bad body is refused", async () => {
