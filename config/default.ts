@@ -24,7 +24,14 @@ export default defineConfig({
   routes: [{ id: "all-to-live", types: ["*"], destinations: ["live"] }],
   // The admin key may also watch the live stream (it can read the event log anyway), so that
   // `npm start` has a working /ws and /stream out of the box.
-  clients: [{ id: "admin", apiKeyHashes: ["${GATEWAY_ADMIN_KEY_HASH}"], scopes: { stream: {} } }],
+  // In the sandbox (emulated upstreams, see adapters/node/sandbox.ts) it may also call the proxy.
+  clients: [
+    {
+      id: "admin",
+      apiKeyHashes: ["${GATEWAY_ADMIN_KEY_HASH}"],
+      scopes: { stream: {}, ...(process.env.GATEWAY_SANDBOX === "1" ? { proxy: [{ upstream: "*" }] } : {}) },
+    },
+  ],
   // Signs the tokens of POST /auth/stream-token (and verifies HS256 client tokens) when set.
   auth: { jwt: { hs256Secret: fromEnv("GATEWAY_JWT_SECRET") } },
   upstreams: [

@@ -12,6 +12,7 @@ import { type CryptoPort, createWebCrypto } from "./crypto/crypto-port.ts";
 import { registerDeliveryRoutes } from "./delivery/delivery-admin-api.ts";
 import { createDeliveryEngine, type DeliveryEngineOptions } from "./delivery/delivery-engine.ts";
 import { DELIVERY_METRICS } from "./delivery/delivery-metrics.ts";
+import { createEnricher } from "./enrich/create-enricher.ts";
 import { createGatewayError, toErrorResponse } from "./errors.ts";
 import type { GatewayContext } from "./gateway-context.ts";
 import { readRawBody } from "./ingress/read-raw-body.ts";
@@ -109,6 +110,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     hub: isolateListeners(options.hub, (error) => logger.error("event subscriber failed", { error: String(error) })),
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
   };
+  const proxy = createProxy(ctx);
+  if (ctx.routes.some((route) => route.enrich)) {
+    ctx.enricher = createEnricher({ ...ctx, fetch: ctx.upstreamFetch, now: clock.now, upstreams: proxy.upstreams });
+  }
   ctx.delivery =
     options.delivery && createDeliveryEngine({ ...ctx, destinations: config.destinations }, options.delivery);
 
@@ -146,7 +151,6 @@ export function createGateway(options: GatewayOptions): Gateway {
     "/metrics",
     () => new Response(metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } }),
   );
-  const proxy = createProxy(ctx);
   app.all("/api/:upstreamId/**", (event) =>
     proxy.handle(event.context.params?.upstreamId ?? "", event.req, requestIdOf(event.req)),
   );

@@ -9,6 +9,7 @@ import type { ClientAuthenticator } from "./auth/authenticate-client.ts";
 import type { GatewayConfig, SourceConfig } from "./config/schema.ts";
 import type { CryptoPort } from "./crypto/crypto-port.ts";
 import type { DeliveryEngine } from "./delivery/delivery-engine.ts";
+import type { Enricher } from "./enrich/create-enricher.ts";
 import type { RawBodyResult } from "./ingress/read-raw-body.ts";
 import type { Clock } from "./ops/clock.ts";
 import type { Logger } from "./ops/logger.ts";
@@ -42,6 +43,8 @@ export interface GatewayContext {
   clients: ClientAuthenticator;
   /** The configured routes, compiled. */
   routes: readonly CompiledRoute[];
+  /** Attaches upstream resources to delivered events of routes with `enrich` (src/enrich). */
+  enricher?: Enricher;
   /** The delivery engine (outbox, retries, replay), when the runtime provides transports. */
   delivery?: DeliveryEngine;
   /** Hashes (`sha256:<hex>`) of the admin API keys. */

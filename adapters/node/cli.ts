@@ -3,6 +3,8 @@
  *   gateway serve [--config file.ts|file.json] [--host h] [--port p]
  *   gateway trigger <sourceId> <eventType> [--url u] [--config f] [--times n] [--id unique]
  *   gateway hash-key <apiKey>
+ *   gateway emulate [--host h] [--port 8788] [--time-scale 1] [--only <service>]
+ *   gateway listen <gateway-url> --forward-to <url> [...] (listen-command.ts)
  */
 import { createHash } from "node:crypto";
 import { parseArgs } from "node:util";
@@ -10,14 +12,19 @@ import { ConfigError, resolveConfig } from "../../src/config/resolve-config.ts";
 import type { GatewayConfig } from "../../src/config/schema.ts";
 import { buildSampleDelivery, sampleEventTypes } from "../../src/samples/sample-webhooks.ts";
 import { applyDevSecrets } from "./dev-secrets.ts";
+import { emulateCommand } from "./emulate-command.ts";
+import { LISTEN_USAGE, ListenUsageError, listenCommand } from "./listen-command.ts";
 import { loadConfigFile } from "./load-config.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
+import { describeEmulators, startSandbox } from "./sandbox.ts";
 import { startNodeGateway } from "./start-gateway.ts";
 
 const USAGE = `usage:
   gateway serve [--config file.ts|file.json] [--host 127.0.0.1] [--port 8787]
   gateway trigger <sourceId> <eventType> [--url http://127.0.0.1:8787] [--config file] [--times 1] [--id unique]
-  gateway hash-key <apiKey>`;
+  gateway hash-key <apiKey>
+  gateway emulate [--host 127.0.0.1] [--port 8788] [--time-scale 1] [--only esign|staffing]
+  ${LISTEN_USAGE}`;
 
 /** Loads, env-interpolates (dev secrets fill the gaps) and validates the configuration. */
 async function loadConfig(path: string | undefined) {
@@ -40,11 +47,20 @@ async function serveCommand(args: string[]) {
     args,
     options: { config: { type: "string" }, host: { type: "string" }, port: { type: "string" } },
   });
-  const { config, dev } = await loadConfig(values.config);
   const port = values.port === undefined ? undefined : Number(values.port);
   if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port < 65536)) {
     throw new ConfigError([`--port: expected an integer 0..65535, received ${values.port}`]);
   }
+  // Zero configuration: emulated upstreams (README, Sandbox), set up before the default config loads.
+  const sandbox =
+    values.config === undefined
+      ? await startSandbox(process.env, {
+          dataDir: ".data",
+          gatewayPort: port ?? 8787,
+          host: values.host ?? "127.0.0.1",
+        })
+      : undefined;
+  const { config, dev } = await loadConfig(values.config);
   const running = await startNodeGateway({
     config,
     host: values.host,
@@ -52,17 +68,24 @@ async function serveCommand(args: string[]) {
     development: developmentMode(config, dev, values.host),
   });
   printBanner(running.url, config, dev);
+  if (sandbox) {
+    sandbox.wire(running.url);
+    console.log(describeEmulators(sandbox.emulators));
+  }
   let signals = 0;
   const shutdown = (signal: string) => {
     if (++signals > 1) process.exit(130);
     console.log(JSON.stringify({ time: new Date().toISOString(), level: "info", msg: "shutting down", signal }));
-    running.stop().then(
-      () => process.exit(0),
-      (error) => {
-        console.error(JSON.stringify({ level: "error", msg: "shutdown failed", error: String(error) }));
-        process.exit(1);
-      },
-    );
+    running
+      .stop()
+      .then(() => sandbox?.close())
+      .then(
+        () => process.exit(0),
+        (error) => {
+          console.error(JSON.stringify({ level: "error", msg: "shutdown failed", error: String(error) }));
+          process.exit(1);
+        },
+      );
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
@@ -158,6 +181,10 @@ async function main(argv: string[]) {
       return serveCommand(rest);
     case "trigger":
       return triggerCommand(rest);
+    case "emulate":
+      return emulateCommand(rest);
+    case "listen":
+      return listenCommand(rest);
     case "hash-key": {
       if (!rest[0]) throw new UsageError("hash-key needs <apiKey>");
       console.log(`sha256:${createHash("sha256").update(rest[0]).digest("hex")}`);
@@ -170,7 +197,8 @@ async function main(argv: string[]) {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ConfigError) console.error(error.message);
-  else if (error instanceof UsageError) console.error(`${error.message}\n\n${USAGE}`);
+  else if (error instanceof UsageError || error instanceof ListenUsageError)
+    console.error(`${error.message}\n\n${USAGE}`);
   else console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
-  process.exit(error instanceof UsageError ? 64 : 1);
+  process.exit(error instanceof UsageError || error instanceof ListenUsageError ? 64 : 1);
 });

@@ -15,7 +15,7 @@ import { type LoadFigures, runLoad } from "../lib/autocannon-run.ts";
 import { spawnAndWait } from "../lib/spawn-process.ts";
 
 const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
-const FAKE = new URL("../../test/fakes/esign-fake-process.ts", import.meta.url).pathname;
+const FAKE = new URL("../esign-emulator-process.ts", import.meta.url).pathname;
 
 export interface ProxyBenchOptions {
   connections?: number;

@@ -4,6 +4,7 @@
  * An event that matches no route is still recorded and visible in the log.
  */
 import * as v from "valibot";
+import { EnrichOptionSchema } from "../enrich/enrich-schema.ts";
 import { builtinServices } from "../services/registry.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
 
@@ -34,6 +35,8 @@ export function createRouteSchema(services: ServiceRegistry) {
     ),
     /** Destination ids. */
     destinations: v.pipe(v.array(id), v.minLength(1)),
+    /** Attach the upstream resource before delivery: `true` or `{ upstream, ttlSeconds, timeoutMs }` (src/enrich). */
+    enrich: v.optional(EnrichOptionSchema),
   });
 }
 

@@ -3,11 +3,12 @@
  * that has a sink (`stream` destinations belong to the live stream and are not ours). It resumes
  * from the outbox on start, and offers what the admin API needs: health, pause/resume, replay.
  */
+import type { Enricher } from "../enrich/create-enricher.ts";
 import type { Clock } from "../ops/clock.ts";
 import type { Logger } from "../ops/logger.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { CompiledRoute } from "../routes/match-routes.ts";
-import type { StoreDriver } from "../store/contract.ts";
+import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { LiveHub } from "../stream/hub-contract.ts";
 import { resolveDeliveryPolicy } from "./delivery-policy.ts";
 import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
@@ -45,6 +46,8 @@ export interface DeliveryEngineDeps {
   clock: Clock;
   metrics: Metrics;
   logger: Logger;
+  /** Attaches upstream resources before delivery for routes with `enrich` (src/enrich), when any. */
+  enricher?: Pick<Enricher, "enrich">;
 }
 
 export interface DestinationHealth extends LaneHealth {
@@ -92,6 +95,10 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
   });
 
   const laneOf = (id: string) => lanes.get(id);
+  const enricherFor = (destinationId: string) => {
+    const { enricher } = ctx;
+    return enricher && ((record: EventRecord) => enricher.enrich(record, [destinationId]));
+  };
 
   const replayDeps: ReplayDeps = { store: ctx.store, outbox, routes: ctx.routes, clock, lanes };
 
@@ -116,6 +123,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
           persistDestination: (state: Parameters<OutboxStore["saveDestinationState"]>[0]) =>
             outbox.saveDestinationState(state),
           track: tracker.track,
+          prepare: enricherFor(sink.destinationId),
         };
         lanes.set(sink.destinationId, createDestinationLane(sink.destinationId, deps, saved.get(sink.destinationId)));
       }

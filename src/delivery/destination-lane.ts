@@ -8,7 +8,7 @@
  */
 import type { Logger } from "../ops/logger.ts";
 import type { Metrics } from "../ops/metrics.ts";
-import type { StoreDriver } from "../store/contract.ts";
+import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import { type CircuitBreaker, createCircuitBreaker } from "./circuit-breaker.ts";
 import { createGauge } from "./delivery-metrics.ts";
 import type { DeliveryPolicy } from "./delivery-policy.ts";
@@ -33,6 +33,8 @@ export interface LaneDeps {
   /** Persists records (in call order); failures are logged by the caller's wrapper. */
   persist(records: DeliveryRecord[]): Promise<void>;
   persistDestination(state: DestinationState): Promise<void>;
+  /** Turns the recorded event into the one delivered (enrichment); default as recorded. */
+  prepare?(record: EventRecord): Promise<EventRecord>;
   /** Registers background work so the engine can wait for it (`settled`) and stop cleanly. */
   track(work: Promise<unknown>): void;
 }
@@ -136,7 +138,7 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
   };
 
   const run = async (record: DeliveryRecord, at: number, controller: AbortController) => {
-    const outcome = await runAttempt(deps.store, deps.sink, record.eventId, at, controller.signal);
+    const outcome = await runAttempt(deps.store, deps.sink, record.eventId, at, controller.signal, deps.prepare);
     inflight.delete(record.eventId);
     // An attempt cut short by shutdown is not an outcome: the outbox still says "delivering"
     // and the next start attempts it again.

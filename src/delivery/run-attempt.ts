@@ -3,7 +3,7 @@
  * describe it for the attempt log. A sink that throws (it should not) or an event that retention
  * already removed become results like any other, so the lane only ever deals with outcomes.
  */
-import type { StoreDriver } from "../store/contract.ts";
+import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { DeliveryAttempt } from "./outbox-contract.ts";
 import type { DeliveryAttemptResult, Sink } from "./sink-contract.ts";
 
@@ -14,20 +14,21 @@ export interface AttemptOutcome {
   latencyMs: number;
 }
 
-/** Runs one attempt of `eventId` through `sink`, started at `at` (epoch ms). */
+/** Runs one attempt of `eventId` through `sink` (after `prepare`, e.g. enrichment), started at `at` (epoch ms). */
 export async function runAttempt(
   store: StoreDriver,
   sink: Sink,
   eventId: string,
   at: number,
   signal: AbortSignal,
+  prepare?: (record: EventRecord) => Promise<EventRecord>,
 ): Promise<AttemptOutcome> {
   const started = performance.now();
   let result: DeliveryAttemptResult;
   try {
     const event = await store.get(eventId);
     result = event
-      ? await sink.deliver(event, signal)
+      ? await sink.deliver(prepare ? await prepare(event) : event, signal)
       : { ok: false, permanent: true, error: "the event is no longer in the journal" };
   } catch (error) {
     result = { ok: false, error: error instanceof Error ? error.message : String(error) };

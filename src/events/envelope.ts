@@ -7,6 +7,18 @@
 /** The name of a registered upstream service (src/services/registry.ts). */
 export type ServiceType = string;
 
+/** The `enrichment` extension of a delivered event (src/enrich/create-enricher.ts). */
+export interface Enrichment {
+  /** Upstream id the resource was fetched through. */
+  upstream: string;
+  /** Path under the upstream's API root, e.g. `/agreements/{id}`. */
+  path: string;
+  /** When it was fetched (RFC 3339); a cached copy keeps its fetch time. */
+  fetchedtime: string;
+  /** The upstream's answer as JSON (the agreement, the staffing request). */
+  data: unknown;
+}
+
 export interface GatewayEvent {
   specversion: "1.0";
   /** Gateway event id, deterministic from (source id, upstream identity). */
@@ -30,4 +42,8 @@ export interface GatewayEvent {
   upstreamidkind: string;
   /** Extension: when the gateway received the webhook (RFC 3339). */
   receivedtime: string;
+  /** Extension on delivered events of routes with `enrich` (src/enrich/create-enricher.ts); never recorded. */
+  enrichment?: Enrichment;
+  /** Extension: why enrichment was not attached (`timeout`, `status_404`, `not_configured`, ...). */
+  enrichmenterror?: string;
 }

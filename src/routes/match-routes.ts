@@ -3,6 +3,7 @@
  * route it matches. Compiled once per configuration.
  */
 import type { RouteConfig } from "../config/routes-schema.ts";
+import { type EnrichRule, resolveEnrichRule } from "../enrich/enrich-schema.ts";
 import type { GatewayEvent } from "../events/envelope.ts";
 import { compileTypePattern } from "../store/match-event-query.ts";
 
@@ -11,6 +12,8 @@ type Scalar = string | number | boolean | null;
 export interface CompiledRoute {
   id: string;
   destinations: readonly string[];
+  /** Enrichment asked for by the route (src/enrich), if any. */
+  enrich?: EnrichRule;
   matches(sourceId: string, event: GatewayEvent): boolean;
 }
 
@@ -44,6 +47,7 @@ export function compileRoutes(routes: readonly RouteConfig[]): CompiledRoute[] {
     return {
       id: route.id ?? `route-${index}`,
       destinations: route.destinations,
+      enrich: resolveEnrichRule(route.enrich),
       matches: (sourceId, event) =>
         (sources === undefined || sources.has(sourceId)) &&
         (services === undefined || services.has(event.service)) &&

@@ -1,8 +1,9 @@
 /**
  * The contract every upstream service module implements (README, "Architecture"): how its
  * webhooks are signed and verified, how a verified body becomes the facts of a CloudEvent, the
- * samples `gateway trigger` sends, the kind of credential its API proxy uses and its default
- * e-mail templates. The gateway's core reaches a service only through this interface, looked up
+ * samples `gateway trigger` sends, the kind of credential its API proxy uses, its default
+ * e-mail templates and, optionally, how `gateway listen` re-signs a body in its scheme and which
+ * API resource describes an event (route enrichment, src/enrich). The gateway's core reaches a service only through this interface, looked up
  * by the `service` name a source or an upstream names in the configuration.
  *
  * Service modules are leaves: they import only this contract, the crypto port and valibot.
@@ -64,6 +65,14 @@ export interface SampleOptions {
   subjectId?: string;
 }
 
+/** What one outgoing delivery is signed for (see `UpstreamService.signDelivery`). */
+export interface SignOptions {
+  /** Epoch ms of the attempt; time-bound signatures cover it. */
+  nowMs: number;
+  /** The delivery's id, for schemes that send one in a header. */
+  deliveryId: string;
+}
+
 /**
  * How the API proxy authenticates to the service (src/proxy/upstream-credentials.ts implements
  * the kinds; src/config/upstreams-schema.ts holds each kind's config fields):
@@ -80,6 +89,23 @@ export interface ServiceMailTemplate {
   html?: string;
 }
 
+/** The parts of a recorded CloudEvent a service may read (src/events/envelope.ts). */
+export interface ServiceEvent {
+  type: string;
+  subject?: string;
+  /** The upstream's webhook body as received (JSON). */
+  data: unknown;
+}
+
+/** Route enrichment (README, "Enrichment"): which API resource describes an event. */
+export interface ServiceEnrichment {
+  /**
+   * The path under the upstream's API root to GET (e.g. `/agreements/{id}`, the id
+   * URI-encoded), or undefined when the event names no resource.
+   */
+  resourcePath(event: ServiceEvent): string | undefined;
+}
+
 /** One upstream service. */
 export interface UpstreamService {
   /** The name configuration uses (`service: "esign"`): lower-case letters, digits and `-`. */
@@ -94,12 +120,26 @@ export interface UpstreamService {
     delivery: Omit<WebhookDelivery, "nowMs">,
     crypto: CryptoPort,
   ): Promise<DescribeResult>;
+  /**
+   * The headers that authenticate one delivery of `rawBody` as the upstream sends them: its
+   * signature, plus the timestamp or delivery-id headers its scheme carries (no content type).
+   * The upstream emulators (emulators/) and `gateway listen --format upstream` (src/listen) sign
+   * with it; `verifyWebhook` accepts what it produces.
+   */
+  signDelivery(
+    secret: string,
+    rawBody: Uint8Array,
+    options: SignOptions,
+    crypto: CryptoPort,
+  ): Promise<Record<string, string>>;
   /** A realistic body of `type`, signed with `secret` as the upstream would sign it. */
   buildSample(type: string, secret: string, options: SampleOptions, crypto: CryptoPort): Promise<SampleDelivery>;
   /** How the API proxy authenticates to this service. */
   readonly proxyCredentials: ProxyCredentialKind;
   /** Default mail templates by exact event type (others get the generic template). */
   readonly mailTemplates: Readonly<Record<string, ServiceMailTemplate>>;
+  /** How route enrichment finds the resource of an event, when the service offers it. */
+  readonly enrichment?: ServiceEnrichment;
 }
 
 /** Services by name. */

@@ -26,7 +26,7 @@ export interface LiveStream extends LiveStreamHost {
 
 /** Creates the fan-out and subscribes it to the gateway's event hub. */
 export function createLiveStream(
-  ctx: Pick<StreamDeps, "config" | "routes" | "hub" | "store" | "clock" | "logger">,
+  ctx: Pick<StreamDeps, "config" | "routes" | "hub" | "store" | "clock" | "logger" | "enricher">,
   input: StreamOptionsInput = {},
 ): LiveStream {
   const options = resolveStreamOptions(input);
@@ -40,6 +40,12 @@ export function createLiveStream(
     streamIds.size === 0
       ? []
       : resolveDestinations(ctx.routes, record.sourceId, record.event).filter((id) => streamIds.has(id));
+
+  const { enricher } = ctx;
+  const prepare =
+    enricher &&
+    ((record: EventRecord, destinations: readonly string[]) =>
+      enricher.wants(record, destinations) ? enricher.enrich(record, destinations) : Promise.resolve(record));
 
   const fanOut = (record: EventRecord) => {
     const destinations = streamDestinationsOf(record);
@@ -56,10 +62,22 @@ export function createLiveStream(
   // out on the next timer turn, in journal order, after the answer went out.
   let pending: EventRecord[] = [];
   let flushTimer: ReturnType<typeof setTimeout> | undefined;
+  // With enrichment, a turn's records are enriched together (bounded by the routes' timeouts)
+  // and fanned out one turn after another, so journal order holds.
+  let enriched = Promise.resolve();
   const flush = () => {
     flushTimer = undefined;
     const records = pending;
     pending = [];
+    if (!prepare) return fanOutTurn(records);
+    enriched = enriched
+      .then(async () => {
+        const ready = await Promise.all(records.map((record) => prepare(record, streamDestinationsOf(record))));
+        if (!shuttingDown) fanOutTurn(ready);
+      })
+      .catch((error) => ctx.logger.error("live fan-out failed", { error: String(error) }));
+  };
+  const fanOutTurn = (records: EventRecord[]) => {
     if (records.length === 1) return fanOut(records[0] as EventRecord);
     // Under load one turn carries several records: each subscriber then gets them in one
     // network write rather than one write per frame (writes dominate the cost of a fan-out).
@@ -89,6 +107,7 @@ export function createLiveStream(
     options,
     destinationIds,
     streamDestinationsOf,
+    prepare,
     get size() {
       return sessions.size;
     },

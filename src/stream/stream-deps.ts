@@ -5,6 +5,7 @@
  */
 import type { ClientAuthenticator } from "../auth/authenticate-client.ts";
 import type { GatewayConfig } from "../config/schema.ts";
+import type { Enricher } from "../enrich/create-enricher.ts";
 import type { Clock } from "../ops/clock.ts";
 import type { Logger } from "../ops/logger.ts";
 import type { CompiledRoute } from "../routes/match-routes.ts";
@@ -19,4 +20,6 @@ export interface StreamDeps {
   clock: Clock;
   logger: Logger;
   clients: ClientAuthenticator;
+  /** Enriches events for stream destinations whose routes ask for it (src/enrich), when any. */
+  enricher?: Pick<Enricher, "wants" | "enrich">;
 }

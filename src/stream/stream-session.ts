@@ -38,6 +38,8 @@ export interface LiveStreamHost {
   /** Ids of the stream destinations the routes send `record` to. */
   streamDestinationsOf(record: EventRecord): readonly string[];
   attach(session: StreamSession): void;
+  /** The event as subscribers get it (enriched when a route asks for it), when enrichment is configured. */
+  prepare?(record: EventRecord, destinations: readonly string[]): Promise<EventRecord>;
   detach(session: StreamSession): void;
 }
 
@@ -135,7 +137,11 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
         if ((state as string) === "closed") return;
         if (record.seq <= pos) continue;
         pos = record.seq;
-        if (wants(record, host.streamDestinationsOf(record))) sink.send(eventFrame(record), record.seq);
+        const destinations = host.streamDestinationsOf(record);
+        if (!wants(record, destinations)) continue;
+        const ready = host.prepare ? await host.prepare(record, destinations) : record;
+        if ((state as string) === "closed") return;
+        sink.send(eventFrame(ready), record.seq);
       }
       if (page.length < options.replayPageSize) return;
       if (sink.bufferedAmount() > options.maxBufferedBytes / 2) {

@@ -3,7 +3,9 @@
  * module runs it from test/services/<name>.test.ts. For every documented event type the
  * service's own sample verifies, is described without `unknown_type`, and keeps its identity
  * stable; tampered, unsigned and foreign-secret deliveries are refused; the credential kind and
- * the default templates are well formed.
+ * the default templates are well formed; what `signDelivery` signs verifies. The optional
+ * `enrichment.resourcePath` is checked when present: it names a resource for the samples that
+ * name a subject, encoding the id so it stays one segment.
  */
 import { describe, expect, it } from "vitest";
 import { createWebCrypto } from "../../src/crypto/crypto-port.ts";
@@ -81,6 +83,50 @@ export function testUpstreamService(service: UpstreamService): void {
       expect(await service.verifyWebhook(unsigned, crypto)).toEqual({ ok: false, reason: "missing_signature" });
       const other = { ...delivery, source: { ...delivery.source, secrets: ["another-secret-0123456789abcdef"] } };
       expect(await service.verifyWebhook(other, crypto)).toEqual({ ok: false, reason: "signature_mismatch" });
+    });
+
+    it("verifies what its own signDelivery signs, and only with that secret", async () => {
+      const rawBody = new TextEncoder().encode((await sampleOf(service.eventTypes[0] as string)).body);
+      const headers = await service.signDelivery(
+        SECRET,
+        rawBody,
+        { nowMs: NOW, deliveryId: "dlv-conformance" },
+        crypto,
+      );
+      expect(headers).not.toHaveProperty("content-type");
+      const delivery = { source: source(service), headers: new Headers(headers), rawBody, nowMs: NOW };
+      expect(await service.verifyWebhook(delivery, crypto)).toEqual({ ok: true });
+      const foreign = await service.signDelivery(
+        "another-secret-0123456789abcdef",
+        rawBody,
+        { nowMs: NOW, deliveryId: "dlv-conformance" },
+        crypto,
+      );
+      expect(await service.verifyWebhook({ ...delivery, headers: new Headers(foreign) }, crypto)).toEqual({
+        ok: false,
+        reason: "signature_mismatch",
+      });
+    });
+
+    it.runIf(service.enrichment !== undefined)("names the resource of events that have a subject", async () => {
+      const enrichment = service.enrichment;
+      if (!enrichment) throw new Error("no enrichment");
+      const subjectId = "id with/../slash?&#";
+      let named = 0;
+      for (const type of service.eventTypes) {
+        const sample = await service.buildSample(type, SECRET, { uniqueId: "e-1", now: NOW, subjectId }, crypto);
+        const data = JSON.parse(sample.body) as unknown;
+        const path = enrichment.resourcePath({ type, data });
+        if (path === undefined) continue;
+        named += 1;
+        expect(path).toMatch(/^\/[A-Za-z0-9._~%/-]+$/);
+        expect(path.endsWith(`/${encodeURIComponent(subjectId)}`)).toBe(true);
+        expect(path).not.toContain("/../");
+      }
+      expect(named).toBeGreaterThan(0);
+      for (const data of [{}, null, "text", { agreement_id: 7, staffingRequestId: ["x"] }]) {
+        expect(enrichment.resourcePath({ type: service.eventTypes[0] as string, data })).toBeUndefined();
+      }
     });
 
     it("names a credential kind and templates for documented types only", () => {

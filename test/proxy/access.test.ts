@@ -8,8 +8,12 @@
 import { request as httpRequest } from "node:http";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type EsignFake, startEsignFake } from "../fakes/esign-fake.ts";
-import { type StaffingFake, startStaffingFake } from "../fakes/staffing-fake.ts";
+import {
+  type EsignServer,
+  type StaffingServer,
+  startEsignEmulator,
+  startStaffingEmulator,
+} from "../helpers/emulators.ts";
 import { type GatewayProcess, startGatewayProcess } from "../helpers/gateway-process.ts";
 import { hashKey, newKey, proxyConfig, proxyEnv } from "./proxy-fixtures.ts";
 
@@ -18,14 +22,14 @@ const JWT_SECRET = "jwt-secret-for-tests-0123456789abcdef";
 const appKey = newKey("app");
 const readerKey = newKey("reader");
 
-let esign: EsignFake;
-let staffing: StaffingFake;
+let esign: EsignServer;
+let staffing: StaffingServer;
 let gateway: GatewayProcess;
 let agreementId: string;
 
 beforeAll(async () => {
-  esign = await startEsignFake({ generalLimitPerClient: 100_000 });
-  staffing = await startStaffingFake({ limitPerMinute: 100_000 });
+  esign = await startEsignEmulator({ generalLimitPerClient: 100_000 });
+  staffing = await startStaffingEmulator({ limitPerMinute: 100_000 });
   const options = {
     esign,
     staffing,
@@ -53,7 +57,7 @@ beforeAll(async () => {
   const config = proxyConfig(options);
   (config.upstreams as Record<string, unknown>[]).push({ id: "staffing-unset", service: "staffing" });
   gateway = await startGatewayProcess({ config, env: proxyEnv(options) });
-  agreementId = esign.createAgreement();
+  agreementId = await esign.createAgreement();
 });
 
 afterAll(async () => {

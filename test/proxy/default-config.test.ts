@@ -1,5 +1,6 @@
 /**
- * The zero-config start with the proxy upstreams in `config/default.ts`: without the upstream
+ * The zero-config start with the proxy upstreams in `config/default.ts` and the sandbox switched
+ * off (`GATEWAY_EMULATORS=off`; the sandbox itself is adapters/node/sandbox.ts): without the upstream
  * variables the gateway still starts, warns once per unconfigured upstream and keeps the route
  * mounted; with them set, that upstream is configured (no warning) and reaches the upstream.
  */
@@ -10,7 +11,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterEach, expect, test, vi } from "vitest";
 import { resolveConfig } from "../../src/config/resolve-config.ts";
-import { startEsignFake } from "../fakes/esign-fake.ts";
+import { startEsignEmulator } from "../helpers/emulators.ts";
 
 const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
 const UPSTREAM_VARS = [
@@ -73,7 +74,7 @@ async function serveDefault(env: Record<string, string>) {
 const staffingWarning = (line: string) => line.includes("upstream not configured") && line.includes('"staffing"');
 
 test("without upstream variables the default config starts and warns about both upstreams", async () => {
-  const { url, warnings, lineMatching } = await serveDefault({});
+  const { url, warnings, lineMatching } = await serveDefault({ GATEWAY_EMULATORS: "off" });
   await lineMatching(staffingWarning);
   expect(warnings().map((w) => [w.upstream, w.missing])).toEqual([
     ["esign", ["baseUrl", "clientId", "clientSecret"]],
@@ -86,14 +87,14 @@ test("without upstream variables the default config starts and warns about both 
 });
 
 test("with the e-sign variables set, that upstream is configured from the environment", async () => {
-  const esign = await startEsignFake();
+  const esign = await startEsignEmulator();
   cleanups.push(() => esign.close());
   const env = {
     ESIGN_API_URL: esign.baseUrl,
     ESIGN_CLIENT_ID: esign.client.clientId,
     ESIGN_CLIENT_SECRET: esign.client.clientSecret,
   };
-  const { warnings, lineMatching } = await serveDefault(env);
+  const { warnings, lineMatching } = await serveDefault({ ...env, GATEWAY_EMULATORS: "off" });
   await lineMatching(staffingWarning);
   expect(warnings().map((w) => w.upstream)).toEqual(["staffing"]);
 

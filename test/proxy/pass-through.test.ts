@@ -8,25 +8,29 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type EsignFake, startEsignFake } from "../fakes/esign-fake.ts";
-import { type StaffingFake, startStaffingFake } from "../fakes/staffing-fake.ts";
+import {
+  type EsignServer,
+  type StaffingServer,
+  startEsignEmulator,
+  startStaffingEmulator,
+} from "../helpers/emulators.ts";
 import { type GatewayProcess, startGatewayProcess } from "../helpers/gateway-process.ts";
 import { fullClient, newKey, proxyConfig, proxyEnv } from "./proxy-fixtures.ts";
 
-let esign: EsignFake;
-let esignEu: EsignFake;
-let staffing: StaffingFake;
-let staffingSmall: StaffingFake;
+let esign: EsignServer;
+let esignEu: EsignServer;
+let staffing: StaffingServer;
+let staffingSmall: StaffingServer;
 let gateway: GatewayProcess;
 const key = newKey();
 /** Every answer the tests saw, headers and body, for the secrets check. */
 const answers: string[] = [];
 
 beforeAll(async () => {
-  esign = await startEsignFake({ generalLimitPerClient: 100_000 });
-  esignEu = await startEsignFake({ generalLimitPerClient: 100_000 });
-  staffing = await startStaffingFake({ limitPerMinute: 100_000 });
-  staffingSmall = await startStaffingFake({ limitPerMinute: 2 });
+  esign = await startEsignEmulator({ generalLimitPerClient: 100_000 });
+  esignEu = await startEsignEmulator({ generalLimitPerClient: 100_000 });
+  staffing = await startStaffingEmulator({ limitPerMinute: 100_000 });
+  staffingSmall = await startStaffingEmulator({ limitPerMinute: 2 });
   const options = { esign, staffing, clients: [fullClient(key)], log: "debug" as const };
   const config = proxyConfig(options);
   (config.upstreams as Record<string, unknown>[]).push(
@@ -65,7 +69,7 @@ async function call(path: string, init: RequestInit = {}) {
 }
 
 test("a cold token cache under 500 concurrent calls makes exactly one token request", async () => {
-  const id = esign.createAgreement();
+  const id = await esign.createAgreement();
   const results = await Promise.all(Array.from({ length: 500 }, () => call(`/api/esign/agreements/${id}`)));
   expect(results.filter((r) => r.status === 200)).toHaveLength(500);
   expect(esign.tokenRequests()).toBe(1);
@@ -136,7 +140,7 @@ describe("answers coming back", () => {
   });
 
   test("hop-by-hop headers of the upstream are dropped", async () => {
-    const id = esign.createAgreement();
+    const id = await esign.createAgreement();
     esign.inject({
       method: "GET",
       path: `/agreements/${id}`,
@@ -149,7 +153,7 @@ describe("answers coming back", () => {
 });
 
 test("two e-sign accounts side by side each use their own token", async () => {
-  const id = esignEu.createAgreement("EU agreement");
+  const id = await esignEu.createAgreement("EU agreement");
   const answer = await call(`/api/esign-eu/agreements/${id}`);
   expect(answer.status).toBe(200);
   expect(answer.json().title).toBe("EU agreement");

@@ -1,6 +1,6 @@
 /**
  * Fixtures of the proxy tests: client API keys, a configuration with both upstreams pointing at
- * the fakes (credentials passed through the environment, as in production), an in-process
+ * the emulators (credentials passed through the environment, as in production), an in-process
  * gateway on a memory store with an injected clock, and a real gateway process.
  */
 
@@ -9,10 +9,9 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { memoryStore } from "../../adapters/store/memory.ts";
-import { createGateway, type Gateway } from "../../src/create-gateway.ts";
+import type { Gateway } from "../../src/create-gateway.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
-import type { EsignFake } from "../fakes/esign-fake.ts";
-import type { StaffingFake } from "../fakes/staffing-fake.ts";
+import type { EsignServer, StaffingServer } from "../helpers/emulators.ts";
 import { type GatewayProcess, startGatewayProcess } from "../helpers/gateway-process.ts";
 import { buildInProcessGateway } from "../helpers/in-process-gateway.ts";
 import { adminKeyHash } from "../helpers/signed-requests.ts";
@@ -28,8 +27,8 @@ export function newKey(prefix = "gwk"): string {
 }
 
 export interface ProxyConfigOptions {
-  esign?: EsignFake;
-  staffing?: StaffingFake;
+  esign?: EsignServer;
+  staffing?: StaffingServer;
   /** Merged into every upstream entry (timeouts, retries, replay limit). */
   upstream?: Record<string, unknown>;
   clients?: Record<string, unknown>[];

@@ -7,19 +7,23 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type EsignFake, startEsignFake } from "../fakes/esign-fake.ts";
-import { type StaffingFake, startStaffingFake } from "../fakes/staffing-fake.ts";
+import {
+  type EsignServer,
+  type StaffingServer,
+  startEsignEmulator,
+  startStaffingEmulator,
+} from "../helpers/emulators.ts";
 import type { GatewayProcess } from "../helpers/gateway-process.ts";
 import { fullClient, newKey, startProxyProcess } from "./proxy-fixtures.ts";
 
-let esign: EsignFake;
-let staffing: StaffingFake;
+let esign: EsignServer;
+let staffing: StaffingServer;
 let gateway: GatewayProcess;
 const key = newKey();
 
 beforeAll(async () => {
-  esign = await startEsignFake({ generalLimitPerClient: 100_000 });
-  staffing = await startStaffingFake({ limitPerMinute: 100_000 });
+  esign = await startEsignEmulator({ generalLimitPerClient: 100_000 });
+  staffing = await startStaffingEmulator({ limitPerMinute: 100_000 });
   gateway = await startProxyProcess({
     esign,
     staffing,
@@ -45,9 +49,15 @@ const serverError = { error: { code: "server_error", message: "injected failure"
 function newStaffingRequest() {
   return JSON.stringify({
     externalId: `shift-${randomUUID()}`,
-    shift: { id: "s1", startTime: "2026-12-01T07:00:00+01:00", endTime: "2026-12-01T15:00:00+01:00" },
+    shift: {
+      id: "s1",
+      startTime: "2026-12-01T07:00:00+01:00",
+      endTime: "2026-12-01T15:00:00+01:00",
+      location: "Ward 4",
+      role: "Nurse",
+    },
     candidates: [{ id: "c1", name: "A", phone: "+46700000000", priority: 1 }],
-    webhookUrl: "https://example.test/hook",
+    webhookUrl: "http://127.0.0.1:9/hook" /* refused: the emulator's webhooks stay on loopback */,
   });
 }
 
@@ -58,7 +68,7 @@ describe("safe calls are retried", () => {
     ["504", { status: 504, body: serverError }],
     ["a destroyed socket", { destroy: true as const }],
   ])("GET after %s: retried, answered 200", async (_, fault) => {
-    const id = esign.createAgreement();
+    const id = await esign.createAgreement();
     const path = `/agreements/${id}`;
     esign.inject({ method: "GET", path, fault });
     const answer = await call(`/api/esign${path}`);
@@ -68,7 +78,7 @@ describe("safe calls are retried", () => {
   });
 
   test("PUT with a small body after a destroyed socket: retried with the same body", async () => {
-    const id = esign.createAgreement();
+    const id = await esign.createAgreement();
     const path = `/agreements/${id}/documents/main`;
     esign.inject({ method: "PUT", path, fault: { destroy: true } });
     const pdf = Buffer.from("%PDF-1.4\nsmall test document\n%%EOF\n");
@@ -80,7 +90,7 @@ describe("safe calls are retried", () => {
     expect(answer.status).toBe(200);
     expect(esign.count("PUT", path)).toBe(2);
     const { createHash } = await import("node:crypto");
-    expect(esign.documentHashes.get(id)).toBe(createHash("sha256").update(pdf).digest("hex"));
+    expect(await esign.documentHashes.get(id)).toBe(createHash("sha256").update(pdf).digest("hex"));
   });
 
   test("POST with an Idempotency-Key after a 503: retried; the same key again is replayed by the upstream", async () => {
@@ -101,7 +111,7 @@ describe("safe calls are retried", () => {
   });
 
   test("429 with Retry-After within the bound: waited out, then retried", async () => {
-    const id = esign.createAgreement();
+    const id = await esign.createAgreement();
     const path = `/agreements/${id}`;
     const limited = { error: { code: "rate_limited", message: "slow down" } };
     esign.inject({ method: "GET", path, fault: { status: 429, headers: { "retry-after": "1" }, body: limited } });
@@ -113,7 +123,7 @@ describe("safe calls are retried", () => {
   });
 
   test("retries are bounded: after 1 + 2 attempts the upstream's 503 and envelope come back", async () => {
-    const id = esign.createAgreement();
+    const id = await esign.createAgreement();
     const path = `/agreements/${id}`;
     esign.inject({ method: "GET", path, times: 5, fault: { status: 503, body: serverError } });
     const answer = await call(`/api/esign${path}`);
@@ -151,7 +161,7 @@ describe("unsafe calls are sent once", () => {
   });
 
   test("429 with Retry-After beyond the bound: passed back with its Retry-After, one call", async () => {
-    const id = esign.createAgreement();
+    const id = await esign.createAgreement();
     const path = `/agreements/${id}`;
     const limited = { error: { code: "rate_limited", message: "slow down" } };
     esign.inject({ method: "GET", path, fault: { status: 429, headers: { "retry-after": "30" }, body: limited } });
@@ -165,7 +175,7 @@ describe("unsafe calls are sent once", () => {
 
 describe("gateway-side failures and upstream errors", () => {
   test("no answer within the upstream's timeout: 504 upstream_timeout, not retried", async () => {
-    const id = esign.createAgreement();
+    const id = await esign.createAgreement();
     const path = `/agreements/${id}`;
     esign.inject({ method: "GET", path, fault: { hang: true } });
     const answer = await call(`/api/esign${path}`);

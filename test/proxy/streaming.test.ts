@@ -11,7 +11,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { type EsignFake, startEsignFake } from "../fakes/esign-fake.ts";
+import { type EsignServer, startEsignEmulator } from "../helpers/emulators.ts";
 import type { GatewayProcess } from "../helpers/gateway-process.ts";
 import { fullClient, newKey, startProxyProcess } from "./proxy-fixtures.ts";
 
@@ -22,7 +22,7 @@ const STALL_SIZE = 64 * 1024 * 1024;
 const RSS_BOUND = SIZE;
 const HEADER_TIMEOUT_MS = 500;
 
-let esign: EsignFake;
+let esign: EsignServer;
 let gateway: GatewayProcess;
 const key = newKey();
 const pdf = Buffer.concat([Buffer.from("%PDF-1.7\n"), randomBytes(SIZE - 9)]);
@@ -31,7 +31,7 @@ const bigPdf = Buffer.concat([pdf, pdf, pdf, pdf]).subarray(0, STALL_SIZE);
 const bigPdfSha = createHash("sha256").update(bigPdf).digest("hex");
 
 beforeAll(async () => {
-  esign = await startEsignFake({ generalLimitPerClient: 100_000 });
+  esign = await startEsignEmulator({ generalLimitPerClient: 100_000 });
   // A small replay limit keeps the buffered prefix out of the picture; a short header timeout
   // shows that it only starts once a streamed body has been sent.
   gateway = await startProxyProcess({
@@ -99,11 +99,11 @@ async function peakGrowthWhileStalled(base: number, progress: () => number, done
 }
 
 test("a 20 MB PDF uploads and downloads byte-identical, its length kept", async () => {
-  const id = esign.createAgreement();
+  const id = await esign.createAgreement();
   const answer = await upload(id, pdfStream().stream);
   expect(answer.status).toBe(200);
   expect(await answer.json()).toEqual({ ok: true });
-  expect(esign.documentHashes.get(id)).toBe(pdfSha);
+  expect(await esign.documentHashes.get(id)).toBe(pdfSha);
   expect(esign.uploadHeaders.at(-1)?.["content-length"]).toBe(String(SIZE));
   expect(esign.uploadHeaders.at(-1)?.authorization).toBe(`Bearer ${esign.issued[0]}`);
 
@@ -117,7 +117,7 @@ test("a 20 MB PDF uploads and downloads byte-identical, its length kept", async 
 });
 
 test("upload of 64 MB to a stalled upstream: the gateway grows by less than one 20 MB PDF, and does not time out", async () => {
-  const id = esign.createAgreement();
+  const id = await esign.createAgreement();
   const release = esign.holdUploads();
   const uploadsBefore = esign.uploadHeaders.length;
   const base = await rssOf(gateway);
@@ -140,11 +140,11 @@ test("upload of 64 MB to a stalled upstream: the gateway grows by less than one 
   expect(growth).toBeLessThan(RSS_BOUND);
   const answer = await pending;
   expect(answer.status).toBe(200);
-  expect(esign.documentHashes.get(id)).toBe(bigPdfSha);
+  expect(await esign.documentHashes.get(id)).toBe(bigPdfSha);
 });
 
 test("download of 64 MB to a stalled client: the gateway grows by less than one 20 MB PDF", async () => {
-  const id = esign.createAgreement();
+  const id = await esign.createAgreement();
   expect((await upload(id, pdfStream(bigPdf).stream, STALL_SIZE)).status).toBe(200);
   const base = await rssOf(gateway);
   const sentBefore = esign.downloadSent();

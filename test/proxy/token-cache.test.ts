@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, test } from "vitest";
 import { memoryStore } from "../../adapters/store/memory.ts";
-import { type EsignFake, startEsignFake } from "../fakes/esign-fake.ts";
+import { type EsignServer, startEsignEmulator } from "../helpers/emulators.ts";
 import {
   createTestClock,
   fullClient,
@@ -18,7 +18,7 @@ import {
   startInProcess,
 } from "./proxy-fixtures.ts";
 
-const fakes: EsignFake[] = [];
+const fakes: EsignServer[] = [];
 afterEach(async () => {
   await Promise.all(fakes.splice(0).map((fake) => fake.close()));
 });
@@ -27,7 +27,7 @@ async function setup(
   options: { lifetime?: number; upstream?: Record<string, unknown>; env?: Record<string, string> } = {},
 ) {
   const clock = createTestClock();
-  const esign = await startEsignFake({
+  const esign = await startEsignEmulator({
     now: clock.now,
     tokenLifetimeSeconds: options.lifetime,
     generalLimitPerClient: 100_000,
@@ -37,7 +37,7 @@ async function setup(
   const config: ProxyConfigOptions = { esign, clients: [fullClient(key)], upstream: options.upstream, log: "silent" };
   const env = { ...proxyEnv(config), ...options.env };
   const gw = startInProcess(proxyConfig(config), env, clock, undefined, key);
-  const agreementId = esign.createAgreement("Lease");
+  const agreementId = await esign.createAgreement("Lease");
   const get = () => gw.call(`/api/esign/agreements/${agreementId}`);
   return { clock, esign, key, gw, agreementId, get, config, env };
 }
@@ -138,14 +138,14 @@ describe("upstream 401", () => {
 describe("two instances sharing one store", () => {
   test("make one token request between them, and one refresh on expiry", async () => {
     const clock = createTestClock();
-    const esign = await startEsignFake({ now: clock.now, generalLimitPerClient: 100_000 });
+    const esign = await startEsignEmulator({ now: clock.now, generalLimitPerClient: 100_000 });
     fakes.push(esign);
     const key = newKey();
     const options: ProxyConfigOptions = { esign, clients: [fullClient(key)], log: "silent" };
     const store = memoryStore({ now: clock.now });
     const a = startInProcess(proxyConfig(options), proxyEnv(options), clock, store, key);
     const b = startInProcess(proxyConfig(options), proxyEnv(options), clock, store, key);
-    const id = esign.createAgreement();
+    const id = await esign.createAgreement();
     const burst = () =>
       statuses(Array.from({ length: 200 }, (_, i) => (i % 2 ? a : b).call(`/api/esign/agreements/${id}`)));
 

@@ -39,6 +39,9 @@ export const toyService: UpstreamService = {
       marks,
     };
   },
+  async signDelivery(secret, rawBody, _options, crypto) {
+    return { "x-toy-signature": `${PREFIX}${toHex(await crypto.signHmacSha256(secret, [rawBody]))}` };
+  },
   async buildSample(type, secret, options, crypto) {
     const body = JSON.stringify({
       id: `toy-${options.uniqueId}`,

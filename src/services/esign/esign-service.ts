@@ -5,9 +5,11 @@
 import * as v from "valibot";
 import { marksOf, stringField } from "../schema-marks.ts";
 import { MAX_IDENTITY_LENGTH, type UpstreamService } from "../service-contract.ts";
+import { esignEnrichment } from "./esign-enrichment.ts";
 import { buildEsignSample } from "./esign-samples.ts";
 import { ESIGN_TEMPLATES } from "./esign-templates.ts";
 import { ESIGN_EVENT_TYPES, EsignWebhookBody } from "./esign-webhook-schema.ts";
+import { signEsignWebhook } from "./sign-esign-webhook.ts";
 import { verifyEsignSignature } from "./verify-esign-signature.ts";
 
 const knownTypes = new Set<string>(ESIGN_EVENT_TYPES);
@@ -37,7 +39,11 @@ export const esignService: UpstreamService = {
       marks,
     };
   },
+  signDelivery: async (secret, rawBody, _options, crypto) => ({
+    "x-svc-signature": await signEsignWebhook(crypto, secret, rawBody),
+  }),
   buildSample: buildEsignSample,
   proxyCredentials: { kind: "oauth-client-credentials", tokenPath: "/oauth/access-token" },
   mailTemplates: ESIGN_TEMPLATES,
+  enrichment: esignEnrichment,
 };

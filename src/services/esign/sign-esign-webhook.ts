@@ -1,7 +1,7 @@
 /**
  * Signs an e-sign webhook body exactly as the upstream does: `X-Svc-Signature: sha256=<hex>`,
- * HMAC-SHA256 of the raw body. Used by the samples of `gateway trigger`, the tests' upstream
- * fakes and the benchmarks.
+ * HMAC-SHA256 of the raw body. Used by the samples of `gateway trigger`, `signDelivery` (the
+ * upstream emulators) and the benchmarks.
  */
 import { type CryptoPort, toHex } from "../../crypto/crypto-port.ts";
 

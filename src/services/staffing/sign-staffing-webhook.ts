@@ -1,7 +1,7 @@
 /**
  * Signs a staffing webhook body exactly as the upstream does: `X-Svc-Signature: t=<unix>,v1=<hex>`,
- * HMAC-SHA256 of `<t>.<raw body>`. Used by the samples of `gateway trigger`, the tests'
- * upstream fakes and the benchmarks.
+ * HMAC-SHA256 of `<t>.<raw body>`. Used by the samples of `gateway trigger`, `signDelivery`
+ * (the upstream emulators) and the benchmarks.
  */
 import { type CryptoPort, toHex, utf8 } from "../../crypto/crypto-port.ts";
 

@@ -7,6 +7,8 @@ import * as v from "valibot";
 import { toHex } from "../../crypto/crypto-port.ts";
 import { marksOf, stringField } from "../schema-marks.ts";
 import { MAX_IDENTITY_LENGTH, type UpstreamService } from "../service-contract.ts";
+import { signStaffingWebhook } from "./sign-staffing-webhook.ts";
+import { staffingEnrichment } from "./staffing-enrichment.ts";
 import { buildStaffingSample } from "./staffing-samples.ts";
 import { STAFFING_TEMPLATES } from "./staffing-templates.ts";
 import { STAFFING_EVENT_TYPES, staffingSchemaFor } from "./staffing-webhook-schema.ts";
@@ -47,7 +49,16 @@ export const staffingService: UpstreamService = {
       marks,
     };
   },
+  async signDelivery(secret, rawBody, { nowMs, deliveryId }, crypto) {
+    const t = Math.floor(nowMs / 1000);
+    return {
+      "x-svc-signature": await signStaffingWebhook(crypto, secret, rawBody, t),
+      "x-svc-timestamp": String(t),
+      "x-svc-delivery-id": deliveryId,
+    };
+  },
   buildSample: buildStaffingSample,
   proxyCredentials: { kind: "api-key" },
   mailTemplates: STAFFING_TEMPLATES,
+  enrichment: staffingEnrichment,
 };

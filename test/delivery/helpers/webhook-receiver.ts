@@ -34,8 +34,11 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-/** Starts a receiver answering 200 until told otherwise. */
-export async function startWebhookReceiver(responder: Responder = () => ({ status: 200 })): Promise<WebhookReceiver> {
+/** Starts a receiver answering 200 until told otherwise (on `port`, default any free one). */
+export async function startWebhookReceiver(
+  responder: Responder = () => ({ status: 200 }),
+  port = 0,
+): Promise<WebhookReceiver> {
   let answer = responder;
   const requests: ReceivedRequest[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -64,10 +67,10 @@ export async function startWebhookReceiver(responder: Responder = () => ({ statu
     });
   });
   server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  const bound = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/hook`,
+    url: `http://127.0.0.1:${bound}/hook`,
     requests,
     respond(next) {
       answer = next;

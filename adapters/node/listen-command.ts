@@ -1,0 +1,182 @@
+/**
+ * `gateway listen <gateway-url> --forward-to <url>`: the Node side of src/listen. Parses the
+ * options, finds the credential (flag, `GATEWAY_API_KEY`, or the development admin key of
+ * `.data/dev-secrets.json`), keeps cursor and local secret in a state file (listen-state.ts),
+ * opens the WebSocket with `ws`, prints one line per event, and stops cleanly on SIGINT/SIGTERM
+ * (an event being delivered then is delivered again on the next start).
+ */
+import { readFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import WebSocket from "ws";
+import { fromBase64 } from "../../src/encoding/base64.ts";
+import {
+  buildForwardRequest,
+  type ListenFormat,
+  type RecordedDelivery,
+} from "../../src/listen/build-forward-request.ts";
+import { formatEventLine } from "../../src/listen/format-event-line.ts";
+import { forwardEvent } from "../../src/listen/forward-event.ts";
+import type { ListenedEvent } from "../../src/listen/listen-frames.ts";
+import { ListenRefusedError, runListenLoop } from "../../src/listen/listen-loop.ts";
+import { builtinServices } from "../../src/services/registry.ts";
+import {
+  defaultListenStatePath,
+  generateListenSecret,
+  type ListenState,
+  loadListenState,
+  saveListenState,
+} from "./listen-state.ts";
+import { createNodeCrypto } from "./node-crypto.ts";
+
+export const LISTEN_USAGE =
+  "gateway listen <gateway-url> --forward-to <url> [--source id]... [--type pattern]... " +
+  "[--format cloudevents|upstream] [--key apiKey | --token jwt] [--state file] [--retry-max-ms 30000]";
+
+/** Thrown for bad command-line input (the CLI prints usage). */
+export class ListenUsageError extends Error {}
+
+function httpUrl(text: string | undefined, what: string): string {
+  try {
+    const url = new URL(text ?? "");
+    if (url.protocol === "http:" || url.protocol === "https:") return url.toString().replace(/\/$/, "");
+  } catch {}
+  throw new ListenUsageError(`${what}: an http(s) URL is required, received ${text ?? "nothing"}`);
+}
+
+/** The credential: flags first, then GATEWAY_API_KEY, then the development admin key. */
+async function credentialOf(values: { key?: string; token?: string }): Promise<{ value: string; from: string }> {
+  if (values.key && values.token) throw new ListenUsageError("give --key or --token, not both");
+  const given = values.key ?? values.token;
+  if (given) return { value: given, from: values.key ? "--key" : "--token" };
+  if (process.env.GATEWAY_API_KEY) return { value: process.env.GATEWAY_API_KEY, from: "GATEWAY_API_KEY" };
+  try {
+    const dev = JSON.parse(await readFile(".data/dev-secrets.json", "utf8")) as { GATEWAY_ADMIN_KEY?: unknown };
+    if (typeof dev.GATEWAY_ADMIN_KEY === "string") {
+      return { value: dev.GATEWAY_ADMIN_KEY, from: ".data/dev-secrets.json (development admin key)" };
+    }
+  } catch {}
+  throw new ListenUsageError("no credential: pass --key or --token, or set GATEWAY_API_KEY");
+}
+
+/** Reads the recorded upstream delivery when the credential may read the event log. */
+function createRecordedReader(gateway: string, authorization: string, notice: (line: string) => void) {
+  let readable = true;
+  return async (id: string): Promise<RecordedDelivery | undefined> => {
+    if (!readable) return undefined;
+    const response = await fetch(`${gateway}/events/${encodeURIComponent(id)}`, { headers: { authorization } });
+    if (response.status === 401 || response.status === 403) {
+      await response.body?.cancel();
+      readable = false;
+      notice("the credential cannot read the event log: upstream bodies are rebuilt from the event data");
+      return undefined;
+    }
+    if (response.status === 404) return undefined;
+    if (response.status !== 200) throw new Error(`GET /events/${id} answered ${response.status}`);
+    const record = (await response.json()) as { raw_body_base64?: unknown; headers?: unknown };
+    if (typeof record.raw_body_base64 !== "string" || typeof record.headers !== "object" || !record.headers) {
+      return undefined;
+    }
+    return { body: fromBase64(record.raw_body_base64), headers: record.headers as Record<string, string> };
+  };
+}
+
+/** Runs the command until SIGINT/SIGTERM. */
+export async function listenCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      "forward-to": { type: "string" },
+      source: { type: "string", multiple: true },
+      type: { type: "string", multiple: true },
+      format: { type: "string", default: "cloudevents" },
+      key: { type: "string" },
+      token: { type: "string" },
+      state: { type: "string" },
+      "retry-max-ms": { type: "string", default: "30000" },
+    },
+  });
+  const gateway = httpUrl(positionals[0], "<gateway-url>");
+  const target = httpUrl(values["forward-to"], "--forward-to");
+  const format = values.format as ListenFormat;
+  if (format !== "cloudevents" && format !== "upstream")
+    throw new ListenUsageError("--format: cloudevents or upstream");
+  const retryMaxMs = Number(values["retry-max-ms"]);
+  if (!Number.isInteger(retryMaxMs) || retryMaxMs < 10) throw new ListenUsageError("--retry-max-ms: an integer >= 10");
+  const filters = { source: values.source ?? [], type: values.type ?? [] };
+  const credential = await credentialOf(values);
+  const authorization = `Bearer ${credential.value}`;
+  const statePath = values.state ?? defaultListenStatePath({ gateway, target, filters, format });
+  const print = (line: string) => console.log(line);
+  const notice = (line: string) => console.log(`# ${line}`);
+
+  let state: ListenState = (await loadListenState(statePath)) ?? {
+    version: 1,
+    gateway,
+    forwardTo: target,
+    secret: generateListenSecret(),
+  };
+  await saveListenState(statePath, state);
+  notice(`forwarding ${gateway} -> ${target} (format ${format}, credential from ${credential.from})`);
+  // Printed on purpose: the local app needs it to verify what it receives; it signs only
+  // deliveries to this machine's app and is kept in the state file so restarts keep it.
+  notice(`signing secret: ${state.secret}   (state: ${statePath})`);
+
+  const crypto = createNodeCrypto();
+  const stop = new AbortController();
+  const recordedOf = createRecordedReader(gateway, authorization, notice);
+  const handle = async (event: ListenedEvent) => {
+    const recorded = format === "upstream" ? await recordedOf(event.id) : undefined;
+    const outcome = await forwardEvent(
+      target,
+      () => buildForwardRequest(format, event, state.secret, Date.now(), crypto, builtinServices, recorded),
+      {
+        maxDelayMs: retryMaxMs,
+        minDelayMs: Math.min(500, retryMaxMs),
+        signal: stop.signal,
+        onFailure: (failure) =>
+          print(
+            formatEventLine(
+              event,
+              {
+                status: failure.status ?? failure.error ?? "failed",
+                latencyMs: failure.latencyMs,
+                retryingAfterAttempt: failure.attempt,
+              },
+              Date.now(),
+            ),
+          ),
+      },
+    );
+    return () => print(formatEventLine(event, outcome, Date.now()));
+  };
+
+  const onSignal = () => stop.abort();
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    await runListenLoop({
+      gatewayUrl: gateway,
+      filters,
+      openSocket: (url) => new WebSocket(url, { headers: { authorization } }),
+      loadCursor: () => state.cursor,
+      saveCursor: async (cursor) => {
+        state = { ...state, cursor };
+        await saveListenState(statePath, state);
+      },
+      handle,
+      notice,
+      signal: stop.signal,
+    });
+  } catch (error) {
+    if (error instanceof ListenRefusedError) {
+      console.error(error.message);
+      process.exitCode = 1;
+      return;
+    }
+    throw error;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * One enrichment fetch: `GET {baseUrl}{path}` through the proxy's credentials for that upstream
+ * (the e-sign token cache shared with the proxy, or the staffing API key), bounded as a whole by
+ * `timeoutMs` (token, headers and body). A refused cached token is dropped and the call sent once
+ * more with a fresh one, as the proxy does (README, "API proxy"). It never throws: the result
+ * says what went wrong in a short code that is safe to put on an event (no body, no secret).
+ */
+import { TokenFetchError } from "../proxy/fetch-access-token.ts";
+import type { ProxyUpstream, UpstreamCredentials } from "../proxy/proxy-deps.ts";
+import { type UpstreamFetch, UpstreamTimeoutError } from "../proxy/upstream-fetch.ts";
+
+/** A resource larger than this is not attached (events travel to mail and queues too). */
+export const MAX_ENRICHMENT_BYTES = 256 * 1024;
+
+export type EnrichmentResult = { ok: true; resource: unknown } | { ok: false; error: string };
+
+class DeadlineError extends Error {}
+
+/** Rejects with DeadlineError after `ms`; `clear` disarms it. */
+function deadline(ms: number): { promise: Promise<never>; clear(): void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const promise = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlineError("enrichment timed out")), ms);
+  });
+  promise.catch(() => {});
+  return { promise, clear: () => clearTimeout(timer) };
+}
+
+async function readJson(response: Response): Promise<EnrichmentResult> {
+  const declared = Number(response.headers.get("content-length") ?? "0");
+  if (declared > MAX_ENRICHMENT_BYTES) {
+    await response.body?.cancel();
+    return { ok: false, error: "too_large" };
+  }
+  const text = await response.text();
+  if (text.length > MAX_ENRICHMENT_BYTES) return { ok: false, error: "too_large" };
+  try {
+    const resource: unknown = JSON.parse(text);
+    if (resource === null || typeof resource !== "object") return { ok: false, error: "invalid_body" };
+    return { ok: true, resource };
+  } catch {
+    return { ok: false, error: "invalid_body" };
+  }
+}
+
+/** GETs `path` of `upstream` within `timeoutMs`. */
+export async function fetchEnrichment(
+  fetcher: UpstreamFetch,
+  upstream: ProxyUpstream["config"],
+  credentials: UpstreamCredentials,
+  path: string,
+  timeoutMs: number,
+): Promise<EnrichmentResult> {
+  const url = `${upstream.baseUrl}${path}`;
+  const started = Date.now();
+  const exchange = async (rejected?: string) => {
+    const auth = await credentials.authorize(rejected);
+    const left = Math.max(1, timeoutMs - (Date.now() - started));
+    const response = await fetcher(url, {
+      method: "GET",
+      headers: { accept: "application/json", authorization: auth.header },
+      timeoutMs: left,
+    });
+    return { response, token: auth.token };
+  };
+  const work = async (): Promise<EnrichmentResult> => {
+    let { response, token } = await exchange();
+    if (response.status === 401 && token !== undefined) {
+      await response.body?.cancel();
+      await credentials.invalidate(token);
+      ({ response, token } = await exchange(token));
+    }
+    if (response.status !== 200) {
+      await response.body?.cancel();
+      return { ok: false, error: `status_${response.status}` };
+    }
+    return readJson(response);
+  };
+  const bound = deadline(timeoutMs);
+  try {
+    return await Promise.race([work(), bound.promise]);
+  } catch (error) {
+    if (error instanceof DeadlineError || error instanceof UpstreamTimeoutError) return { ok: false, error: "timeout" };
+    // The token endpoint's failures and network errors: no detail travels on the event.
+    return { ok: false, error: error instanceof TokenFetchError ? "upstream_auth_failed" : "unreachable" };
+  } finally {
+    bound.clear();
+  }
+}
