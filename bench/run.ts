@@ -12,6 +12,7 @@ const CASES: Record<string, { file: string; exportName: string }> = {
   proxy: { file: "./cases/proxy.ts", exportName: "benchProxy" },
   fanout: { file: "./cases/fanout.ts", exportName: "benchFanout" },
   live: { file: "./cases/live.ts", exportName: "benchLive" },
+  hostile: { file: "./cases/hostile.ts", exportName: "benchHostile" },
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

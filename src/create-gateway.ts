@@ -4,8 +4,8 @@
  * `adapters/cloudflare`) call this and serve `gateway.app`.
  */
 import { H3 } from "h3";
-import { requireAdmin } from "./auth/admin-auth.ts";
 import { createClientAuthenticator } from "./auth/authenticate-client.ts";
+import { requireEventsAccess } from "./auth/events-access.ts";
 import type { GatewayConfig } from "./config/schema.ts";
 import { type ConsoleOptions, registerConsoleRoutes } from "./console/console-routes.ts";
 import { type CryptoPort, createWebCrypto } from "./crypto/crypto-port.ts";
@@ -17,11 +17,14 @@ import { createGatewayError, toErrorResponse } from "./errors.ts";
 import type { GatewayContext } from "./gateway-context.ts";
 import { readRawBody } from "./ingress/read-raw-body.ts";
 import { receiveWebhook } from "./ingress/receive-webhook.ts";
+import { createVerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
 import { getEvent, listEvents } from "./log/event-log-api.ts";
 import { checkHealth } from "./ops/check-health.ts";
 import { type Clock, systemClock } from "./ops/clock.ts";
 import { createLogger, type Logger } from "./ops/logger.ts";
 import { createMetrics, GATEWAY_METRICS, type Metrics } from "./ops/metrics.ts";
+import { requireOpsAccess } from "./ops/ops-access.ts";
+import { createWriteHealth } from "./ops/write-health.ts";
 import { createProxy } from "./proxy/create-proxy.ts";
 import { PROXY_METRICS } from "./proxy/proxy-metrics.ts";
 import { fetchUpstream, type UpstreamFetch } from "./proxy/upstream-fetch.ts";
@@ -109,6 +112,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     routes: compileRoutes(config.routes),
     hub: isolateListeners(options.hub, (error) => logger.error("event subscriber failed", { error: String(error) })),
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
+    writeHealth: createWriteHealth(),
+    verificationLimiter: createVerificationFailureLimiter(config.ingress.failedVerificationLimit, () => clock.now()),
   };
   const proxy = createProxy(ctx);
   if (ctx.routes.some((route) => route.enrich)) {
@@ -133,11 +138,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     receiveWebhook(ctx, event.context.params?.sourceId ?? "", event.req, requestIdOf(event.req)),
   );
   app.get("/events", async (event) => {
-    await requireAdmin(ctx, event.req);
+    await requireEventsAccess(ctx, event.req);
     return listEvents(ctx, event.url);
   });
   app.get("/events/:id", async (event) => {
-    await requireAdmin(ctx, event.req);
+    await requireEventsAccess(ctx, event.req);
     return getEvent(ctx, event.context.params?.id ?? "");
   });
   app.get("/ws", createWebSocketRoute(ctx, live, options.corkWebSocket));
@@ -146,11 +151,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   registerDeliveryRoutes(app, ctx);
   registerTestEventRoutes(app, ctx, config.testEvents || options.development !== undefined);
   registerConsoleRoutes(app, options.development);
-  app.get("/healthz", () => checkHealth(ctx));
-  app.get(
-    "/metrics",
-    () => new Response(metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } }),
-  );
+  app.get("/healthz", (event) => checkHealth(ctx, event.req));
+  app.get("/metrics", async (event) => {
+    await requireOpsAccess(ctx, event.req);
+    return new Response(metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
+  });
   app.all("/api/:upstreamId/**", (event) =>
     proxy.handle(event.context.params?.upstreamId ?? "", event.req, requestIdOf(event.req)),
   );

@@ -17,6 +17,7 @@ import { openConfiguredHub } from "../hub/registry.ts";
 import { openConfiguredOutbox } from "../outbox/registry.ts";
 import { createConfiguredSinks } from "../sink/registry.ts";
 import { openConfiguredStore } from "../store/registry.ts";
+import { applyConnectionLimits, nodeServerOptions } from "./connection-limits.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
 import { readNodeBody } from "./read-node-body.ts";
@@ -93,6 +94,9 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     port: options.port ?? config.server.port,
     silent: true,
     gracefulShutdown: false,
+    // Timeouts, `X-Forwarded-For` trust and connection caps: README "Security".
+    trustProxy: config.server.trustProxy,
+    node: nodeServerOptions(config.server),
     plugins: [
       ws({
         options: {
@@ -106,8 +110,9 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
       }),
     ],
   });
-  await server.ready();
   const nodeServer = server.node?.server as Server | undefined;
+  if (nodeServer) applyConnectionLimits(nodeServer, config.server, logger);
+  await server.ready();
   const address = nodeServer?.address();
   const port = address && typeof address === "object" ? address.port : Number(new URL(server.url ?? "").port);
   const host = options.host ?? config.server.host;

@@ -10,6 +10,7 @@ import { QueueDestinationSchema } from "../delivery/queue/queue-destination-sche
 import { builtinServices } from "../services/registry.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
 import { AuthSchema, ClientSchema } from "./clients-schema.ts";
+import { IngressProtectionSchema, MetricsAccessSchema, ServerLimitsEntries } from "./hardening-schema.ts";
 import { createRouteSchema, StreamDestinationSchema } from "./routes-schema.ts";
 import { servicePicklist } from "./service-picklist.ts";
 import { createUpstreamsSchema } from "./upstreams-schema.ts";
@@ -38,6 +39,8 @@ const sourceEntries = {
   ),
   /** staffing: `delivery-id` (X-Svc-Delivery-Id, body hash when absent) or `body-sha256`. */
   identity: v.optional(v.picklist(["delivery-id", "body-sha256"]), "delivery-id"),
+  /** Time allowed to receive the whole body once the handler starts reading it, ms. Default 30 s. */
+  bodyTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(600_000)), 30_000),
 };
 
 /** A source's schema, its `service` one of the registry's names. */
@@ -89,6 +92,7 @@ const gatewayConfigObject = (services: ServiceRegistry) =>
         host: v.optional(v.string(), "127.0.0.1"),
         /** Default 8787; 0 picks a free port. */
         port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(65_535)), 8787),
+        ...ServerLimitsEntries,
       }),
       {},
     ),
@@ -120,6 +124,10 @@ const gatewayConfigObject = (services: ServiceRegistry) =>
     auth: v.optional(AuthSchema, {}),
     /** APIs proxied at `/api/{upstreamId}/...` (see upstreams-schema.ts). Default none. */
     upstreams: v.optional(createUpstreamsSchema(services), []),
+    /** Defences of `POST /webhooks/*` (see hardening-schema.ts). */
+    ingress: v.optional(IngressProtectionSchema, {}),
+    /** Who may read `/metrics` and the details of `/healthz` (see hardening-schema.ts). */
+    metrics: v.optional(MetricsAccessSchema, {}),
     /** Days an event stays in the log. Default 30. */
     retentionDays: v.optional(v.pipe(v.number(), v.minValue(0.001), v.maxValue(3650)), 30),
     /** Seconds an "in progress" claim lives before a retry may take over. Default 30. */

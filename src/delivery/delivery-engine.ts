@@ -7,12 +7,14 @@ import type { Enricher } from "../enrich/create-enricher.ts";
 import type { Clock } from "../ops/clock.ts";
 import type { Logger } from "../ops/logger.ts";
 import type { Metrics } from "../ops/metrics.ts";
+import type { WriteHealth } from "../ops/write-health.ts";
 import type { CompiledRoute } from "../routes/match-routes.ts";
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { LiveHub } from "../stream/hub-contract.ts";
 import { resolveDeliveryPolicy } from "./delivery-policy.ts";
 import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
 import type { DeliveryPage, DeliveryQuery, DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
+import { createRetryingPersist } from "./outbox-write-retry.ts";
 import { type BulkReplayFilter, type ReplayDeps, replayBulk, replayEvent } from "./replay-deliveries.ts";
 import { createRouteDispatcher } from "./route-dispatcher.ts";
 import { type Scheduler, systemScheduler } from "./scheduler.ts";
@@ -46,6 +48,8 @@ export interface DeliveryEngineDeps {
   clock: Clock;
   metrics: Metrics;
   logger: Logger;
+  /** Told whether outbox writes succeed (`/healthz` "cannot record"). */
+  writeHealth?: WriteHealth;
   /** Attaches upstream resources before delivery for routes with `enrich` (src/enrich), when any. */
   enricher?: Pick<Enricher, "enrich">;
 }
@@ -68,15 +72,15 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
   const types = new Map(ctx.destinations.map((d) => [d.id, d.type]));
   let unsubscribe: (() => void) | undefined;
 
-  const persist = async (records: DeliveryRecord[]) => {
-    try {
-      await outbox.saveDeliveries(records);
-    } catch (error) {
-      // The record stays at its previous durable state and is attempted again after a restart:
-      // at least once still holds.
-      logger.error("outbox write failed", { error: String(error), count: records.length });
-    }
-  };
+  // Failed writes are retried and the admin views show the unsaved state (outbox-write-retry.ts).
+  const writes = createRetryingPersist({
+    outbox,
+    scheduler,
+    logger,
+    writeHealth: ctx.writeHealth,
+    now: () => clock.now(),
+  });
+  const persist = writes.persist;
 
   const dispatcher = createRouteDispatcher({
     store: ctx.store,
@@ -157,6 +161,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
       }, options.stopGraceMs ?? 5000);
       await tracker.idle();
       clearTimeout(abort);
+      await writes.stop();
       await Promise.all(options.sinks.map((sink) => sink.close().catch(() => {})));
     },
 
@@ -167,7 +172,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     has: (id: string) => lanes.has(id),
 
     async destinations(): Promise<DestinationHealth[]> {
-      const counts = await outbox.countByState();
+      const counts = await writes.countByState();
       return [...lanes.values()].map((lane) => ({
         ...lane.health(),
         type: types.get(lane.id) ?? "unknown",
@@ -183,8 +188,11 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
       await laneOf(id)?.resume();
     },
 
-    listDeliveries: (query: DeliveryQuery): Promise<DeliveryPage> => outbox.listDeliveries(query),
-    deliveriesOfEvent: (eventId: string) => outbox.listByEvent(eventId),
+    listDeliveries: async (query: DeliveryQuery): Promise<DeliveryPage> => {
+      const page = await outbox.listDeliveries(query);
+      return { ...page, deliveries: page.deliveries.map(writes.overlay) };
+    },
+    deliveriesOfEvent: async (eventId: string) => (await outbox.listByEvent(eventId)).map(writes.overlay),
 
     /** Delivers a recorded event again (see replay-deliveries.ts); undefined for an unknown event. */
     replayEvent: (eventId: string, destinationId?: string) => replayEvent(replayDeps, eventId, destinationId),

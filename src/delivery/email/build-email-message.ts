@@ -7,6 +7,7 @@ import type { EventRecord } from "../../store/contract.ts";
 import { compileTypePattern } from "../../store/match-event-query.ts";
 import { DEFAULT_TEMPLATES, GENERIC_TEMPLATE } from "./default-templates.ts";
 import type { EmailDestination, EmailTemplate } from "./email-destination-schema.ts";
+import { guardUrlAttributes } from "./guard-url-attributes.ts";
 import { deriveMessageId } from "./message-id.ts";
 import { renderSubject, renderTemplate } from "./render-template.ts";
 import { resolveRecipients } from "./resolve-recipients.ts";
@@ -84,7 +85,7 @@ export function buildEmailMessage(destination: EmailDestination, record: EventRe
       "Auto-Submitted": "auto-generated",
     },
   };
-  if (template.html !== undefined) message.html = renderTemplate(template.html, event, "html");
+  if (template.html !== undefined) message.html = guardUrlAttributes(renderTemplate(template.html, event, "html"));
   if (destination.replyTo) message.replyTo = destination.replyTo;
   return { ok: true, message, skippedRecipients: recipients.skipped };
 }
