@@ -221,6 +221,8 @@ describe("web console", () => {
     await page.click("nav >> text=Search");
     await page.fill("input[name=external_id]", target.externalId);
     await page.click("form[aria-label='Event log filters'] button[type=submit]");
+    // The view shows only results of the filters in its URL (never the unfiltered list's rows).
+    await page.waitForURL((url) => url.searchParams.get("external_id") === target.externalId);
     await page.waitForSelector(`tr[data-id="${target.id}"]`);
     expect(await page.$$("table.events tbody tr")).toHaveLength(1);
     await page.click(`tr[data-id="${target.id}"] a`);

@@ -24,15 +24,23 @@ export function SearchView(props: { route: Route }) {
   const filters = filtersOf(props.route.query);
   const { event: selected, ...listFilters } = filters;
   const listKey = queryString(listFilters);
-  const [page, setPage] = useState<EventPage | undefined>();
-  const [error, setError] = useState<string | undefined>();
+  // Results are kept with the filters they answer: a late answer to earlier filters is dropped,
+  // and the previous filters' rows are never shown under the new URL.
+  const [result, setResult] = useState<{ key: string; page?: EventPage; error?: string }>();
   const [limit, setLimit] = useState(filters.limit ?? "50");
+  const page = result?.key === listKey ? result.page : undefined;
+  const error = result?.key === listKey ? result.error : undefined;
 
   useEffect(() => {
+    let current = true;
     setLimit(filters.limit ?? "50");
-    setPage(undefined);
-    setError(undefined);
-    callApi<EventPage>(`/events${listKey}`).then(setPage, (failure) => setError(describeError(failure)));
+    callApi<EventPage>(`/events${listKey}`).then(
+      (answer) => current && setResult({ key: listKey, page: answer }),
+      (failure) => current && setResult({ key: listKey, error: describeError(failure) }),
+    );
+    return () => {
+      current = false;
+    };
   }, [listKey]);
 
   const submit = (event: Event) => {
