@@ -13,6 +13,7 @@ const CASES: Record<string, { file: string; exportName: string }> = {
   fanout: { file: "./cases/fanout.ts", exportName: "benchFanout" },
   live: { file: "./cases/live.ts", exportName: "benchLive" },
   hostile: { file: "./cases/hostile.ts", exportName: "benchHostile" },
+  scaleout: { file: "./cases/scaleout.ts", exportName: "benchScaleout" },
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

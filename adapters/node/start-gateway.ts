@@ -64,11 +64,17 @@ const corkNodeWebSocket: CorkPeer = (peer) => {
 export async function startNodeGateway(options: NodeGatewayOptions): Promise<RunningGateway> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
-  const store = options.store ?? (await openConfiguredStore(config.store));
+  const store =
+    options.store ??
+    (await openConfiguredStore(config.store, { warn: (message) => logger.warn("durability", { message }) }));
   const stream = options.stream ?? readStreamOptionsFromEnv(process.env);
   const outbox = options.outbox ?? (await openConfiguredOutbox(config.store));
   const sinks = await createConfiguredSinks(config.destinations, { logger });
-  const hub = await openConfiguredHub(config.hub);
+  const hub = await openConfiguredHub(config.hub, {
+    journal: store,
+    store: config.store,
+    onError: (error) => logger.error("live hub read failed", { error: String(error) }),
+  });
   const gateway = createGateway({
     config,
     store,
@@ -79,7 +85,8 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     logger,
     stream,
     corkWebSocket: corkNodeWebSocket,
-    delivery: { outbox, sinks },
+    // A shared outbox (several instances) leases what it hands out for `store.leaseSeconds`.
+    delivery: { outbox, sinks, leaseMs: "leaseSeconds" in config.store ? config.store.leaseSeconds * 1000 : undefined },
     development: options.development,
   });
   await gateway.runMaintenance();

@@ -1,7 +1,8 @@
 /**
  * The outbox drivers (the delivery engine's durable state), by name. The outbox goes with the
  * store: the configured `store.driver` names the outbox driver too, which gets the same options
- * (the disk outbox writes next to the disk journal). Each entry loads one driver that exports
+ * (the disk outbox writes next to the disk journal; the shared `redis` and `upstash` outboxes use
+ * the store's connection and key prefix, and `claimDue` leases, README "Running several instances"). Each entry loads one driver that exports
  * one typed `OutboxFactory` (src/delivery/outbox-contract.ts); every driver runs
  * test/conformance/outbox-conformance.ts from test/drivers/outbox/<name>.test.ts. Adding a driver
  * is one line here plus its files.
@@ -14,6 +15,8 @@ import { type DriverRegistry, loadDriver } from "../driver-registry.ts";
 export const outboxDrivers: DriverRegistry<OutboxFactory<any>> = {
   memory: () => import("./memory.ts").then((m) => m.memoryOutbox),
   disk: () => import("./disk/disk-outbox.ts").then((m) => m.diskOutbox),
+  redis: () => import("./redis/redis-outbox.ts").then((m) => m.redisOutbox),
+  upstash: () => import("./upstash.ts").then((m) => m.upstashOutbox),
 };
 
 /** Opens the outbox that goes with the configured store. */

@@ -13,11 +13,19 @@ import { type DriverRegistry, loadDriver } from "../driver-registry.ts";
 export const storeDrivers: DriverRegistry<StoreFactory<any>> = {
   memory: () => import("./memory.ts").then((m) => m.memoryStore),
   disk: () => import("./disk/disk-store.ts").then((m) => m.diskStore),
+  redis: () => import("./redis/redis-store.ts").then((m) => m.redisStore),
+  upstash: () => import("./upstash/upstash-store.ts").then((m) => m.upstashStore),
 };
 
+/** What a store driver gets besides its configured options. */
+export interface StoreOpenContext {
+  /** Told about a risk found while opening (e.g. Redis persistence settings that can lose acknowledged events). */
+  warn?(message: string): void;
+}
+
 /** Opens the store the configuration names, with the rest of `config` as its options. */
-export async function openConfiguredStore(config: StoreConfig): Promise<StoreDriver> {
+export async function openConfiguredStore(config: StoreConfig, context: StoreOpenContext = {}): Promise<StoreDriver> {
   const { driver, ...options } = config;
   const factory = await loadDriver(storeDrivers, "store", driver);
-  return factory(options);
+  return factory({ ...options, warn: context.warn });
 }

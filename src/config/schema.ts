@@ -13,6 +13,12 @@ import { AuthSchema, ClientSchema } from "./clients-schema.ts";
 import { IngressProtectionSchema, MetricsAccessSchema, ServerLimitsEntries } from "./hardening-schema.ts";
 import { createRouteSchema, StreamDestinationSchema } from "./routes-schema.ts";
 import { servicePicklist } from "./service-picklist.ts";
+import {
+  defaultHubDriver,
+  hubStoreMismatch,
+  SharedHubConfigSchemas,
+  SharedStoreConfigSchemas,
+} from "./shared-store-schema.ts";
 import { createUpstreamsSchema } from "./upstreams-schema.ts";
 
 const id = v.pipe(
@@ -63,10 +69,17 @@ export const StoreConfigSchema = v.variant("driver", [
     /** Directory of the journal. Default `.data`. */
     dir: v.optional(v.pipe(v.string(), v.minLength(1)), ".data"),
   }),
+  ...SharedStoreConfigSchemas,
 ]);
 
-/** The live hub driver (adapters/hub/registry.ts). Default `in-process`. */
-export const HubConfigSchema = v.variant("driver", [v.strictObject({ driver: v.literal("in-process") })]);
+/**
+ * The live hub driver (adapters/hub/registry.ts). Default: the store's own hub for a shared store
+ * (`redis`, `upstash`), else `in-process`.
+ */
+export const HubConfigSchema = v.variant("driver", [
+  v.strictObject({ driver: v.literal("in-process") }),
+  ...SharedHubConfigSchemas,
+]);
 
 /**
  * Destination variants by `type`. Each destination module adds its schema here
@@ -81,7 +94,12 @@ export const DestinationSchema = v.variant("type", [
 
 /** The configuration's schema for a registry of upstream services. */
 export function createGatewayConfigSchema(services: ServiceRegistry) {
-  return v.pipe(gatewayConfigObject(services), v.rawCheck(checkCrossReferences));
+  return v.pipe(gatewayConfigObject(services), v.rawCheck(checkCrossReferences), v.transform(withDefaultHub));
+}
+
+/** The config with `hub` filled in: the store's own hub when the store is shared, else in-process. */
+function withDefaultHub<T extends { store: { driver: string }; hub?: HubConfig }>(config: T): T & { hub: HubConfig } {
+  return { ...config, hub: config.hub ?? ({ driver: defaultHubDriver(config.store.driver) } as HubConfig) };
 }
 
 const gatewayConfigObject = (services: ServiceRegistry) =>
@@ -97,8 +115,8 @@ const gatewayConfigObject = (services: ServiceRegistry) =>
       {},
     ),
     store: v.optional(StoreConfigSchema, { driver: "disk" }),
-    /** How the ingress announces recorded events to the engine and the live stream. Default in-process. */
-    hub: v.optional(HubConfigSchema, { driver: "in-process" }),
+    /** How the ingress announces recorded events to the engine and the live stream. Default: see `HubConfigSchema`. */
+    hub: v.optional(HubConfigSchema),
     /** Source ids are unique (checked below, so the error names the duplicate's path). */
     sources: v.array(createSourceSchema(services)),
     admin: v.optional(
@@ -151,7 +169,9 @@ type ConfigObjectOutput = v.InferOutput<ReturnType<typeof gatewayConfigObject>>;
 /** Unique source and destination ids; routes name configured destinations. */
 function checkCrossReferences({ dataset, addIssue }: v.RawCheckContext<ConfigObjectOutput>): void {
   if (!dataset.typed) return;
-  const { destinations, routes, sources } = dataset.value;
+  const { destinations, routes, sources, hub, store } = dataset.value;
+  const hubProblem = hub && hubStoreMismatch(hub.driver, store.driver);
+  if (hubProblem) addIssue({ message: hubProblem, path: pathOf(dataset.value, ["hub", "driver"]) });
   const sourceIds = new Set<string>();
   sources.forEach((s, i) => {
     if (sourceIds.has(s.id)) {

@@ -13,6 +13,7 @@ import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { LiveHub } from "../stream/hub-contract.ts";
 import { resolveDeliveryPolicy } from "./delivery-policy.ts";
 import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
+import { createLeasePoller, type LeasePoller } from "./lease-poller.ts";
 import type { DeliveryPage, DeliveryQuery, DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
 import { createRetryingPersist } from "./outbox-write-retry.ts";
 import { type BulkReplayFilter, type ReplayDeps, replayBulk, replayEvent } from "./replay-deliveries.ts";
@@ -35,6 +36,8 @@ export interface DeliveryEngineOptions {
   batchSize?: number;
   /** How long shutdown waits for attempts in flight before aborting them, ms. Default 5000. */
   stopGraceMs?: number;
+  /** Shared outboxes: how long a claimed record stays leased without renewal, ms. Default 30000. */
+  leaseMs?: number;
 }
 
 /** What the engine uses of the gateway. */
@@ -71,6 +74,8 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
   const lanes = new Map<string, DestinationLane>();
   const types = new Map(ctx.destinations.map((d) => [d.id, d.type]));
   let unsubscribe: (() => void) | undefined;
+  // A shared outbox (several instances) hands records to lanes only through leases.
+  let leases: LeasePoller | undefined;
 
   // Failed writes are retried and the admin views show the unsaved state (outbox-write-retry.ts).
   const writes = createRetryingPersist({
@@ -91,6 +96,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     logger,
     initialState: (id) => lanes.get(id)?.initialState(),
     onCreated: (records) => {
+      if (leases) return leases.wake();
       for (const record of records) lanes.get(record.destinationId)?.add(record);
     },
     track: tracker.track,
@@ -104,16 +110,25 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     return enricher && ((record: EventRecord) => enricher.enrich(record, [destinationId]));
   };
 
-  const replayDeps: ReplayDeps = { store: ctx.store, outbox, routes: ctx.routes, clock, lanes };
+  // With leases, a replayed record is saved due now and claimed by whichever instance polls first.
+  const leasedLanes = {
+    get: (id: string) => {
+      const lane = lanes.get(id);
+      return lane && leases ? { ...lane, add: () => leases?.wake() } : lane;
+    },
+  };
+  const replayDeps: ReplayDeps = { store: ctx.store, outbox, routes: ctx.routes, clock, lanes: leasedLanes };
 
   return {
     /** Loads destination states and unfinished deliveries, then starts routing. */
     async start() {
       const saved = new Map((await outbox.listDestinationStates()).map((s) => [s.id, s]));
+      const ordered: string[] = [];
       for (const sink of options.sinks) {
         const destination = ctx.destinations.find((d) => d.id === sink.destinationId);
         if (!destination) throw new Error(`sink for unknown destination "${sink.destinationId}"`);
         const policy = resolveDeliveryPolicy(destination);
+        if (policy.ordering === "subject") ordered.push(sink.destinationId);
         const deps = {
           sink,
           policy,
@@ -130,6 +145,25 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
           prepare: enricherFor(sink.destinationId),
         };
         lanes.set(sink.destinationId, createDestinationLane(sink.destinationId, deps, saved.get(sink.destinationId)));
+      }
+      if (outbox.shared) {
+        leases = createLeasePoller({
+          outbox,
+          lanes,
+          clock,
+          scheduler,
+          logger,
+          track: tracker.track,
+          persist,
+          owner: crypto.randomUUID(),
+          leaseMs: options.leaseMs ?? 30_000,
+          pollIntervalMs: options.pollIntervalMs ?? 1000,
+          batchSize: options.batchSize ?? 256,
+          ordered,
+        });
+        leases.start();
+        unsubscribe = ctx.hub.subscribe(() => dispatcher.wake());
+        return dispatcher.start();
       }
       const now = clock.now();
       const fixed: DeliveryRecord[] = [];
@@ -155,6 +189,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     async stop() {
       unsubscribe?.();
       dispatcher.stop();
+      leases?.stop();
       for (const lane of lanes.values()) lane.halt();
       const abort = setTimeout(() => {
         for (const lane of lanes.values()) lane.abortInflight();
@@ -162,6 +197,9 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
       await tracker.idle();
       clearTimeout(abort);
       await writes.stop();
+      await leases
+        ?.release()
+        .catch((error) => logger.warn("releasing delivery leases failed", { error: String(error) }));
       await Promise.all(options.sinks.map((sink) => sink.close().catch(() => {})));
     },
 

@@ -17,6 +17,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { mkdir, open, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { createLocalLeases } from "../../../src/delivery/local-leases.ts";
 import {
   type DeliveryRecord,
   deliveryKey,
@@ -52,6 +53,7 @@ export const diskOutbox: OutboxFactory<DiskOutboxOptions> = async (options): Pro
   const releaseLock = await acquireLockFile(dir, LOCK, "outbox");
   const path = join(dir, LOG);
   const index = createOutboxIndex();
+  const leases = createLocalLeases(index);
   let opened: FileHandle | undefined;
   let size: number;
   try {
@@ -173,8 +175,11 @@ export const diskOutbox: OutboxFactory<DiskOutboxOptions> = async (options): Pro
     },
     async saveDeliveries(records) {
       if (records.length > 0) await enqueue({ s: [...records] });
+      leases.afterSave(records);
     },
     ...readFromIndex(index),
+    claimDue: leases.claimDue,
+    renewLeases: leases.renewLeases,
     async saveDestinationState(state) {
       await enqueue({ d: { ...state } });
     },

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { diskOutbox } from "../../../adapters/outbox/disk/disk-outbox.ts";
 import type { OutboxStore } from "../../../src/delivery/outbox-contract.ts";
 import { makeDelivery, testOutboxDriver } from "../../conformance/outbox-conformance.ts";
+import { testOutboxLeases } from "../../conformance/outbox-lease-conformance.ts";
 
 const dirs: string[] = [];
 const freshDir = async () => {
@@ -35,6 +36,12 @@ testOutboxDriver("disk", {
     const again = await diskOutbox({ dir });
     dirOf.set(again, dir);
     return again;
+  },
+});
+
+testOutboxLeases("disk", {
+  async open() {
+    return diskOutbox({ dir: await freshDir() });
   },
 });
 
