@@ -7,7 +7,7 @@ import type { Server } from "node:http";
 import { plugin as ws } from "crossws/server";
 import { serve } from "h3";
 import type { GatewayConfig } from "../../src/config/schema.ts";
-import { createGateway, type Gateway } from "../../src/create-gateway.ts";
+import { createGateway, type Gateway, type GatewayOptions } from "../../src/create-gateway.ts";
 import type { OutboxStore } from "../../src/delivery/outbox-contract.ts";
 import { createLogger, type Logger } from "../../src/ops/logger.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
@@ -36,6 +36,8 @@ export interface NodeGatewayOptions {
   outbox?: OutboxStore;
   /** Live stream tuning; default from the `GATEWAY_STREAM_*` environment variables. */
   stream?: StreamOptionsInput;
+  /** Zero-config development mode (dev key offered to the console, test events on). */
+  development?: GatewayOptions["development"];
 }
 
 export interface RunningGateway {
@@ -88,6 +90,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     corkWebSocket: corkNodeWebSocket,
     // A shared outbox (several instances) leases what it hands out for `store.leaseSeconds`.
     delivery: { outbox, sinks, leaseMs: "leaseSeconds" in config.store ? config.store.leaseSeconds * 1000 : undefined },
+    development: options.development,
   });
   await gateway.runMaintenance();
   await gateway.start();

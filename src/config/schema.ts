@@ -152,6 +152,8 @@ const gatewayConfigObject = (services: ServiceRegistry) =>
     retentionDays: v.optional(v.pipe(v.number(), v.minValue(0.001), v.maxValue(3650)), 30),
     /** Seconds an "in progress" claim lives before a retry may take over. Default 30. */
     claimTtlSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600)), 30),
+    /** Enables `POST /sources/{id}/test-events` (signed samples, README "Web console"). Default false; on in the zero-config development setup. */
+    testEvents: v.optional(v.boolean(), false),
     log: v.optional(
       v.strictObject({
         /** `debug`, `info` (default), `warn`, `error` or `silent`. */

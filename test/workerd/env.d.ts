@@ -8,6 +8,9 @@ declare module "cloudflare:workers" {
   export const env: {
     ESIGN_WEBHOOK_SECRET: string;
     STAFFING_WEBHOOK_SECRET: string;
+    GATEWAY_ADMIN_KEY_HASH: string;
+    /** The admin key of GATEWAY_ADMIN_KEY_HASH (a test-only binding). */
+    WORKERD_TEST_ADMIN_KEY: string;
     GATEWAY_LOG_LEVEL: string;
   };
   /** Loopback bindings to the main module's exports (adapters/cloudflare/worker.ts). */
