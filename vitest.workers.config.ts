@@ -10,6 +10,7 @@ import { createHash } from "node:crypto";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
+// Read by the tests through a test-only binding (the Worker reads only the hash): the operator credential.
 export const WORKERD_ADMIN_KEY = "workerd_test_admin_key_0123456789";
 /** The API key of the test client (proxy, live stream). */
 export const WORKERD_APP_KEY = "workerd_test_app_key_0123456789";
@@ -66,9 +67,12 @@ const GATEWAY_CONFIG = {
     {
       id: "app",
       apiKeyHashes: [sha256(WORKERD_APP_KEY)],
+      allowedOrigins: ["https://app.example.com"],
       scopes: { proxy: [{ upstream: "esign" }], stream: {}, events: true },
     },
   ],
+  // JWTs for the app client (test/workerd/hardening-in-workerd.test.ts checks their lifetime rule).
+  auth: { jwt: { hs256Secret: "${WORKERD_TEST_JWT_SECRET}", maxLifetimeSeconds: 3600 } },
 };
 
 export const WORKERD_TEST_BINDINGS = {
@@ -78,6 +82,9 @@ export const WORKERD_TEST_BINDINGS = {
   STAFFING_WEBHOOK_SECRETS: "workerd_rotated_staffing_old_0123,workerd_rotated_staffing_new_4567",
   GATEWAY_ADMIN_KEY_HASH: sha256(WORKERD_ADMIN_KEY),
   GATEWAY_CONFIG: JSON.stringify(GATEWAY_CONFIG),
+  WORKERD_TEST_ADMIN_KEY: WORKERD_ADMIN_KEY,
+  /** The HS256 secret of the client JWTs (read by the Worker through GATEWAY_CONFIG and by the tests). */
+  WORKERD_TEST_JWT_SECRET: "workerd_test_jwt_secret_0123456789abcdef",
   GATEWAY_LOG_LEVEL: "warn",
 };
 

@@ -13,6 +13,8 @@ const CASES: Record<string, { file: string; exportName: string }> = {
   proxy: { file: "./cases/proxy.ts", exportName: "benchProxy" },
   fanout: { file: "./cases/fanout.ts", exportName: "benchFanout" },
   live: { file: "./cases/live.ts", exportName: "benchLive" },
+  hostile: { file: "./cases/hostile.ts", exportName: "benchHostile" },
+  scaleout: { file: "./cases/scaleout.ts", exportName: "benchScaleout" },
   scale: { file: "./cases/scale.ts", exportName: "benchScale" },
   worker: { file: "./cases/worker.ts", exportName: "benchWorker" },
 };

@@ -6,11 +6,21 @@
  * The proxy upstreams `esign` and `staffing` take their base URLs and credentials from the
  * environment; a variable that is unset is left out, and that upstream answers 503
  * `upstream_unavailable` (reason `not_configured`) until it is set.
+ * In the zero-config sandbox (adapters/node/sandbox.ts, README "Sandbox") the live stream's events
+ * of every emulated service are also enriched (route `sandbox-enriched`); nowhere else.
  */
 import { defineConfig } from "../src/config/schema.ts";
 
 /** `${NAME}` when the environment sets NAME, else undefined (the field stays unset). */
 const fromEnv = (name: string) => (process.env[name] ? `\${${name}}` : undefined);
+
+/**
+ * Services whose upstream the sandbox emulates (set by adapters/node/sandbox.ts, never by hand):
+ * their events reach the live stream enriched with the agreement or staffing request, fetched
+ * fresh for each event (`ttlSeconds: 0`, so `agreement.completed` shows `status: completed`).
+ * A real upstream is never asked per event by default: outside the sandbox no route enriches.
+ */
+const emulated = (process.env.GATEWAY_SANDBOX_SERVICES ?? "").split(",").filter(Boolean);
 
 export default defineConfig({
   server: { host: "127.0.0.1", port: 8787 },
@@ -21,7 +31,19 @@ export default defineConfig({
   ],
   admin: { apiKeyHashes: ["${GATEWAY_ADMIN_KEY_HASH}"] },
   destinations: [{ id: "live", type: "stream" }],
-  routes: [{ id: "all-to-live", types: ["*"], destinations: ["live"] }],
+  routes: [
+    ...(emulated.length > 0
+      ? [
+          {
+            id: "sandbox-enriched",
+            services: emulated,
+            destinations: ["live"],
+            enrich: { ttlSeconds: 0, timeoutMs: 5000 },
+          },
+        ]
+      : []),
+    { id: "all-to-live", types: ["*"], destinations: ["live"] },
+  ],
   // The admin key may also watch the live stream (it can read the event log anyway), so that
   // `npm start` has a working /ws and /stream out of the box.
   // In the sandbox (emulated upstreams, see adapters/node/sandbox.ts) it may also call the proxy.

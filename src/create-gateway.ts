@@ -4,9 +4,10 @@
  * `adapters/cloudflare`) call this and serve `gateway.app`.
  */
 import { H3 } from "h3";
-import { requireAdmin } from "./auth/admin-auth.ts";
 import { createClientAuthenticator } from "./auth/authenticate-client.ts";
+import { requireEventsAccess } from "./auth/events-access.ts";
 import type { GatewayConfig } from "./config/schema.ts";
+import { type ConsoleOptions, registerConsoleRoutes } from "./console/console-routes.ts";
 import { type CryptoPort, createWebCrypto } from "./crypto/crypto-port.ts";
 import { registerDeliveryRoutes } from "./delivery/delivery-admin-api.ts";
 import { createDeliveryEngine, type DeliveryEngineOptions } from "./delivery/delivery-engine.ts";
@@ -16,15 +17,19 @@ import { createGatewayError, toErrorResponse } from "./errors.ts";
 import type { GatewayContext } from "./gateway-context.ts";
 import { readRawBody } from "./ingress/read-raw-body.ts";
 import { receiveWebhook } from "./ingress/receive-webhook.ts";
+import { createVerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
 import { getEvent, listEvents } from "./log/event-log-api.ts";
 import { checkHealth } from "./ops/check-health.ts";
 import { type Clock, systemClock } from "./ops/clock.ts";
 import { createLogger, type Logger } from "./ops/logger.ts";
 import { createMetrics, GATEWAY_METRICS, type Metrics } from "./ops/metrics.ts";
+import { requireOpsAccess } from "./ops/ops-access.ts";
+import { createWriteHealth } from "./ops/write-health.ts";
 import { createProxy } from "./proxy/create-proxy.ts";
 import { PROXY_METRICS } from "./proxy/proxy-metrics.ts";
 import { fetchUpstream, type UpstreamFetch } from "./proxy/upstream-fetch.ts";
 import { compileRoutes } from "./routes/match-routes.ts";
+import { registerTestEventRoutes } from "./sandbox/test-events-api.ts";
 import { builtinServices } from "./services/registry.ts";
 import type { ServiceRegistry } from "./services/service-contract.ts";
 import type { StoreDriver } from "./store/contract.ts";
@@ -58,6 +63,11 @@ export interface GatewayOptions {
   corkWebSocket?: CorkPeer;
   /** The outbox and sinks of the delivery engine. Default: nothing is delivered (no transports). */
   delivery?: DeliveryEngineOptions;
+  /**
+   * Zero-config development mode (set by the Node CLI only when it generated the development
+   * secrets): the console offers the dev admin key and test events are enabled. Default off.
+   */
+  development?: ConsoleOptions;
 }
 
 export interface Gateway {
@@ -102,6 +112,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     routes: compileRoutes(config.routes),
     hub: isolateListeners(options.hub, (error) => logger.error("event subscriber failed", { error: String(error) })),
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
+    writeHealth: createWriteHealth(),
+    verificationLimiter: createVerificationFailureLimiter(config.ingress.failedVerificationLimit, () => clock.now()),
   };
   const proxy = createProxy(ctx);
   if (ctx.routes.some((route) => route.enrich)) {
@@ -126,22 +138,24 @@ export function createGateway(options: GatewayOptions): Gateway {
     receiveWebhook(ctx, event.context.params?.sourceId ?? "", event.req, requestIdOf(event.req)),
   );
   app.get("/events", async (event) => {
-    await requireAdmin(ctx, event.req);
+    await requireEventsAccess(ctx, event.req);
     return listEvents(ctx, event.url);
   });
   app.get("/events/:id", async (event) => {
-    await requireAdmin(ctx, event.req);
+    await requireEventsAccess(ctx, event.req);
     return getEvent(ctx, event.context.params?.id ?? "");
   });
   app.get("/ws", createWebSocketRoute(ctx, live, options.corkWebSocket));
   app.get("/stream", (event) => openEventStream(ctx, live, event.req, event.url));
   app.post("/auth/stream-token", (event) => mintStreamToken(ctx, event.req, live.options));
   registerDeliveryRoutes(app, ctx);
-  app.get("/healthz", () => checkHealth(ctx));
-  app.get(
-    "/metrics",
-    () => new Response(metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } }),
-  );
+  registerTestEventRoutes(app, ctx, config.testEvents || options.development !== undefined);
+  registerConsoleRoutes(app, options.development);
+  app.get("/healthz", (event) => checkHealth(ctx, event.req));
+  app.get("/metrics", async (event) => {
+    await requireOpsAccess(ctx, event.req);
+    return new Response(metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
+  });
   app.all("/api/:upstreamId/**", (event) =>
     proxy.handle(event.context.params?.upstreamId ?? "", event.req, requestIdOf(event.req)),
   );

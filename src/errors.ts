@@ -22,6 +22,8 @@ export type ErrorCode =
   | "upstream_auth_failed"
   | "upstream_unavailable"
   | "upstream_timeout"
+  | "request_timeout"
+  | "rate_limited"
   | "internal_error";
 
 export interface ErrorData {

@@ -11,9 +11,11 @@ import type { CryptoPort } from "./crypto/crypto-port.ts";
 import type { DeliveryEngine } from "./delivery/delivery-engine.ts";
 import type { Enricher } from "./enrich/create-enricher.ts";
 import type { RawBodyResult } from "./ingress/read-raw-body.ts";
+import type { VerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
 import type { Clock } from "./ops/clock.ts";
 import type { Logger } from "./ops/logger.ts";
 import type { Metrics } from "./ops/metrics.ts";
+import type { WriteHealth } from "./ops/write-health.ts";
 import type { UpstreamFetch } from "./proxy/upstream-fetch.ts";
 import type { CompiledRoute } from "./routes/match-routes.ts";
 import type { ServiceRegistry } from "./services/service-contract.ts";
@@ -36,7 +38,9 @@ export interface GatewayContext {
   /** `fetch` for the API proxy's upstream calls (runtime adapters may supply a faster one). */
   upstreamFetch: UpstreamFetch;
   /** Reads a request body as exact bytes up to a limit (runtime adapters may supply a faster one). */
-  readBody: (request: Request, limit: number) => Promise<RawBodyResult>;
+  readBody: (request: Request, limit: number, deadlineMs?: number) => Promise<RawBodyResult>;
+  /** Refuses addresses that keep failing webhook verification (src/ingress/verification-failure-limiter.ts). */
+  verificationLimiter?: VerificationFailureLimiter;
   /** Notified after each durable append (delivery engine, live stream). */
   hub: LiveHub;
   /** Authenticates clients (API keys, JWTs). */
@@ -47,6 +51,8 @@ export interface GatewayContext {
   enricher?: Enricher;
   /** The delivery engine (outbox, retries, replay), when the runtime provides transports. */
   delivery?: DeliveryEngine;
+  /** Whether journal and outbox writes currently succeed (`/healthz` "cannot record"). */
+  writeHealth?: WriteHealth;
   /** Hashes (`sha256:<hex>`) of the admin API keys. */
   adminKeyHashes: ReadonlySet<string>;
 }

@@ -8,7 +8,7 @@
  */
 
 import type { EventRecord } from "../../src/store/contract.ts";
-import type { HubFactory, RecordedListener } from "../../src/stream/hub-contract.ts";
+import type { LiveHub, RecordedListener } from "../../src/stream/hub-contract.ts";
 
 export interface DurableObjectHubOptions {
   /** Sends a record to one object (an RPC on a stub made per call). */
@@ -19,8 +19,8 @@ export interface DurableObjectHubOptions {
   onForwardError?: (error: unknown) => void;
 }
 
-/** Creates the hub of one isolate. */
-export const durableObjectHub: HubFactory<DurableObjectHubOptions> = (options) => {
+/** Creates the hub of one isolate (synchronously: a `HubFactory` that never returns a promise). */
+export function durableObjectHub(options: DurableObjectHubOptions): LiveHub {
   const listeners = new Set<RecordedListener>();
   let closed = false;
   return {
@@ -40,4 +40,4 @@ export const durableObjectHub: HubFactory<DurableObjectHubOptions> = (options) =
       listeners.clear();
     },
   };
-};
+}

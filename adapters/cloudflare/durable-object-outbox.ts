@@ -4,7 +4,11 @@
  * is synchronous SQL inside the object that owns the storage (delivery-object.ts), so it is
  * atomic there, and the object's output gate makes it durable before anything it causes is seen
  * outside. `createDeliveries` inserts the records and moves the routing cursor in one transaction.
+ * One object owns the outbox (the delivery object), so its `claimDue` / `renewLeases` leases are
+ * kept in the object's memory over a view of the table (src/delivery/local-leases.ts), as the
+ * embedded SQLite outbox keeps them; an eviction drops them together with their only owner.
  */
+import { createLocalLeases } from "../../src/delivery/local-leases.ts";
 import type {
   DeliveryRecord,
   DeliveryState,
@@ -40,6 +44,10 @@ export function createDurableObjectOutbox(storage: DurableObjectStorage): Outbox
       .exec<RecordRow>(query, ...params)
       .toArray()
       .map(deliveryFromRow);
+  const leases = createLocalLeases({
+    active: () => records(OUTBOX_SQL.active),
+    get: (eventId, destinationId) => records(OUTBOX_SQL.get, eventId, destinationId)[0],
+  });
 
   return {
     name: "durable-object",
@@ -68,7 +76,10 @@ export function createDurableObjectOutbox(storage: DurableObjectStorage): Outbox
       storage.transactionSync(() => {
         for (const params of rows) sql.exec(OUTBOX_SQL.save, ...params);
       });
+      leases.afterSave(list);
     },
+    claimDue: leases.claimDue,
+    renewLeases: leases.renewLeases,
     async getDelivery(eventId, destinationId) {
       ensureOpen();
       return records(OUTBOX_SQL.get, eventId, destinationId)[0];

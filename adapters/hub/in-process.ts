@@ -2,11 +2,11 @@
  * The in-process live hub driver: subscribers are functions in this process, called in turn for
  * every published record. One gateway process (or one Worker isolate) sees its own appends only.
  */
-import type { HubFactory, RecordedListener } from "../../src/stream/hub-contract.ts";
+import type { HubFactory, LiveHub, RecordedListener } from "../../src/stream/hub-contract.ts";
 
 export type InProcessHubOptions = Record<string, never>;
 
-export const inProcessHub: HubFactory<InProcessHubOptions | undefined> = () => {
+export const inProcessHub = ((_options?: InProcessHubOptions): LiveHub => {
   const listeners = new Set<RecordedListener>();
   return {
     subscribe(listener) {
@@ -20,4 +20,4 @@ export const inProcessHub: HubFactory<InProcessHubOptions | undefined> = () => {
       listeners.clear();
     },
   };
-};
+}) satisfies HubFactory<InProcessHubOptions | undefined>;

@@ -5,18 +5,36 @@
  * test/drivers/hub/<name>.test.ts. Adding a driver is one line here plus its file (and its
  * options in `HubConfigSchema`, src/config/schema.ts).
  */
-import type { HubConfig } from "../../src/config/schema.ts";
+import type { HubConfig, StoreConfig } from "../../src/config/schema.ts";
+import type { StoreDriver } from "../../src/store/contract.ts";
 import type { HubFactory, LiveHub } from "../../src/stream/hub-contract.ts";
 import { type DriverRegistry, loadDriver } from "../driver-registry.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: each driver has its own options type
 export const hubDrivers: DriverRegistry<HubFactory<any>> = {
   "in-process": () => import("./in-process.ts").then((m) => m.inProcessHub),
+  redis: () => import("./redis.ts").then((m) => m.redisHub),
+  upstash: () => import("./upstash.ts").then((m) => m.upstashHub),
 };
 
-/** Opens the hub the configuration names. */
-export async function openConfiguredHub(config: HubConfig): Promise<LiveHub> {
+/** What a hub driver gets besides its configured options. */
+export interface HubOpenContext {
+  /** The opened store: journal-backed hubs (`redis`, `upstash`) read it. */
+  journal: StoreDriver;
+  /** The store's configuration: a hub driver named like the store driver shares its options (URL, prefix). */
+  store: StoreConfig;
+  /** Told when a hub fails to read or reach its backing service. */
+  onError?(error: unknown): void;
+}
+
+/**
+ * Opens the hub the configuration names (the config's default is the shared store's own hub,
+ * src/config/shared-store-schema.ts).
+ */
+export async function openConfiguredHub(config: HubConfig, context: HubOpenContext): Promise<LiveHub> {
   const { driver, ...options } = config;
   const factory = await loadDriver(hubDrivers, "hub", driver);
-  return factory(options);
+  const { driver: storeDriver, ...storeOptions } = context.store;
+  const shared = storeDriver === driver ? storeOptions : {};
+  return factory({ ...shared, ...options, journal: context.journal, onError: context.onError });
 }

@@ -2,42 +2,69 @@
  * The Node body reader: reads the raw bytes straight from the `IncomingMessage` behind srvx's
  * Request (its `runtime.node.req`), skipping the Web-stream conversion that otherwise costs more
  * than verifying the signature. Same contract as the core's `readRawBody` (exact bytes, refuse
- * past the limit without buffering it); falls back to it when no Node request is behind.
+ * past the limit without buffering it, give up at the deadline); falls back to it when no Node
+ * request is behind.
+ *
+ * Memory follows the bytes received, not the packets: each chunk is copied into one buffer that
+ * grows by doubling (never past the declared length or the limit), so a body dripped one byte
+ * per TCP packet costs about its own size rather than a Buffer object per byte (README
+ * "Security").
  */
 import type { IncomingMessage } from "node:http";
 import { type RawBodyResult, readRawBody } from "../../src/ingress/read-raw-body.ts";
 
 type NodeBacked = Request & { runtime?: { node?: { req?: IncomingMessage } } };
 
-export function readNodeBody(request: Request, limit: number): Promise<RawBodyResult> {
+/** First allocation for a body of unknown or large declared length. */
+const INITIAL_CAPACITY = 16 * 1024;
+
+export function readNodeBody(request: Request, limit: number, deadlineMs?: number): Promise<RawBodyResult> {
   const req = (request as NodeBacked).runtime?.node?.req;
-  if (!req || request.bodyUsed || req.readableEnded || req.readableDidRead) return readRawBody(request, limit);
-  const declared = req.headers["content-length"];
+  if (!req || request.bodyUsed || req.readableEnded || req.readableDidRead) {
+    return readRawBody(request, limit, deadlineMs);
+  }
+  const declaredText = req.headers["content-length"];
+  const declared = declaredText === undefined ? undefined : Number(declaredText);
   // The rest of a refused body is left unread: destroying the socket would lose the 413.
-  if (declared !== undefined && Number(declared) > limit) return Promise.resolve({ ok: false, reason: "too_large" });
+  if (declared !== undefined && declared > limit) return Promise.resolve({ ok: false, reason: "too_large" });
+  const ceiling = declared ?? limit;
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    let buffer = Buffer.allocUnsafe(Math.min(ceiling, INITIAL_CAPACITY));
     let size = 0;
+    const timer =
+      deadlineMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            cleanup();
+            req.pause();
+            resolve({ ok: false, reason: "timeout" });
+          }, deadlineMs);
     const cleanup = () => {
+      if (timer) clearTimeout(timer);
       req.off("data", onData);
       req.off("end", onEnd);
       req.off("error", onError);
       req.off("close", onClose);
     };
     const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
+      const needed = size + chunk.length;
+      if (needed > limit) {
         cleanup();
         req.pause();
         resolve({ ok: false, reason: "too_large" });
         return;
       }
-      chunks.push(chunk);
+      if (needed > buffer.length) {
+        const grown = Buffer.allocUnsafe(Math.min(Math.max(needed, buffer.length * 2), Math.max(ceiling, needed)));
+        buffer.copy(grown, 0, 0, size);
+        buffer = grown;
+      }
+      chunk.copy(buffer, size);
+      size = needed;
     };
     const onEnd = () => {
       cleanup();
-      const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      resolve({ ok: true, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) });
+      resolve({ ok: true, bytes: new Uint8Array(buffer.buffer, buffer.byteOffset, size) });
     };
     const onError = (error: Error) => {
       cleanup();

@@ -4,7 +4,8 @@
  * the emulators' own port (the gateway's port + 1; any free port when the gateway's is 0), the
  * default upstreams point at them with their credentials, and once the gateway listens its
  * `/webhooks/{name}` become the emulators' webhook targets, signed with the gateway's own webhook
- * secrets. `GATEWAY_EMULATORS=off` switches them all off. `gateway emulate` runs them alone.
+ * secrets. The default config then enriches the emulated services' events on the live stream.
+ * `GATEWAY_EMULATORS=off` switches them all off. `gateway emulate` runs them alone.
  */
 import { emulatorRegistry } from "../../emulators/registry.ts";
 import { loadDevSecrets } from "./dev-secrets.ts";
@@ -47,8 +48,10 @@ export async function startSandbox(
     ),
   });
   for (const { emulator, apiUrl } of emulators.served) Object.assign(env, emulator.upstreamEnv(apiUrl));
-  // The default config lets the development admin key call the proxy in the sandbox.
+  // The default config lets the development admin key call the proxy in the sandbox, and enriches
+  // the live stream's events of the emulated services (route `sandbox-enriched`).
   env.GATEWAY_SANDBOX = "1";
+  env.GATEWAY_SANDBOX_SERVICES = emulators.served.map(({ name }) => name).join(",");
   return {
     emulators,
     wire(gatewayUrl) {

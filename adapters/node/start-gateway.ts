@@ -7,7 +7,7 @@ import type { Server } from "node:http";
 import { plugin as ws } from "crossws/server";
 import { serve } from "h3";
 import type { GatewayConfig } from "../../src/config/schema.ts";
-import { createGateway, type Gateway } from "../../src/create-gateway.ts";
+import { createGateway, type Gateway, type GatewayOptions } from "../../src/create-gateway.ts";
 import type { OutboxStore } from "../../src/delivery/outbox-contract.ts";
 import { createLogger, type Logger } from "../../src/ops/logger.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
@@ -17,6 +17,7 @@ import { openConfiguredHub } from "../hub/registry.ts";
 import { openConfiguredOutbox } from "../outbox/registry.ts";
 import { createConfiguredSinks } from "../sink/registry.ts";
 import { openConfiguredStore } from "../store/registry.ts";
+import { applyConnectionLimits, nodeServerOptions } from "./connection-limits.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
 import { readNodeBody } from "./read-node-body.ts";
@@ -35,6 +36,8 @@ export interface NodeGatewayOptions {
   outbox?: OutboxStore;
   /** Live stream tuning; default from the `GATEWAY_STREAM_*` environment variables. */
   stream?: StreamOptionsInput;
+  /** Zero-config development mode (dev key offered to the console, test events on). */
+  development?: GatewayOptions["development"];
 }
 
 export interface RunningGateway {
@@ -61,11 +64,20 @@ const corkNodeWebSocket: CorkPeer = (peer) => {
 export async function startNodeGateway(options: NodeGatewayOptions): Promise<RunningGateway> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
-  const store = options.store ?? (await openConfiguredStore(config.store, { logger }));
+  const store =
+    options.store ??
+    (await openConfiguredStore(config.store, {
+      logger,
+      warn: (message) => logger.warn("durability", { message }),
+    }));
   const stream = options.stream ?? readStreamOptionsFromEnv(process.env);
   const outbox = options.outbox ?? (await openConfiguredOutbox(config.store, { logger }));
   const sinks = await createConfiguredSinks(config.destinations, { logger });
-  const hub = await openConfiguredHub(config.hub);
+  const hub = await openConfiguredHub(config.hub, {
+    journal: store,
+    store: config.store,
+    onError: (error) => logger.error("live hub read failed", { error: String(error) }),
+  });
   const gateway = createGateway({
     config,
     store,
@@ -76,7 +88,9 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     logger,
     stream,
     corkWebSocket: corkNodeWebSocket,
-    delivery: { outbox, sinks },
+    // A shared outbox (several instances) leases what it hands out for `store.leaseSeconds`.
+    delivery: { outbox, sinks, leaseMs: "leaseSeconds" in config.store ? config.store.leaseSeconds * 1000 : undefined },
+    development: options.development,
   });
   await gateway.runMaintenance();
   await gateway.start();
@@ -90,6 +104,9 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     port: options.port ?? config.server.port,
     silent: true,
     gracefulShutdown: false,
+    // Timeouts, `X-Forwarded-For` trust and connection caps: README "Security".
+    trustProxy: config.server.trustProxy,
+    node: nodeServerOptions(config.server),
     plugins: [
       ws({
         options: {
@@ -103,8 +120,9 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
       }),
     ],
   });
-  await server.ready();
   const nodeServer = server.node?.server as Server | undefined;
+  if (nodeServer) applyConnectionLimits(nodeServer, config.server, logger);
+  await server.ready();
   const address = nodeServer?.address();
   const port = address && typeof address === "object" ? address.port : Number(new URL(server.url ?? "").port);
   const host = options.host ?? config.server.host;

@@ -2,6 +2,7 @@
  * The memory outbox driver: delivery records in process memory, nothing durable. For tests and
  * for the memory store; a restart forgets every delivery (as it forgets every event).
  */
+import { createLocalLeases } from "../../src/delivery/local-leases.ts";
 import type { OutboxFactory, OutboxStore } from "../../src/delivery/outbox-contract.ts";
 import { createOutboxIndex, readFromIndex } from "../../src/delivery/outbox-index.ts";
 
@@ -10,6 +11,7 @@ export type MemoryOutboxOptions = Record<string, never>;
 /** The memory outbox driver: an empty in-memory outbox. */
 export const memoryOutbox = ((_options?: MemoryOutboxOptions): OutboxStore => {
   const index = createOutboxIndex();
+  const { afterSave, ...leases } = createLocalLeases(index);
   return {
     name: "memory",
     async readCursor() {
@@ -20,8 +22,10 @@ export const memoryOutbox = ((_options?: MemoryOutboxOptions): OutboxStore => {
     },
     async saveDeliveries(records) {
       index.save(records);
+      afterSave(records);
     },
     ...readFromIndex(index),
+    ...leases,
     async saveDestinationState(state) {
       index.destinationStates.set(state.id, { ...state });
     },

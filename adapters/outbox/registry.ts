@@ -4,8 +4,10 @@
  * The sqlite outbox lives in the sqlite store's database: its factory is the outbox half of
  * adapters/store/sqlite/sqlite-storage.ts, and opening the store and the outbox on one directory
  * joins the one database (and its one group commit). `disk` is an alias of `sqlite`, as for the
- * store (adapters/store/registry.ts). Each entry loads one driver that exports one typed
- * `OutboxFactory` (src/delivery/outbox-contract.ts); every driver runs
+ * store (adapters/store/registry.ts). The shared `redis` and `upstash` outboxes use the store's
+ * connection and key prefix, and `claimDue` leases (README "Running several instances"). Each
+ * entry loads one driver that exports one typed `OutboxFactory` (src/delivery/outbox-contract.ts);
+ * every driver runs
  * test/conformance/outbox-conformance.ts from test/drivers/outbox/<name>.test.ts. Adding a driver
  * is one line here plus its files.
  */
@@ -18,6 +20,8 @@ import { type DriverAliases, type DriverRegistry, loadDriver } from "../driver-r
 export const outboxDrivers: DriverRegistry<OutboxFactory<any>> = {
   memory: () => import("./memory.ts").then((m) => m.memoryOutbox),
   sqlite: () => import("../store/sqlite/sqlite-storage.ts").then((m) => m.sqliteOutbox),
+  redis: () => import("./redis/redis-outbox.ts").then((m) => m.redisOutbox),
+  upstash: () => import("./upstash.ts").then((m) => m.upstashOutbox),
 };
 
 /** Earlier names of outbox drivers, the same as the store's (the outbox is picked by `store.driver`). */

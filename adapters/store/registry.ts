@@ -19,6 +19,8 @@ import { type DriverAliases, type DriverRegistry, loadDriver } from "../driver-r
 export const storeDrivers: DriverRegistry<StoreFactory<any>> = {
   memory: () => import("./memory.ts").then((m) => m.memoryStore),
   sqlite: () => import("./sqlite/sqlite-storage.ts").then((m) => m.sqliteStore),
+  redis: () => import("./redis/redis-store.ts").then((m) => m.redisStore),
+  upstash: () => import("./upstash/upstash-store.ts").then((m) => m.upstashStore),
 };
 
 /** Earlier driver names still accepted in `store.driver`. */
@@ -28,6 +30,8 @@ export const storeDriverAliases: DriverAliases = { disk: "sqlite" };
 export interface DriverContext {
   /** Where a driver reports what it found at start-up (a recovered WAL, an import). */
   logger?: Logger;
+  /** Told about a risk found while opening (e.g. Redis persistence settings that can lose acknowledged events). */
+  warn?(message: string): void;
 }
 
 /** Opens the store the configuration names, with the rest of `config` (and `context`) as its options. */

@@ -21,9 +21,11 @@ export interface IngressOptions {
   durationSeconds?: number;
 }
 
-/** Starts a gateway process on the disk store in a temp dir; returns it with its secrets. */
-export async function startBenchGateway(extraConfig: Record<string, unknown> = {}) {
-  const secrets = { esign: randomBytes(24).toString("hex"), staffing: randomBytes(24).toString("hex") };
+/** Starts a gateway process on the disk store in a temp dir (unless the config says otherwise); returns it with its secrets. */
+export async function startBenchGateway(
+  extraConfig: Record<string, unknown> = {},
+  secrets = { esign: randomBytes(24).toString("hex"), staffing: randomBytes(24).toString("hex") },
+) {
   const dir = await mkdtemp(join(tmpdir(), "gw-bench-"));
   const config = {
     server: { host: "127.0.0.1", port: 0 },

@@ -14,7 +14,8 @@ export async function hashApiKey(key: string, ctx: Pick<GatewayContext, "crypto"
 /** Throws 401 unless the request carries an admin API key. */
 export async function requireAdmin(ctx: GatewayContext, request: Request): Promise<void> {
   const header = request.headers.get("authorization") ?? "";
-  const match = /^Bearer ([\x21-\x7e]{1,512})$/.exec(header);
+  // The scheme is case-insensitive (RFC 9110 §11.1): `bearer` is the same as `Bearer`.
+  const match = /^Bearer +([\x21-\x7e]{1,512})$/i.exec(header);
   // Hash lookups compare digests of the presented key, so timing reveals nothing about stored keys.
   if (!match?.[1] || !ctx.adminKeyHashes.has(await hashApiKey(match[1], ctx))) {
     throw createGatewayError(401, "unauthorized", "a valid admin API key is required (Authorization: Bearer <key>)", {

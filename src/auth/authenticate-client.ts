@@ -7,6 +7,7 @@
 import { createRemoteJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify } from "jose";
 import type { AuthConfig, ClientConfig } from "../config/clients-schema.ts";
 import { type CryptoPort, toHex, utf8 } from "../crypto/crypto-port.ts";
+import { hasAcceptableLifetime } from "./jwt-lifetime.ts";
 
 export interface ClientPrincipal {
   client: ClientConfig;
@@ -22,7 +23,7 @@ export type AuthenticateResult =
   | { ok: false; reason: "missing_credentials" | "invalid_credentials" | "expired_credentials" };
 
 /** What a credential is being used for; a JWT minted for one use (`token_use`) is refused for others. */
-export type CredentialUse = "proxy" | "stream" | "stream-token";
+export type CredentialUse = "proxy" | "stream" | "stream-token" | "events";
 
 export interface ClientAuthenticator {
   /** Authenticates a bearer credential (API key or JWT) for `use`. */
@@ -73,6 +74,9 @@ export function createClientAuthenticator(
             : { payload: undefined };
       const client = payload?.sub ? byId.get(payload.sub) : undefined;
       if (!payload || !client) return { ok: false, reason: "invalid_credentials" };
+      if (!hasAcceptableLifetime(payload, Math.floor(now() / 1000), jwt?.maxLifetimeSeconds ?? 86_400)) {
+        return { ok: false, reason: "invalid_credentials" };
+      }
       // A token minted by the gateway for one use (e.g. a browser's stream token) must not
       // open anything else the client may do with its full credentials.
       if (payload.token_use !== undefined && payload.token_use !== use) {

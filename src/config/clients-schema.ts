@@ -60,6 +60,8 @@ export const AuthSchema = v.strictObject({
       issuer: v.optional(v.string()),
       /** Required `aud` claim. */
       audience: v.optional(v.string()),
+      /** Longest accepted token lifetime (`exp` is required), seconds. Default 24 h. */
+      maxLifetimeSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(60), v.maxValue(31_536_000)), 86_400),
     }),
   ),
 });

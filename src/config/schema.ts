@@ -12,8 +12,15 @@ import { QueueDestinationSchema } from "../delivery/queue/queue-destination-sche
 import { builtinServices } from "../services/registry.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
 import { AuthSchema, ClientSchema } from "./clients-schema.ts";
+import { IngressProtectionSchema, MetricsAccessSchema, ServerLimitsEntries } from "./hardening-schema.ts";
 import { createRouteSchema, StreamDestinationSchema } from "./routes-schema.ts";
 import { servicePicklist } from "./service-picklist.ts";
+import {
+  defaultHubDriver,
+  hubStoreMismatch,
+  SharedHubConfigSchemas,
+  SharedStoreConfigSchemas,
+} from "./shared-store-schema.ts";
 import { createUpstreamsSchema } from "./upstreams-schema.ts";
 
 const id = v.pipe(
@@ -40,6 +47,8 @@ const sourceEntries = {
   ),
   /** staffing: `delivery-id` (X-Svc-Delivery-Id, body hash when absent) or `body-sha256`. */
   identity: v.optional(v.picklist(["delivery-id", "body-sha256"]), "delivery-id"),
+  /** Time allowed to receive the whole body once the handler starts reading it, ms. Default 30 s. */
+  bodyTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(600_000)), 30_000),
 };
 
 /** A source's schema, its `service` one of the registry's names. */
@@ -64,10 +73,17 @@ export const StoreConfigSchema = v.variant("driver", [
   v.strictObject({ driver: v.literal("disk"), dir: storeDir }),
   /** The embedded SQLite store, the default (README "Storage"). */
   v.strictObject({ driver: v.literal("sqlite"), dir: storeDir }),
+  ...SharedStoreConfigSchemas,
 ]);
 
-/** The live hub driver (adapters/hub/registry.ts). Default `in-process`. */
-export const HubConfigSchema = v.variant("driver", [v.strictObject({ driver: v.literal("in-process") })]);
+/**
+ * The live hub driver (adapters/hub/registry.ts). Default: the store's own hub for a shared store
+ * (`redis`, `upstash`), else `in-process`.
+ */
+export const HubConfigSchema = v.variant("driver", [
+  v.strictObject({ driver: v.literal("in-process") }),
+  ...SharedHubConfigSchemas,
+]);
 
 /**
  * Destination variants by `type`. Each destination module adds its schema here
@@ -84,7 +100,12 @@ export const DestinationSchema = v.variant("type", [
 
 /** The configuration's schema for a registry of upstream services. */
 export function createGatewayConfigSchema(services: ServiceRegistry) {
-  return v.pipe(gatewayConfigObject(services), v.rawCheck(checkCrossReferences));
+  return v.pipe(gatewayConfigObject(services), v.rawCheck(checkCrossReferences), v.transform(withDefaultHub));
+}
+
+/** The config with `hub` filled in: the store's own hub when the store is shared, else in-process. */
+function withDefaultHub<T extends { store: { driver: string }; hub?: HubConfig }>(config: T): T & { hub: HubConfig } {
+  return { ...config, hub: config.hub ?? ({ driver: defaultHubDriver(config.store.driver) } as HubConfig) };
 }
 
 const gatewayConfigObject = (services: ServiceRegistry) =>
@@ -95,12 +116,13 @@ const gatewayConfigObject = (services: ServiceRegistry) =>
         host: v.optional(v.string(), "127.0.0.1"),
         /** Default 8787; 0 picks a free port. */
         port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(65_535)), 8787),
+        ...ServerLimitsEntries,
       }),
       {},
     ),
     store: v.optional(StoreConfigSchema, { driver: "sqlite" }),
-    /** How the ingress announces recorded events to the engine and the live stream. Default in-process. */
-    hub: v.optional(HubConfigSchema, { driver: "in-process" }),
+    /** How the ingress announces recorded events to the engine and the live stream. Default: see `HubConfigSchema`. */
+    hub: v.optional(HubConfigSchema),
     /** Source ids are unique (checked below, so the error names the duplicate's path). */
     sources: v.array(createSourceSchema(services)),
     admin: v.optional(
@@ -126,10 +148,16 @@ const gatewayConfigObject = (services: ServiceRegistry) =>
     auth: v.optional(AuthSchema, {}),
     /** APIs proxied at `/api/{upstreamId}/...` (see upstreams-schema.ts). Default none. */
     upstreams: v.optional(createUpstreamsSchema(services), []),
+    /** Defences of `POST /webhooks/*` (see hardening-schema.ts). */
+    ingress: v.optional(IngressProtectionSchema, {}),
+    /** Who may read `/metrics` and the details of `/healthz` (see hardening-schema.ts). */
+    metrics: v.optional(MetricsAccessSchema, {}),
     /** Days an event stays in the log. Default 30. */
     retentionDays: v.optional(v.pipe(v.number(), v.minValue(0.001), v.maxValue(3650)), 30),
     /** Seconds an "in progress" claim lives before a retry may take over. Default 30. */
     claimTtlSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600)), 30),
+    /** Enables `POST /sources/{id}/test-events` (signed samples, README "Web console"). Default false; on in the zero-config development setup. */
+    testEvents: v.optional(v.boolean(), false),
     log: v.optional(
       v.strictObject({
         /** `debug`, `info` (default), `warn`, `error` or `silent`. */
@@ -147,7 +175,9 @@ type ConfigObjectOutput = v.InferOutput<ReturnType<typeof gatewayConfigObject>>;
 /** Unique source and destination ids; routes name configured destinations. */
 function checkCrossReferences({ dataset, addIssue }: v.RawCheckContext<ConfigObjectOutput>): void {
   if (!dataset.typed) return;
-  const { destinations, routes, sources } = dataset.value;
+  const { destinations, routes, sources, hub, store } = dataset.value;
+  const hubProblem = hub && hubStoreMismatch(hub.driver, store.driver);
+  if (hubProblem) addIssue({ message: hubProblem, path: pathOf(dataset.value, ["hub", "driver"]) });
   const sourceIds = new Set<string>();
   sources.forEach((s, i) => {
     if (sourceIds.has(s.id)) {

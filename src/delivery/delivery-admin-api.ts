@@ -10,6 +10,7 @@
 import type { H3 } from "h3";
 import * as v from "valibot";
 import { requireAdmin } from "../auth/admin-auth.ts";
+import { requireEventsAccess } from "../auth/events-access.ts";
 import { createGatewayError } from "../errors.ts";
 import { isEventId } from "../events/event-id.ts";
 import type { GatewayContext } from "../gateway-context.ts";
@@ -104,7 +105,7 @@ export function registerDeliveryRoutes(app: H3, ctx: GatewayContext): void {
   });
 
   app.get("/destinations/:id/deliveries", async (event) => {
-    await requireAdmin(ctx, event.req);
+    await requireEventsAccess(ctx, event.req);
     const id = param(event, "id");
     const engine = engineFor(ctx, id);
     const parsed = v.safeParse(ListQuery, Object.fromEntries(event.url.searchParams));
@@ -136,7 +137,7 @@ export function registerDeliveryRoutes(app: H3, ctx: GatewayContext): void {
   }
 
   app.post("/destinations/:id/replay", async (event) => {
-    await requireAdmin(ctx, event.req);
+    await requireEventsAccess(ctx, event.req);
     const id = param(event, "id");
     const engine = engineFor(ctx, id);
     const body = await readJson(event.req, BulkReplayBody);
@@ -149,7 +150,7 @@ export function registerDeliveryRoutes(app: H3, ctx: GatewayContext): void {
   });
 
   app.post("/events/:id/replay", async (event) => {
-    await requireAdmin(ctx, event.req);
+    await requireEventsAccess(ctx, event.req);
     const eventId = param(event, "id");
     const body = await readJson(event.req, EventReplayBody);
     const destination = body.destination ?? event.url.searchParams.get("destination") ?? undefined;

@@ -7,12 +7,15 @@ import type { Enricher } from "../enrich/create-enricher.ts";
 import type { Clock } from "../ops/clock.ts";
 import type { Logger } from "../ops/logger.ts";
 import type { Metrics } from "../ops/metrics.ts";
+import type { WriteHealth } from "../ops/write-health.ts";
 import type { CompiledRoute } from "../routes/match-routes.ts";
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { LiveHub } from "../stream/hub-contract.ts";
 import { resolveDeliveryPolicy } from "./delivery-policy.ts";
 import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
+import { createLeasePoller, type LeasePoller } from "./lease-poller.ts";
 import type { DeliveryPage, DeliveryQuery, DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
+import { createRetryingPersist } from "./outbox-write-retry.ts";
 import { type BulkReplayFilter, type ReplayDeps, replayBulk, replayEvent } from "./replay-deliveries.ts";
 import { createRouteDispatcher } from "./route-dispatcher.ts";
 import { type Scheduler, systemScheduler } from "./scheduler.ts";
@@ -33,6 +36,8 @@ export interface DeliveryEngineOptions {
   batchSize?: number;
   /** How long shutdown waits for attempts in flight before aborting them, ms. Default 5000. */
   stopGraceMs?: number;
+  /** Shared outboxes: how long a claimed record stays leased without renewal, ms. Default 30000. */
+  leaseMs?: number;
 }
 
 /** What the engine uses of the gateway. */
@@ -46,6 +51,8 @@ export interface DeliveryEngineDeps {
   clock: Clock;
   metrics: Metrics;
   logger: Logger;
+  /** Told whether outbox writes succeed (`/healthz` "cannot record"). */
+  writeHealth?: WriteHealth;
   /** Attaches upstream resources before delivery for routes with `enrich` (src/enrich), when any. */
   enricher?: Pick<Enricher, "enrich">;
 }
@@ -67,16 +74,18 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
   const lanes = new Map<string, DestinationLane>();
   const types = new Map(ctx.destinations.map((d) => [d.id, d.type]));
   let unsubscribe: (() => void) | undefined;
+  // A shared outbox (several instances) hands records to lanes only through leases.
+  let leases: LeasePoller | undefined;
 
-  const persist = async (records: DeliveryRecord[]) => {
-    try {
-      await outbox.saveDeliveries(records);
-    } catch (error) {
-      // The record stays at its previous durable state and is attempted again after a restart:
-      // at least once still holds.
-      logger.error("outbox write failed", { error: String(error), count: records.length });
-    }
-  };
+  // Failed writes are retried and the admin views show the unsaved state (outbox-write-retry.ts).
+  const writes = createRetryingPersist({
+    outbox,
+    scheduler,
+    logger,
+    writeHealth: ctx.writeHealth,
+    now: () => clock.now(),
+  });
+  const persist = writes.persist;
 
   const dispatcher = createRouteDispatcher({
     store: ctx.store,
@@ -87,6 +96,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     logger,
     initialState: (id) => lanes.get(id)?.initialState(),
     onCreated: (records) => {
+      if (leases) return leases.wake();
       for (const record of records) lanes.get(record.destinationId)?.add(record);
     },
     track: tracker.track,
@@ -100,16 +110,25 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     return enricher && ((record: EventRecord) => enricher.enrich(record, [destinationId]));
   };
 
-  const replayDeps: ReplayDeps = { store: ctx.store, outbox, routes: ctx.routes, clock, lanes };
+  // With leases, a replayed record is saved due now and claimed by whichever instance polls first.
+  const leasedLanes = {
+    get: (id: string) => {
+      const lane = lanes.get(id);
+      return lane && leases ? { ...lane, add: () => leases?.wake() } : lane;
+    },
+  };
+  const replayDeps: ReplayDeps = { store: ctx.store, outbox, routes: ctx.routes, clock, lanes: leasedLanes };
 
   return {
     /** Loads destination states and unfinished deliveries, then starts routing. */
     async start() {
       const saved = new Map((await outbox.listDestinationStates()).map((s) => [s.id, s]));
+      const ordered: string[] = [];
       for (const sink of options.sinks) {
         const destination = ctx.destinations.find((d) => d.id === sink.destinationId);
         if (!destination) throw new Error(`sink for unknown destination "${sink.destinationId}"`);
         const policy = resolveDeliveryPolicy(destination);
+        if (policy.ordering === "subject") ordered.push(sink.destinationId);
         const deps = {
           sink,
           policy,
@@ -126,6 +145,25 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
           prepare: enricherFor(sink.destinationId),
         };
         lanes.set(sink.destinationId, createDestinationLane(sink.destinationId, deps, saved.get(sink.destinationId)));
+      }
+      if (outbox.shared) {
+        leases = createLeasePoller({
+          outbox,
+          lanes,
+          clock,
+          scheduler,
+          logger,
+          track: tracker.track,
+          persist,
+          owner: crypto.randomUUID(),
+          leaseMs: options.leaseMs ?? 30_000,
+          pollIntervalMs: options.pollIntervalMs ?? 1000,
+          batchSize: options.batchSize ?? 256,
+          ordered,
+        });
+        leases.start();
+        unsubscribe = ctx.hub.subscribe(() => dispatcher.wake());
+        return dispatcher.start();
       }
       const now = clock.now();
       const fixed: DeliveryRecord[] = [];
@@ -151,12 +189,17 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     async stop() {
       unsubscribe?.();
       dispatcher.stop();
+      leases?.stop();
       for (const lane of lanes.values()) lane.halt();
       const abort = setTimeout(() => {
         for (const lane of lanes.values()) lane.abortInflight();
       }, options.stopGraceMs ?? 5000);
       await tracker.idle();
       clearTimeout(abort);
+      await writes.stop();
+      await leases
+        ?.release()
+        .catch((error) => logger.warn("releasing delivery leases failed", { error: String(error) }));
       await Promise.all(options.sinks.map((sink) => sink.close().catch(() => {})));
     },
 
@@ -167,7 +210,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     has: (id: string) => lanes.has(id),
 
     async destinations(): Promise<DestinationHealth[]> {
-      const counts = await outbox.countByState();
+      const counts = await writes.countByState();
       return [...lanes.values()].map((lane) => ({
         ...lane.health(),
         type: types.get(lane.id) ?? "unknown",
@@ -183,8 +226,11 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
       await laneOf(id)?.resume();
     },
 
-    listDeliveries: (query: DeliveryQuery): Promise<DeliveryPage> => outbox.listDeliveries(query),
-    deliveriesOfEvent: (eventId: string) => outbox.listByEvent(eventId),
+    listDeliveries: async (query: DeliveryQuery): Promise<DeliveryPage> => {
+      const page = await outbox.listDeliveries(query);
+      return { ...page, deliveries: page.deliveries.map(writes.overlay) };
+    },
+    deliveriesOfEvent: async (eventId: string) => (await outbox.listByEvent(eventId)).map(writes.overlay),
 
     /** Delivers a recorded event again (see replay-deliveries.ts); undefined for an unknown event. */
     replayEvent: (eventId: string, destinationId?: string) => replayEvent(replayDeps, eventId, destinationId),

@@ -248,6 +248,31 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
       await relabelWaiting();
       pump();
     },
+    /** Event ids waiting or in flight here: the leases a shared outbox renews. */
+    heldIds: (): string[] => [...waiting.keys(), ...inflight.keys()],
+    /** Drops a waiting record whose lease went to another instance (shared outbox). */
+    forget(eventId: string) {
+      const record = waiting.get(eventId);
+      if (!record) return;
+      waiting.delete(eventId);
+      order.remove(record);
+      const head = order.headOf(record.subject);
+      const waitingHead = head && waiting.get(head);
+      if (waitingHead) queueIfHead(waitingHead);
+      updateGauges();
+    },
+    /** Takes over a pause, resume or disable made on another instance (shared outbox). */
+    async applySaved(state: DestinationState) {
+      if (state.paused === paused && state.disabled === disabled) return;
+      paused = state.paused;
+      disabled = state.disabled;
+      reason = state.reason;
+      if (!holding()) breaker.reset();
+      wake?.cancel();
+      wake = undefined;
+      await relabelWaiting();
+      pump();
+    },
     health(): LaneHealth {
       return {
         id: destinationId,

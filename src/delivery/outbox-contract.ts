@@ -95,8 +95,19 @@ export function deliveryKey(eventId: string, destinationId: string): string {
   return `${eventId}\u0000${destinationId}`;
 }
 
+/** Names one record: what leases are renewed by. */
+export interface DeliveryRef {
+  eventId: string;
+  destinationId: string;
+}
+
 export interface OutboxStore {
   readonly name: string;
+  /**
+   * True when several gateway instances use this outbox at once (the Redis drivers): the engine
+   * then takes records only through `claimDue` leases (README "Running several instances").
+   */
+  readonly shared?: boolean;
   /** The routing cursor: highest journal seq whose deliveries were created (0 at first). */
   readCursor(): Promise<number>;
   /**
@@ -120,6 +131,28 @@ export interface OutboxStore {
   saveDestinationState(state: DestinationState): Promise<void>;
   /** Removes terminal records last updated before `before` (epoch ms); returns the count. */
   purge(before: number): Promise<number>;
+  /**
+   * Leases up to `limit` non-terminal records to `owner` until `now + leaseMs` (a visibility
+   * timeout): those whose next attempt is due by `now` and whose previous lease, if any, ended
+   * by `now`; earliest due first. While leased, no other owner can claim a record.
+   *
+   * For the destinations in `ordered` (per-subject ordering), a record with a subject is taken
+   * only by the owner of that subject: claiming the subject's oldest unfinished record makes
+   * the claimer its owner, for as long as it holds (and renews) a lease on a record of the
+   * subject. So one owner at a time delivers a subject, oldest first.
+   */
+  claimDue(
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+    ordered?: readonly string[],
+  ): Promise<DeliveryRecord[]>;
+  /**
+   * Moves `owner`'s leases on `refs` (and its ownership of their subjects) to end at `until`
+   * (an end in the past releases them); resolves with the refs not (any longer) leased to `owner`.
+   */
+  renewLeases(owner: string, refs: readonly DeliveryRef[], until: number): Promise<DeliveryRef[]>;
   /** Flushes pending writes and releases resources. */
   close(): Promise<void>;
 }

@@ -28,7 +28,7 @@ export interface ReplayDeps {
   outbox: OutboxStore;
   routes: readonly CompiledRoute[];
   clock: { now(): number };
-  lanes: ReadonlyMap<string, DestinationLane>;
+  lanes: Pick<ReadonlyMap<string, DestinationLane>, "get">;
 }
 
 /** A record back to the start of its schedule, due now. */

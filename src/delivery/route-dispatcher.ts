@@ -79,6 +79,8 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
 
   const drain = async () => {
     for (;;) {
+      // Several instances share a cursor: skip what another instance already routed.
+      if (deps.outbox.shared) cursor = Math.max(cursor, await deps.outbox.readCursor());
       const events = await deps.store.readAfter(cursor, deps.batchSize);
       if (events.length === 0 || stopped) return;
       const now = deps.clock.now();

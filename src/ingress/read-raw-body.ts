@@ -1,16 +1,17 @@
 /**
  * Reads a request body as the exact bytes received, refusing more than `limit` bytes without
  * buffering them: a declared Content-Length over the limit is refused before reading, and a
- * streamed body is cut off as soon as it passes the limit.
+ * streamed body is cut off as soon as it passes the limit. With a deadline, a body that has not
+ * ended in time is abandoned (`timeout`), so a slow sender cannot hold the request open.
  */
 import { concatBytes } from "../encoding/concat-bytes.ts";
 
-export type RawBodyResult = { ok: true; bytes: Uint8Array } | { ok: false; reason: "too_large" };
+export type RawBodyResult = { ok: true; bytes: Uint8Array } | { ok: false; reason: "too_large" | "timeout" };
 
 const EMPTY = new Uint8Array(0);
 
-/** Reads the body of `request` up to `limit` bytes. */
-export async function readRawBody(request: Request, limit: number): Promise<RawBodyResult> {
+/** Reads the body of `request` up to `limit` bytes, within `deadlineMs` when given. */
+export async function readRawBody(request: Request, limit: number, deadlineMs?: number): Promise<RawBodyResult> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) {
     await request.body?.cancel().catch(() => {});
@@ -18,17 +19,33 @@ export async function readRawBody(request: Request, limit: number): Promise<RawB
   }
   if (!request.body) return { ok: true, bytes: EMPTY };
   const reader = request.body.getReader();
+  let timedOut = false;
+  const timer =
+    deadlineMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          reader.cancel().catch(() => {});
+        }, deadlineMs);
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      return { ok: false, reason: "too_large" };
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (timedOut) return { ok: false, reason: "timeout" };
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        return { ok: false, reason: "too_large" };
+      }
+      chunks.push(value);
     }
-    chunks.push(value);
+  } catch (error) {
+    if (timedOut) return { ok: false, reason: "timeout" };
+    throw error;
+  } finally {
+    if (timer) clearTimeout(timer);
   }
   if (chunks.length === 1) return { ok: true, bytes: chunks[0] as Uint8Array };
   return { ok: true, bytes: concatBytes(chunks, size) };

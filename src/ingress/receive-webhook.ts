@@ -13,8 +13,10 @@ import { encodeRawBody } from "../encoding/raw-body-text.ts";
 import { createGatewayError } from "../errors.ts";
 import { normalizeEvent } from "../events/normalize-event.ts";
 import type { GatewayContext } from "../gateway-context.ts";
+import { clientAddressOf } from "../http/client-address.ts";
 import { redactHeaders } from "../ops/logger.ts";
 import { type EventRecord, toDedupeKey } from "../store/contract.ts";
+import { guardBeforeBody } from "./ingress-guards.ts";
 import { verifyWebhook } from "./verify-webhook.ts";
 
 const STORE_RETRY_AFTER_SECONDS = "5";
@@ -52,7 +54,17 @@ export async function receiveWebhook(
   };
   if (!source) throw reject(404, "unknown_source", "no webhook source with this id", "unknown_source");
 
-  const body = await ctx.readBody(request, source.bodyLimitBytes);
+  // Before any byte of the body is read: refuse addresses that keep failing verification, and
+  // headers that can never verify (README "Security"; ingress-guards.ts).
+  const refused = await guardBeforeBody(ctx, source, request);
+  if (refused) throw reject(refused.status, refused.code, refused.message, refused.reason, refused.extra);
+
+  const body = await ctx.readBody(request, source.bodyLimitBytes, source.bodyTimeoutMs);
+  if (!body.ok && body.reason === "timeout") {
+    throw reject(408, "request_timeout", `the body did not arrive within ${source.bodyTimeoutMs} ms`, "body_timeout", {
+      headers: { connection: "close" },
+    });
+  }
   if (!body.ok) {
     throw reject(
       413,
@@ -71,6 +83,8 @@ export async function receiveWebhook(
   const receivedAt = ctx.clock.now();
   const verified = await verifyWebhook(source, request.headers, body.bytes, receivedAt, ctx.crypto, ctx.services);
   if (!verified.ok) {
+    if (verified.reason !== "timestamp_out_of_tolerance")
+      ctx.verificationLimiter?.recordFailure(clientAddressOf(request));
     if (verified.reason === "timestamp_out_of_tolerance") {
       throw reject(
         401,
@@ -140,8 +154,10 @@ export async function receiveWebhook(
     ({ inserted, seq } = await store.append(record, dedupeKey, source.dedupeWindowSeconds * 1000));
   } catch (cause) {
     await store.release(dedupeKey).catch(() => {});
+    ctx.writeHealth?.failed("journal", ctx.clock.now());
     throw storeUnavailable(ctx, requestId, sourceId, cause);
   }
+  ctx.writeHealth?.succeeded("journal");
   if (!inserted) {
     metrics.inc("gateway_webhooks_duplicate_total", { source: source.id });
     return json(200, { id: event.id, duplicate: true }, requestId);

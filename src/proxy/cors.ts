@@ -71,13 +71,14 @@ export function answerProxyPreflight(clients: readonly ClientConfig[], upstreamI
 }
 
 /**
- * Checks the `Origin` of an authenticated request. Requests without `Origin` (servers, CLIs) and
- * same-origin requests pass; a cross-origin one needs the client to allow that origin.
+ * Checks the `Origin` of an authenticated request. Requests without `Origin` (servers, CLIs)
+ * pass; any other needs the client to allow that origin. There is no same-origin exemption: the
+ * gateway's own origin would come from the `Host` header, which the caller chooses.
  * Returns the headers to add to the answer.
  */
-export function checkRequestOrigin(client: ClientConfig, request: Request, selfOrigin: string): Record<string, string> {
+export function checkRequestOrigin(client: ClientConfig, request: Request): Record<string, string> {
   const origin = request.headers.get("origin");
-  if (!origin || normalizeOrigin(origin) === normalizeOrigin(selfOrigin)) return {};
+  if (!origin) return {};
   if (!isOriginAllowed(client, origin)) throw denyOrigin("this client may not be used from this origin");
   return corsResponseHeaders(origin);
 }

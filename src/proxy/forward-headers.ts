@@ -27,7 +27,10 @@ const DECODED_ENCODINGS = /^(?:gzip|x-gzip|deflate|br)$/i;
 /** Headers for the upstream call: the allowlist plus the request id (credentials are added per attempt). */
 export function buildUpstreamHeaders(incoming: Headers, requestId: string): Headers {
   const headers = new Headers();
+  // A header the client names in `Connection` is hop-by-hop for this hop and stops here.
+  const isHopByHop = hopByHopFilter(incoming.get("connection"));
   for (const name of REQUEST_ALLOWLIST) {
+    if (isHopByHop(name)) continue;
     const value = incoming.get(name);
     if (value !== null) headers.set(name, value);
   }

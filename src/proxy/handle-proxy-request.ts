@@ -123,7 +123,7 @@ export async function handleProxyRequest(
         });
       }
       const { client } = auth.principal;
-      extraHeaders = checkRequestOrigin(client, request, url.origin);
+      extraHeaders = checkRequestOrigin(client, request);
       if (!upstream) throw createGatewayError(404, "not_found", `no upstream "${upstreamId}"`);
       const checked = checkProxyPath(path);
       if (!checked.ok) throw createGatewayError(400, "invalid_request", checked.reason);

@@ -74,16 +74,38 @@ const SAFE_PATH = /^(?:\/[A-Za-z0-9\-._~!$&'()*+,;=:@%]*)+$/;
 /** Accepts a raw proxied path (`/agreements/...`) or explains why it is refused. */
 export function checkProxyPath(path: string): { ok: true } | { ok: false; reason: string } {
   if (!SAFE_PATH.test(path)) return { ok: false, reason: "the path holds characters that must be percent-encoded" };
-  if (!path.includes("%") && !path.includes("/.")) return { ok: true };
+  if (!path.includes("%") && !path.includes("/.") && !path.includes(";")) return { ok: true };
   if (ENCODED_SEPARATOR.test(path)) return { ok: false, reason: "encoded slashes are not accepted in the path" };
   for (const segment of path.split("/")) {
-    let decoded: string;
-    try {
-      decoded = decodeURIComponent(segment);
-    } catch {
-      return { ok: false, reason: "the path holds an invalid percent-encoding" };
-    }
+    const decoded = decodeSegment(segment);
+    if (decoded === undefined) return { ok: false, reason: "the path holds an invalid percent-encoding" };
+    // `..;` and `.;x` are dot segments to Tomcat/Spring-style upstreams (path parameters are cut
+    // before normalising), so no segment may carry `;` in any encoding.
+    if (decoded.includes(";")) return { ok: false, reason: "path parameters (`;`) are not accepted in the path" };
     if (decoded === "." || decoded === "..") return { ok: false, reason: "dot segments are not accepted in the path" };
+    if (ENCODED_SEPARATOR.test(segment) || /[/\\]/.test(decoded)) {
+      return { ok: false, reason: "encoded slashes are not accepted in the path" };
+    }
   }
   return { ok: true };
+}
+
+/**
+ * A segment as an upstream might end up reading it: percent-decoded until it stops changing
+ * (double encoding such as `%252e`), then Unicode-normalised (a full-width `．` is a dot to
+ * some stacks). Undefined when an encoding is invalid.
+ */
+function decodeSegment(segment: string): string | undefined {
+  let current = segment;
+  for (let round = 0; round < 4 && current.includes("%"); round++) {
+    let next: string;
+    try {
+      next = decodeURIComponent(current);
+    } catch {
+      return round === 0 ? undefined : current;
+    }
+    if (next === current) break;
+    current = next;
+  }
+  return current.normalize("NFKC");
 }

@@ -112,7 +112,11 @@ export interface UpstreamService {
   readonly name: string;
   /** Every documented event type, in the order `gateway trigger` lists them. */
   readonly eventTypes: readonly string[];
-  /** Verifies one delivery on its raw bytes; never throws for bad input. */
+  /**
+   * Verifies one delivery on its raw bytes; never throws for bad input. Called with no secrets
+   * and an empty body, it must stop at `signature_mismatch` exactly when the headers are well
+   * formed: the ingress checks the form this way before reading a body (src/ingress/precheck-signature.ts).
+   */
   verifyWebhook(delivery: WebhookDelivery, crypto: CryptoPort): Promise<VerifyResult>;
   /** Reads identity, type, subject, time and marks from a verified body that is a JSON object. */
   describeEvent(

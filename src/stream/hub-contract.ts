@@ -24,8 +24,8 @@ export interface LiveHub {
   close(): Promise<void>;
 }
 
-/** One typed factory per hub driver (adapters/hub/<name>.ts). */
-export type HubFactory<Options> = (options: Options) => LiveHub;
+/** One typed factory per hub driver (adapters/hub/<name>.ts); drivers that connect somewhere resolve once connected. */
+export type HubFactory<Options> = (options: Options) => LiveHub | Promise<LiveHub>;
 
 /** The same hub, each subscriber wrapped so that what it throws goes to `onListenerError`. */
 export function isolateListeners(hub: LiveHub, onListenerError: (error: unknown) => void): LiveHub {

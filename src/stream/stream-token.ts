@@ -71,9 +71,15 @@ export async function mintStreamToken(ctx: StreamDeps, request: Request, options
       details: parsed.issues.map((issue) => ({ path: v.getDotPath(issue), message: issue.message })),
     });
   }
-  const { ttlSeconds = options.tokenTtlSeconds, ...filter } = parsed.output;
-  if (ttlSeconds > options.maxTokenTtlSeconds) {
-    throw createGatewayError(400, "invalid_request", `ttlSeconds may be at most ${options.maxTokenTtlSeconds}`);
+  // A token the gateway would refuse itself is never minted: the client JWT lifetime limit
+  // (auth.jwt.maxLifetimeSeconds, README "Security") caps the stream token's too.
+  const maxTtl = Math.min(
+    options.maxTokenTtlSeconds,
+    ctx.config.auth.jwt?.maxLifetimeSeconds ?? Number.POSITIVE_INFINITY,
+  );
+  const { ttlSeconds = Math.min(options.tokenTtlSeconds, maxTtl), ...filter } = parsed.output;
+  if (ttlSeconds > maxTtl) {
+    throw createGatewayError(400, "invalid_request", `ttlSeconds may be at most ${maxTtl}`);
   }
   const violations = findScopeViolations(scope.layers, filter);
   if (violations.length > 0) {

@@ -43,11 +43,23 @@ function peerSink(peer: Peer, corkPeer: CorkPeer | undefined): StreamSink {
   };
 }
 
+/**
+ * How long a refused peer may take to answer the close frame before its socket is cut: a client
+ * that ignores the close frame would otherwise hold the socket for the WebSocket library's own
+ * close timeout (30 s), which a flood of refused upgrades turns into exhausted sockets.
+ */
+const REFUSED_CLOSE_DEADLINE_MS = 1000;
+
 function refusedHooks(refusal: Refusal): Partial<Hooks> {
+  let deadline: ReturnType<typeof setTimeout> | undefined;
   return {
     open(peer) {
       peer.send(errorFrame(refusal.code, refusal.message, true, refusal.details));
       peer.close(CLOSE_CODES[refusal.code], refusal.code);
+      deadline = setTimeout(() => peer.terminate(), REFUSED_CLOSE_DEADLINE_MS);
+    },
+    close() {
+      clearTimeout(deadline);
     },
   };
 }

@@ -43,6 +43,14 @@ describe("defaults", () => {
       claimTtlSeconds: 30,
       log: { level: "info" },
     });
+    // The defences of README "Security" are on by default.
+    expect(config.ingress).toEqual({
+      failedVerificationLimit: { maxFailures: 20, windowSeconds: 60, blockSeconds: 60, allowAddresses: [] },
+    });
+    expect(config.metrics).toEqual({
+      bearerTokenHashes: [],
+      allowAddresses: ["127.0.0.1", "::1", "::ffff:127.0.0.1"],
+    });
     expect(config.sources).toEqual([
       {
         id: "esign",
@@ -52,6 +60,7 @@ describe("defaults", () => {
         dedupeWindowSeconds: 72 * 3600,
         bodyLimitBytes: 1024 * 1024,
         identity: "delivery-id",
+        bodyTimeoutMs: 30_000,
       },
       {
         id: "staffing",
@@ -61,6 +70,7 @@ describe("defaults", () => {
         dedupeWindowSeconds: 72 * 3600,
         bodyLimitBytes: 1024 * 1024,
         identity: "delivery-id",
+        bodyTimeoutMs: 30_000,
       },
     ]);
   });
@@ -68,7 +78,16 @@ describe("defaults", () => {
   it("keeps given values and fills the rest of a partial object", () => {
     const raw = { ...minimal(), server: { port: 0 }, store: { driver: "disk" } };
     const config = resolveConfig(raw, {});
-    expect(config.server).toEqual({ host: "127.0.0.1", port: 0 });
+    expect(config.server).toEqual({
+      host: "127.0.0.1",
+      port: 0,
+      headersTimeoutMs: 10_000,
+      keepAliveTimeoutMs: 5_000,
+      requestTimeoutMs: 300_000,
+      maxConnections: 10_000,
+      maxConnectionsPerAddress: 256,
+      trustProxy: false,
+    });
     expect(config.store).toEqual({ driver: "disk", dir: ".data" });
   });
 

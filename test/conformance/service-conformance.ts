@@ -2,8 +2,9 @@
  * The upstream service conformance suite (src/services/service-contract.ts): every service
  * module runs it from test/services/<name>.test.ts. For every documented event type the
  * service's own sample verifies, is described without `unknown_type`, and keeps its identity
- * stable; tampered, unsigned and foreign-secret deliveries are refused; the credential kind and
- * the default templates are well formed; what `signDelivery` signs verifies. The optional
+ * stable; tampered, unsigned and foreign-secret deliveries are refused; well-formed headers alone
+ * stop at `signature_mismatch` (the ingress's precheck); the credential kind and the default
+ * templates are well formed; what `signDelivery` signs verifies. The optional
  * `enrichment.resourcePath` is checked when present: it names a resource for the samples that
  * name a subject, encoding the id so it stays one segment.
  */
@@ -83,6 +84,15 @@ export function testUpstreamService(service: UpstreamService): void {
       expect(await service.verifyWebhook(unsigned, crypto)).toEqual({ ok: false, reason: "missing_signature" });
       const other = { ...delivery, source: { ...delivery.source, secrets: ["another-secret-0123456789abcdef"] } };
       expect(await service.verifyWebhook(other, crypto)).toEqual({ ok: false, reason: "signature_mismatch" });
+    });
+
+    it("with no secret and no body, stops at signature_mismatch on well-formed headers only", async () => {
+      // The ingress checks the headers' form this way before reading a body (src/ingress/precheck-signature.ts).
+      const delivery = await deliveryOf(service.eventTypes[0] as string);
+      const headersOnly = { ...delivery, source: { ...delivery.source, secrets: [] }, rawBody: new Uint8Array(0) };
+      expect(await service.verifyWebhook(headersOnly, crypto)).toEqual({ ok: false, reason: "signature_mismatch" });
+      const unsigned = { ...headersOnly, headers: new Headers() };
+      expect(await service.verifyWebhook(unsigned, crypto)).toEqual({ ok: false, reason: "missing_signature" });
     });
 
     it("verifies what its own signDelivery signs, and only with that secret", async () => {

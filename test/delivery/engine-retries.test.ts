@@ -79,7 +79,12 @@ describe("retries", () => {
     ]);
     await gw.time.advance(48 * HOUR);
     expect(receiver.requests).toHaveLength(8);
-    const metrics = await (await gw.gateway.fetch(new Request("http://gateway.test/metrics"))).text();
+    // /metrics wants a token or an allowed address (README "Security"); in process there is no address.
+    const metrics = await (
+      await gw.gateway.fetch(
+        new Request("http://gateway.test/metrics", { headers: { authorization: `Bearer ${gw.adminKey}` } }),
+      )
+    ).text();
     expect(metrics).toContain('gateway_deliveries_total{destination="a",outcome="dead"} 1');
     expect(metrics).toContain('gateway_delivery_attempts_total{destination="a",outcome="failure"} 8');
     expect(metrics).toContain('gateway_delivery_backlog{destination="a"} 0');

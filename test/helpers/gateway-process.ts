@@ -20,6 +20,8 @@ export interface GatewayProcessOptions {
   env?: Record<string, string>;
   /** Reuse a data directory (restart tests). */
   dataDir?: string;
+  /** Shell commands run before the gateway replaces the shell (`ulimit -n 4096`, `trap '' XFSZ`). */
+  shellPrefix?: string;
 }
 
 export interface GatewayProcess {
@@ -51,6 +53,9 @@ export function defaultTestConfig(dataDir: string, adminKeyHash: string) {
       { id: "staffing", service: "staffing", secrets: ["${TEST_STAFFING_SECRET}"] },
     ],
     admin: { apiKeyHashes: [adminKeyHash] },
+    // The suites send many forged deliveries from one address on purpose; the limiter that
+    // would answer them 429 has its own tests (test/security/webhook-hostile-traffic.test.ts).
+    ingress: { failedVerificationLimit: { maxFailures: 0 } },
     log: { level: "warn" },
   };
 }
@@ -65,7 +70,11 @@ export async function startGatewayProcess(
   const config = options.config ?? defaultTestConfig(dataDir, adminHash);
   const configPath = join(await mkdtemp(join(tmpdir(), "gw-config-")), "gateway.json");
   await writeFile(configPath, JSON.stringify(config));
-  const child = spawn(process.execPath, [BIN, "serve", "--config", configPath, "--port", "0"], {
+  const args = [BIN, "serve", "--config", configPath, "--port", "0"];
+  const [command, argv] = options.shellPrefix
+    ? ["bash", ["-c", `${options.shellPrefix}\nexec "$0" "$@"`, process.execPath, ...args]]
+    : [process.execPath, args];
+  const child = spawn(command, argv as string[], {
     env: {
       ...process.env,
       TEST_ESIGN_SECRET: secrets.esign,

@@ -80,13 +80,18 @@ export const IN_PROCESS_ORIGIN = "http://gateway.test";
  */
 export async function startEditedGatewayProcess(
   edit: (config: ReturnType<typeof defaultTestConfig> & Record<string, unknown>) => void,
-  reuse: { dataDir?: string; secrets?: GatewayProcess["secrets"]; env?: Record<string, string> } = {},
+  reuse: {
+    dataDir?: string;
+    secrets?: GatewayProcess["secrets"];
+    env?: Record<string, string>;
+    shellPrefix?: string;
+  } = {},
 ): Promise<GatewayProcess> {
   const secrets = reuse.secrets ?? makeSecrets();
   const dataDir = reuse.dataDir ?? (await mkdtemp(join(tmpdir(), "gw-data-")));
   const config = defaultTestConfig(dataDir, adminKeyHash(secrets.adminKey));
   edit(config);
-  return startGatewayProcess({ config, dataDir, secrets, env: reuse.env });
+  return startGatewayProcess({ config, dataDir, secrets, env: reuse.env, shellPrefix: reuse.shellPrefix });
 }
 
 /**

@@ -62,10 +62,14 @@ function parseAnswer(data: Buffer, final: boolean): StreamedAnswer | undefined {
 }
 
 /** Opens `POST url` with `headers`; without a content-length header the body is chunked. */
-export function openStreamedRequest(url: string, headers: Record<string, string>): StreamedRequest {
+export function openStreamedRequest(
+  url: string,
+  headers: Record<string, string>,
+  localAddress?: string,
+): StreamedRequest {
   const target = new URL(url);
   const chunked = !Object.keys(headers).some((name) => name.toLowerCase() === "content-length");
-  const socket = connect(Number(target.port), target.hostname);
+  const socket = connect({ port: Number(target.port), host: target.hostname, localAddress });
   let received = Buffer.alloc(0);
   let answered = false;
   let onContinue: () => void = () => {};

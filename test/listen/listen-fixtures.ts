@@ -37,9 +37,18 @@ export interface ListenerProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts `gateway listen` and resolves once it printed its secret and connected. */
-export async function startListener(args: string[]): Promise<ListenerProcess> {
-  const child = spawn(process.execPath, [BIN, "listen", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+/**
+ * Starts `gateway listen` and resolves once it printed its secret and connected; `spawnOptions`
+ * give it a working directory (its default credential and state are relative to it) and environment.
+ */
+export async function startListener(
+  args: string[],
+  spawnOptions: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<ListenerProcess> {
+  const child = spawn(process.execPath, [BIN, "listen", ...args], {
+    ...spawnOptions,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const lines: string[] = [];
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const secret = await new Promise<string>((resolve, reject) => {

@@ -33,6 +33,9 @@ beforeAll(async () => {
   staffingSmall = await startStaffingEmulator({ limitPerMinute: 2 });
   const options = { esign, staffing, clients: [fullClient(key)], log: "debug" as const };
   const config = proxyConfig(options);
+  // 500 concurrent calls from one address: more than the default per-address connection cap
+  // (256, README "Security"), as a busy backend client behind one address would configure.
+  config.server = { ...(config.server as object), maxConnectionsPerAddress: 1000 };
   (config.upstreams as Record<string, unknown>[]).push(
     {
       id: "esign-eu",

@@ -1,19 +1,26 @@
 /**
- * The zero-config sandbox end to end (README, Sandbox; adapters/node/sandbox.ts): `gateway serve`
- * with no configuration in an empty working directory starts the emulators beside the gateway
- * (both on free ports: `--port 0`), and the README walkthrough works with the development admin
- * key alone. An agreement created, given its document and sent through the proxy is signed by the
- * emulator (time scale 0.01: a 2 s step takes 20 ms) and its `agreement.sent/viewed/signed/
- * completed` webhooks come back through `/webhooks/esign` onto the live stream (`/ws`) and into
- * the event log; a staffing request whose candidate is scripted to accept ends `completed` the
- * same way. Every wait is on a frame arriving (bounded), never a sleep.
+ * The zero-config sandbox end to end, as the README's Sandbox walkthrough runs it
+ * (adapters/node/sandbox.ts, config/default.ts): `gateway serve` with no configuration in an
+ * empty working directory starts the emulators beside the gateway (both on free ports:
+ * `--port 0`); a local app (a real HTTP server) is fed by a real `gateway listen` process started
+ * in that directory with no credential flag (it finds the development admin key), forwarding
+ * `agreement.*`. An agreement created, given its document and sent through the proxy with the
+ * development admin key is signed by the emulator (time scale 0.01: a 2 s step takes 20 ms); its
+ * `agreement.sent/viewed/signed/completed` webhooks come back through `/webhooks/esign` onto the
+ * live stream (`/ws`), into the event log, and through `gateway listen` to the local app, the
+ * completed one enriched with the agreement as the emulator now has it. A staffing request whose
+ * candidate is scripted to accept ends `completed` the same way. Every wait is bounded and on an
+ * observable arrival, never a sleep.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { startWebhookReceiver, type WebhookReceiver, waitFor } from "../delivery/helpers/webhook-receiver.ts";
+import { type ListenerProcess, startListener } from "../listen/listen-fixtures.ts";
 import { type Frame, openReadyWs, type WsClient } from "../stream/stream-fixtures.ts";
 
 const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
@@ -28,6 +35,9 @@ let url: string;
 let key: string;
 let control: string[];
 let ws: WsClient;
+/** The local app `gateway listen` forwards to, and the listener. */
+let app: WebhookReceiver;
+let listener: ListenerProcess;
 const lines: string[] = [];
 
 const waiters: { test: (line: string) => boolean; resolve: (line: string) => void }[] = [];
@@ -44,10 +54,13 @@ function lineMatching(test: (line: string) => boolean): Promise<string> {
 
 beforeAll(async () => {
   cwd = await mkdtemp(join(tmpdir(), "gw-sandbox-"));
-  const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !CONFIGURING.test(name)));
+  const base = {
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !CONFIGURING.test(name))),
+    HOME: cwd,
+  };
   child = spawn(process.execPath, [BIN, "serve", "--port", "0"], {
     cwd,
-    env: { ...base, HOME: cwd, GATEWAY_EMULATOR_TIME_SCALE: "0.01" },
+    env: { ...base, GATEWAY_EMULATOR_TIME_SCALE: "0.01" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   exited = new Promise((resolve) => child.once("exit", resolve));
@@ -62,10 +75,15 @@ beforeAll(async () => {
   control = sandbox.control;
   key = JSON.parse(await readFile(join(cwd, ".data", "dev-secrets.json"), "utf8")).GATEWAY_ADMIN_KEY;
   ws = await openReadyWs(`${url.replace(/^http/, "ws")}/ws`, { authorization: `Bearer ${key}` });
+  app = await startWebhookReceiver();
+  // As the README has it: `gateway listen <gateway> --forward-to <app> --type 'agreement.*'`.
+  listener = await startListener([url, "--forward-to", app.url, "--type", "agreement.*"], { cwd, env: base });
 });
 
 afterAll(async () => {
   ws?.ws.close();
+  await listener?.kill();
+  await app?.close();
   if (child && child.exitCode === null && child.signalCode === null) {
     child.kill("SIGTERM");
     await exited;
@@ -100,12 +118,20 @@ async function onStream(subject: string, type: string) {
   return frame.event;
 }
 
-/** Event types of `subject` in the event log, oldest first, with their marks. */
+/** Events of `subject` in the event log, oldest first, with their types and marks. */
 async function logged(subject: string) {
   const answer = await call(`/events?subject=${encodeURIComponent(subject)}&limit=100`);
   expect(answer.status).toBe(200);
   const records = answer.body.events as { marks: string[]; event: { type: string; time: string } }[];
-  return records.map((r) => ({ type: r.event.type, marks: r.marks })).reverse();
+  return records.map((r) => ({ type: r.event.type, marks: r.marks, event: r.event })).reverse();
+}
+
+/** A CloudEvent as `gateway listen` POSTs it to the local app. */
+interface ForwardedEvent {
+  type: string;
+  subject?: string;
+  enrichment?: { data: Record<string, unknown> };
+  enrichmenterror?: string;
 }
 
 test("the sandbox labels its emulators and wires both upstreams to them", () => {
@@ -113,7 +139,7 @@ test("the sandbox labels its emulators and wires both upstreams to them", () => 
   expect(lines.some((line) => line.includes("upstream not configured"))).toBe(false);
 });
 
-test("an agreement sent through the proxy is signed by the emulator; its events reach the stream and the log", async () => {
+test("the README walkthrough: an agreement sent through the proxy completes on the stream, in the log, and enriched at a `gateway listen` app", async () => {
   const created = await call("/api/esign/agreements", {
     title: "Lease 12",
     sender: { name: "Bo Ek", email: "bo@example.com" },
@@ -139,11 +165,39 @@ test("an agreement sent through the proxy is signed by the emulator; its events 
   // Each exactly once (retries are deduplicated by event id), whatever order the POSTs landed in.
   expect(streamed(subject).sort()).toEqual([...expected].sort());
 
+  // The sandbox route enriches the live stream's events with the agreement, fetched afresh.
+  expect(completed.enrichment).toMatchObject({ upstream: "esign", path: `/agreements/${id}` });
+  expect(completed.enrichment.data).toMatchObject({ id, title: "Lease 12", status: "completed" });
+
   const log = await logged(subject);
   expect(log.map((e) => e.type).sort()).toEqual([...expected].sort());
   for (const { marks } of log) expect(marks).not.toContain("schema_mismatch");
+  // The event log keeps each event as received: enrichment is attached on delivery only.
+  for (const { event } of log) expect(event).not.toHaveProperty("enrichment");
   const agreement = await call(`/api/esign/agreements/${id}`);
   expect(agreement.body.status).toBe("completed");
+
+  // The local app got the four events through `gateway listen`, signed with the secret it
+  // printed, and `agreement.completed` carries the agreement: title, status, participants.
+  const forwarded = () =>
+    app.requests
+      .map((request) => new Webhook(listener.secret).verify(request.body, request.headers) as ForwardedEvent)
+      .filter((event) => event.subject === subject);
+  // All four, whatever order the emulator's POSTs landed in: the app gets them in journal order,
+  // the order the live stream showed them in.
+  await waitFor("the four agreement events at the local app", () => forwarded().length >= expected.length);
+  expect(forwarded().map((e) => e.type)).toEqual(streamed(subject));
+  const done = forwarded().find((e) => e.type === "agreement.completed") as ForwardedEvent;
+  expect(done.enrichmenterror).toBeUndefined();
+  expect(done.enrichment?.data).toMatchObject({ id, title: "Lease 12", status: "completed" });
+  const parties = done.enrichment?.data.participants as { email: string; status: string }[];
+  expect(parties.map((p) => [p.email, p.status]).sort()).toEqual([
+    ["anna@example.com", "signed"],
+    ["bo@example.com", "signed"],
+  ]);
+  await waitFor("the listener's line for agreement.completed", () =>
+    listener.lines.some((line) => line.includes(`agreement.completed  ${subject}  200`)),
+  );
 });
 
 test("a staffing request through the proxy is called by the emulator and reports back to the gateway", async () => {
@@ -169,6 +223,7 @@ test("a staffing request through the proxy is called by the emulator and reports
   const subject = `staffing-requests/${created.body.staffingRequestId}`;
   const done = await onStream(subject, "staffing.completed");
   expect(done.source).toBe("/webhooks/staffing");
+  expect(done.enrichment.data).toMatchObject({ id: created.body.staffingRequestId, status: "completed" });
   const expected = [
     "staffing.queued",
     "staffing.calling",

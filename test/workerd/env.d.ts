@@ -10,6 +10,11 @@ declare module "cloudflare:workers" {
     STAFFING_WEBHOOK_SECRET: string;
     /** Comma-separated extra staffing secrets (key rotation). */
     STAFFING_WEBHOOK_SECRETS: string;
+    GATEWAY_ADMIN_KEY_HASH: string;
+    /** The admin key of GATEWAY_ADMIN_KEY_HASH (a test-only binding). */
+    WORKERD_TEST_ADMIN_KEY: string;
+    /** The HS256 secret of client JWTs (a test-only binding GATEWAY_CONFIG references). */
+    WORKERD_TEST_JWT_SECRET: string;
     GATEWAY_LOG_LEVEL: string;
     /** The loopback HTTP receiver (test/helpers/http-sink-receiver.ts). */
     TEST_SINK_URL: string;

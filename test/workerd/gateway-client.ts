@@ -6,8 +6,8 @@ import { env, exports } from "cloudflare:workers";
 import { ESIGN_SECRET, esignSignature, staffingSignature } from "./reference-signatures.ts";
 
 export const BASE = "http://gateway.test";
-/** The admin key whose hash the Worker has (vitest.workers.config.ts). */
-export const ADMIN_KEY = "workerd_test_admin_key_0123456789";
+/** The admin key whose hash the Worker has (a test-only binding, vitest.workers.config.ts). */
+export const ADMIN_KEY = env.WORKERD_TEST_ADMIN_KEY;
 
 /** POSTs a body to `/webhooks/{sourceId}` with the given headers. */
 export function postWebhook(sourceId: string, body: string, headers: Record<string, string>): Promise<Response> {

@@ -1,6 +1,6 @@
 /**
- * The outbox conformance suite (test/store/outbox-conformance.ts) inside workerd against the
- * Durable Object outbox. Storage can only be touched inside its object, so the harness hands the
+ * The outbox conformance and lease suites (test/conformance/outbox-conformance.ts,
+ * outbox-lease-conformance.ts) inside workerd against the Durable Object outbox. Storage can only be touched inside its object, so the harness hands the
  * suite an outbox whose every call runs inside the object (runInDurableObject) on the driver kept
  * there; `reopen` drops that driver and builds a new one on the same storage.
  */
@@ -8,7 +8,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { createDurableObjectOutbox } from "../../adapters/cloudflare/durable-object-outbox.ts";
 import type { OutboxStore } from "../../src/delivery/outbox-contract.ts";
-import { testOutboxDriver } from "../conformance/outbox-conformance.ts";
+import { type OutboxHarness, testOutboxDriver } from "../conformance/outbox-conformance.ts";
+import { testOutboxLeases } from "../conformance/outbox-lease-conformance.ts";
 
 /** The driver in use per object (kept inside the object's isolate). */
 const drivers = new Map<string, OutboxStore>();
@@ -46,6 +47,8 @@ function remoteOutbox(name: string): OutboxStore {
     "listDestinationStates",
     "saveDestinationState",
     "purge",
+    "claimDue",
+    "renewLeases",
   ] as const;
   const outbox = Object.fromEntries(methods.map((m) => [m, call(m)])) as unknown as OutboxStore;
   return {
@@ -60,7 +63,7 @@ function remoteOutbox(name: string): OutboxStore {
 
 const names = new WeakMap<OutboxStore, string>();
 
-testOutboxDriver("durable-object", {
+const harness: OutboxHarness = {
   async open() {
     const name = `outbox-${crypto.randomUUID()}`;
     const outbox = remoteOutbox(name);
@@ -74,4 +77,7 @@ testOutboxDriver("durable-object", {
     names.set(again, name);
     return again;
   },
-});
+};
+
+testOutboxDriver("durable-object", harness);
+testOutboxLeases("durable-object", harness);

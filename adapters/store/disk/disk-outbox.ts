@@ -22,6 +22,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { mkdir, open, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { createLocalLeases } from "../../../src/delivery/local-leases.ts";
 import {
   type DeliveryRecord,
   deliveryKey,
@@ -57,6 +58,7 @@ export const diskOutbox: OutboxFactory<DiskOutboxOptions> = async (options): Pro
   const releaseLock = await acquireLockFile(dir, LOCK, "outbox");
   const path = join(dir, LOG);
   const index = createOutboxIndex();
+  const leases = createLocalLeases(index);
   let opened: FileHandle | undefined;
   let size: number;
   try {
@@ -178,8 +180,11 @@ export const diskOutbox: OutboxFactory<DiskOutboxOptions> = async (options): Pro
     },
     async saveDeliveries(records) {
       if (records.length > 0) await enqueue({ s: [...records] });
+      leases.afterSave(records);
     },
     ...readFromIndex(index),
+    claimDue: leases.claimDue,
+    renewLeases: leases.renewLeases,
     async saveDestinationState(state) {
       await enqueue({ d: { ...state } });
     },

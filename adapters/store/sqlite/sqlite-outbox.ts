@@ -6,6 +6,7 @@
  * passes records that are not on disk (src/delivery/outbox-contract.ts).
  */
 import type { Database, Statement } from "better-sqlite3";
+import { createLocalLeases } from "../../../src/delivery/local-leases.ts";
 import type { DeliveryRecord, DeliveryState, OutboxStore } from "../../../src/delivery/outbox-contract.ts";
 import {
   buildDeliveryListQuery,
@@ -42,6 +43,15 @@ export function createSqliteOutboxDriver(parts: SqliteOutboxParts): OutboxStore 
     if (closing) throw new Error("sqlite outbox is closed");
   };
   const records = (rows: unknown[]) => (rows as { record: string }[]).map(deliveryFromRow);
+  // One process owns the database, so leases are kept in memory over a view of it
+  // (src/delivery/local-leases.ts), with the same semantics as the shared Redis outbox.
+  const leases = createLocalLeases({
+    active: () => records(prepare(OUTBOX_SQL.active).all()),
+    get: (eventId, destinationId) => {
+      const row = prepare(OUTBOX_SQL.get).get(eventId, destinationId) as { record: string } | undefined;
+      return row && deliveryFromRow(row);
+    },
+  });
 
   return {
     name: "sqlite",
@@ -71,7 +81,10 @@ export function createSqliteOutboxDriver(parts: SqliteOutboxParts): OutboxStore 
       await writer.run(() => {
         for (const params of rows) prepare(OUTBOX_SQL.save).run(params);
       });
+      leases.afterSave(list);
     },
+    claimDue: leases.claimDue,
+    renewLeases: leases.renewLeases,
     async getDelivery(eventId, destinationId) {
       ensureOpen();
       const row = prepare(OUTBOX_SQL.get).get(eventId, destinationId) as { record: string } | undefined;

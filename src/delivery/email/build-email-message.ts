@@ -7,6 +7,7 @@ import type { EventRecord } from "../../store/contract.ts";
 import { compileTypePattern } from "../../store/match-event-query.ts";
 import { DEFAULT_TEMPLATES, GENERIC_TEMPLATE } from "./default-templates.ts";
 import type { EmailTemplate } from "./email-destination-schema.ts";
+import { guardUrlAttributes } from "./guard-url-attributes.ts";
 import type { MailDestination } from "./http-email-destination-schema.ts";
 import { deriveMessageId } from "./message-id.ts";
 import { renderSubject, renderTemplate } from "./render-template.ts";
@@ -85,7 +86,7 @@ export function buildEmailMessage(destination: MailDestination, record: EventRec
       "Auto-Submitted": "auto-generated",
     },
   };
-  if (template.html !== undefined) message.html = renderTemplate(template.html, event, "html");
+  if (template.html !== undefined) message.html = guardUrlAttributes(renderTemplate(template.html, event, "html"));
   if (destination.replyTo) message.replyTo = destination.replyTo;
   return { ok: true, message, skippedRecipients: recipients.skipped };
 }

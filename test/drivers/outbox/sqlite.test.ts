@@ -14,6 +14,7 @@ import { openConfiguredStore } from "../../../adapters/store/registry.ts";
 import { type SqliteStorageOptions, sqliteOutbox } from "../../../adapters/store/sqlite/sqlite-storage.ts";
 import type { OutboxStore } from "../../../src/delivery/outbox-contract.ts";
 import { makeDelivery, testOutboxDriver } from "../../conformance/outbox-conformance.ts";
+import { testOutboxLeases } from "../../conformance/outbox-lease-conformance.ts";
 import { keyOf, makeRecord } from "../../store/sample-records.ts";
 
 const dirs: string[] = [];
@@ -48,6 +49,7 @@ function harness(options: Omit<SqliteStorageOptions, "dir">) {
 
 testOutboxDriver("sqlite", harness({ purgeBatchSize: 2 }));
 testOutboxDriver("sqlite (durability full)", harness({ durability: "full" }));
+testOutboxLeases("sqlite", harness({}));
 
 describe("sqlite through the registries", () => {
   it("opens the store and the outbox of one configuration on one database", async () => {
@@ -83,7 +85,7 @@ describe("sqlite through the registries", () => {
 
   it("names the registered drivers and the alias when the name is unknown", async () => {
     await expect(openConfiguredStore({ driver: "tape" } as never)).rejects.toThrow(
-      'no store driver "tape"; registered: memory, sqlite, disk (alias)',
+      'no store driver "tape"; registered: memory, sqlite, redis, upstash, disk (alias)',
     );
   });
 });

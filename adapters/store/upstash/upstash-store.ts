@@ -1,0 +1,25 @@
+/**
+ * The `upstash` store driver (`@upstash/redis` over REST): the scripted store of the `redis`
+ * driver on the same Lua scripts. URL and token come from the environment
+ * (`UPSTASH_REDIS_REST_URL`, `UPSTASH_REDIS_REST_TOKEN`) unless given; the outbox
+ * (adapters/outbox/upstash.ts) and the live hub (adapters/hub/upstash.ts) of the same name go
+ * with it (README "Running several instances").
+ */
+import type { StoreFactory } from "../../../src/store/contract.ts";
+import { createScriptedStore } from "../redis/scripted-store.ts";
+import { createUpstashRunner, resolveUpstashConnection } from "./upstash-runner.ts";
+
+export interface UpstashStoreOptions {
+  /** REST URL. Default: `UPSTASH_REDIS_REST_URL`. */
+  url?: string;
+  /** REST token. Default: `UPSTASH_REDIS_REST_TOKEN` (never from a committed file). */
+  token?: string;
+  /** Hash-tag prefix of every key. Default `gw`. */
+  prefix?: string;
+  /** Clock for TTLs, epoch ms. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** The store driver on Upstash. */
+export const upstashStore: StoreFactory<UpstashStoreOptions> = (options) =>
+  createScriptedStore(createUpstashRunner(resolveUpstashConnection(options)), options);

@@ -1,0 +1,67 @@
+/**
+ * Configuration of the gateway's defences against hostile traffic (README "Security"):
+ * connection hygiene of the HTTP server, the per-address limiter of failed webhook
+ * verifications, and who may read `/metrics` and the details of `/healthz`.
+ * Every field documents its default; the README's configuration reference mirrors this file.
+ */
+import * as v from "valibot";
+
+const ms = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
+
+/** An IPv4 or IPv6 address as the runtime reports a peer (no CIDR, no port). */
+const address = v.pipe(
+  v.string(),
+  v.regex(/^(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$/, "an IPv4 or IPv6 address"),
+);
+
+const keyHash = v.pipe(v.string(), v.regex(/^sha256:[0-9a-f]{64}$/, "`sha256:` followed by 64 lower-case hex digits"));
+
+/**
+ * Connection limits, merged into `server` (schema.ts). Applied by the Node adapter
+ * (adapters/node/connection-limits.ts); other runtimes have their own front.
+ */
+export const ServerLimitsEntries = {
+  /** Time to receive a request's complete header block, also for a connection that sends nothing. Default 10 s, at most 10 s. */
+  headersTimeoutMs: v.optional(ms(100, 10_000), 10_000),
+  /** How long an idle keep-alive connection stays open between requests. Default 5 s. */
+  keepAliveTimeoutMs: v.optional(ms(100, 120_000), 5_000),
+  /** Time to receive a whole request, headers and body (proxied uploads too). Default 300 s. */
+  requestTimeoutMs: v.optional(ms(1_000, 3_600_000), 300_000),
+  /** Open connections at most; lowered to fit the process's file-descriptor limit. Default 10000. */
+  maxConnections: v.optional(ms(1, 1_000_000), 10_000),
+  /** Open connections per client address at most (trusted proxies are exempt). Default 256. */
+  maxConnectionsPerAddress: v.optional(ms(1, 1_000_000), 256),
+  /**
+   * Whose `X-Forwarded-For` to believe for the client address: `false` (default: nobody, the
+   * peer address counts), `"loopback"`, or a list of proxy addresses.
+   */
+  trustProxy: v.optional(v.union([v.literal(false), v.literal("loopback"), v.array(address)]), false as const),
+};
+
+/** The per-address limiter of failed webhook verifications (src/ingress/verification-failure-limiter.ts). */
+export const FailedVerificationLimitSchema = v.strictObject({
+  /** Failed verifications allowed per address within the window; 0 turns the limiter off. Default 20. */
+  maxFailures: v.optional(ms(0, 1_000_000), 20),
+  /** Window over which failures are counted, seconds. Default 60. */
+  windowSeconds: v.optional(ms(1, 86_400), 60),
+  /** How long an address that went over the limit is refused, seconds. Default 60. */
+  blockSeconds: v.optional(ms(1, 86_400), 60),
+  /** Addresses never limited (e.g. the upstream's published senders). Default none. */
+  allowAddresses: v.optional(v.array(address), []),
+});
+
+export const IngressProtectionSchema = v.strictObject({
+  failedVerificationLimit: v.optional(FailedVerificationLimitSchema, {}),
+});
+
+/** Who may read `/metrics` and the full `/healthz` (README "Security"). */
+export const MetricsAccessSchema = v.strictObject({
+  /** Hashes of bearer tokens that may read them (admin keys always may). Default none. */
+  bearerTokenHashes: v.optional(v.array(keyHash), []),
+  /** Client addresses that may read them without a token. Default loopback only. */
+  allowAddresses: v.optional(v.array(address), ["127.0.0.1", "::1", "::ffff:127.0.0.1"]),
+});
+
+export type FailedVerificationLimitConfig = v.InferOutput<typeof FailedVerificationLimitSchema>;
+export type IngressProtectionConfig = v.InferOutput<typeof IngressProtectionSchema>;
+export type MetricsAccessConfig = v.InferOutput<typeof MetricsAccessSchema>;

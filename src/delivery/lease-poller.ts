@@ -1,0 +1,141 @@
+/**
+ * How an instance takes work from a shared outbox (README "Running several instances"): no
+ * leader; every instance claims due records with a lease (`claimDue`, a visibility timeout),
+ * hands them to its lanes, and renews the leases of what its lanes hold. A dead instance stops
+ * renewing, so its records become due again for the survivors when their leases end. The same
+ * poll takes over pause/resume/disable made through another instance's admin API. On stop, the
+ * leases are released so the others take over at once.
+ */
+import type { Logger } from "../ops/logger.ts";
+import type { DestinationLane } from "./destination-lane.ts";
+import type { DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
+import type { Scheduler } from "./scheduler.ts";
+
+export interface LeasePollerDeps {
+  outbox: OutboxStore;
+  lanes: ReadonlyMap<string, DestinationLane>;
+  clock: { now(): number };
+  scheduler: Scheduler;
+  logger: Logger;
+  track(work: Promise<unknown>): void;
+  persist(records: DeliveryRecord[]): Promise<void>;
+  /** This instance's lease owner id. */
+  owner: string;
+  /** Lease length, ms; renewed every third of it. */
+  leaseMs: number;
+  /** Claim poll period, ms (new records and replays wake it at once). */
+  pollIntervalMs: number;
+  /** Records per claim. */
+  batchSize: number;
+  /** Destinations with per-subject ordering (claimed subject by subject). */
+  ordered: readonly string[];
+}
+
+export type LeasePoller = ReturnType<typeof createLeasePoller>;
+
+/** Creates the poller; nothing runs until `start`. */
+export function createLeasePoller(deps: LeasePollerDeps) {
+  const { outbox, lanes, clock } = deps;
+  let stopped = true;
+  let running = false;
+  let again = false;
+  const timers = new Set<{ cancel: () => void }>();
+
+  /** A claimed record as this instance will hold it ("delivering" means an attempt cut short). */
+  const takeOver = (lane: DestinationLane, record: DeliveryRecord): DeliveryRecord => {
+    const state: DeliveryState =
+      lane.initialState() === "paused" ? "paused" : record.failures > 0 ? "failed-retrying" : "pending";
+    return state === record.state ? record : { ...record, state };
+  };
+
+  const syncDestinations = async () => {
+    for (const state of await outbox.listDestinationStates()) await lanes.get(state.id)?.applySaved(state);
+  };
+
+  const claim = async () => {
+    await syncDestinations();
+    for (let round = 0; round < 1_000 && !stopped; round++) {
+      const claimed = await outbox.claimDue(deps.owner, clock.now(), deps.leaseMs, deps.batchSize, deps.ordered);
+      const fixed: DeliveryRecord[] = [];
+      const taken: [DestinationLane, DeliveryRecord][] = [];
+      for (const record of claimed) {
+        const lane = lanes.get(record.destinationId);
+        // No lane here (a destination this instance has no sink for): the lease simply ends.
+        if (!lane) continue;
+        const next = takeOver(lane, record);
+        if (next !== record) fixed.push(next);
+        taken.push([lane, next]);
+      }
+      if (fixed.length > 0) await deps.persist(fixed);
+      for (const [lane, record] of taken) lane.add(record);
+      if (claimed.length < deps.batchSize) return;
+    }
+  };
+
+  const wake = () => {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    deps.track(
+      (async () => {
+        do {
+          again = false;
+          try {
+            await claim();
+          } catch (error) {
+            deps.logger.error("claiming due deliveries failed; will retry", { error: String(error) });
+            break;
+          }
+        } while (again && !stopped);
+        running = false;
+      })(),
+    );
+  };
+
+  const heldRefs = () =>
+    [...lanes.values()].flatMap((lane) => lane.heldIds().map((eventId) => ({ eventId, destinationId: lane.id })));
+
+  const renew = async () => {
+    const lost = await outbox.renewLeases(deps.owner, heldRefs(), clock.now() + deps.leaseMs);
+    for (const ref of lost) lanes.get(ref.destinationId)?.forget(ref.eventId);
+  };
+
+  const every = (ms: number, run: () => void) => {
+    const slot = { cancel: () => {} };
+    timers.add(slot);
+    const loop = () => {
+      if (stopped) return;
+      run();
+      slot.cancel = deps.scheduler.setTimer(ms, loop);
+    };
+    slot.cancel = deps.scheduler.setTimer(ms, loop);
+  };
+
+  return {
+    start() {
+      stopped = false;
+      every(deps.pollIntervalMs, wake);
+      every(Math.max(1, Math.floor(deps.leaseMs / 3)), () =>
+        deps.track(
+          renew().catch((error) => deps.logger.error("renewing delivery leases failed", { error: String(error) })),
+        ),
+      );
+      wake();
+    },
+    /** Claims now (new records were created, a replay was saved). */
+    wake,
+    /** Stops claiming and renewing. */
+    stop() {
+      stopped = true;
+      for (const slot of timers) slot.cancel();
+      timers.clear();
+    },
+    /** Releases every lease this instance holds (after its attempts stopped). */
+    async release() {
+      await outbox.renewLeases(deps.owner, heldRefs(), clock.now());
+    },
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * The checks of `POST /webhooks/{sourceId}` that run before the body is read (README
+ * "Security"): the per-address limiter of failed verifications (429 with `Retry-After`) and the
+ * signature header's presence and form (401). Both answers close the connection, since the
+ * body stays unread.
+ */
+import type { SourceConfig } from "../config/schema.ts";
+import type { ErrorCode } from "../errors.ts";
+import type { GatewayContext } from "../gateway-context.ts";
+import { clientAddressOf } from "../http/client-address.ts";
+import { precheckSignature } from "./precheck-signature.ts";
+
+export interface EarlyRefusal {
+  status: number;
+  code: ErrorCode;
+  message: string;
+  /** Label of `gateway_webhooks_rejected_total`. */
+  reason: string;
+  extra: { details?: unknown; headers: Record<string, string> };
+}
+
+/** The refusal of a delivery that must not have its body read, or undefined. */
+export async function guardBeforeBody(
+  ctx: GatewayContext,
+  source: SourceConfig,
+  request: Request,
+): Promise<EarlyRefusal | undefined> {
+  const address = clientAddressOf(request);
+  const decision = ctx.verificationLimiter?.check(address) ?? { ok: true };
+  if (!decision.ok) {
+    return {
+      status: 429,
+      code: "rate_limited",
+      message: "too many deliveries from this address failed verification; retry later",
+      reason: "rate_limited",
+      extra: { headers: { "retry-after": String(decision.retryAfterSeconds), connection: "close" } },
+    };
+  }
+  const failure = await precheckSignature(source, request.headers, ctx.clock.now(), ctx.crypto, ctx.services);
+  if (!failure) return undefined;
+  ctx.verificationLimiter?.recordFailure(address);
+  return {
+    status: 401,
+    code: "invalid_signature",
+    message: "the webhook signature is missing, malformed or does not match",
+    reason: failure,
+    extra: { details: { reason: failure }, headers: { connection: "close" } },
+  };
+}

@@ -1,0 +1,38 @@
+/**
+ * Who may read `/metrics` and the details of `/healthz` (README "Security"): a client address in
+ * `metrics.allowAddresses` (default loopback), a bearer token whose hash is in
+ * `metrics.bearerTokenHashes`, or an admin API key. Others get 401 on `/metrics` and only
+ * `{"ok":…}` on `/healthz`: source, destination and upstream ids, traffic and breaker states
+ * tell an attacker what to aim at.
+ */
+import { hashApiKey } from "../auth/admin-auth.ts";
+import { readBearerCredential } from "../auth/authenticate-client.ts";
+import { createGatewayError } from "../errors.ts";
+import type { GatewayContext } from "../gateway-context.ts";
+import { clientAddressOf, normalizeAddress } from "../http/client-address.ts";
+
+const CREDENTIAL = /^[\x21-\x7e]{1,512}$/;
+
+/** True when `request` may read operational details. */
+export async function mayReadOpsDetails(ctx: GatewayContext, request: Request): Promise<boolean> {
+  const address = clientAddressOf(request);
+  const { allowAddresses, bearerTokenHashes } = ctx.config.metrics;
+  if (
+    address !== undefined &&
+    allowAddresses.some((allowed) => normalizeAddress(allowed) === normalizeAddress(address))
+  ) {
+    return true;
+  }
+  const credential = readBearerCredential(request, new URL(request.url));
+  if (!credential || !CREDENTIAL.test(credential)) return false;
+  const hash = await hashApiKey(credential, ctx);
+  return bearerTokenHashes.includes(hash) || ctx.adminKeyHashes.has(hash);
+}
+
+/** Throws 401 unless `request` may read `/metrics`. */
+export async function requireOpsAccess(ctx: GatewayContext, request: Request): Promise<void> {
+  if (await mayReadOpsDetails(ctx, request)) return;
+  throw createGatewayError(401, "unauthorized", "metrics need a token or an allowed address", {
+    headers: { "www-authenticate": 'Bearer realm="gateway-metrics"' },
+  });
+}

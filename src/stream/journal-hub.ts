@@ -1,0 +1,109 @@
+/**
+ * The journal-backed live hub, for shared stores (several instances on one Redis; README
+ * "Running several instances"): subscribers receive every recorded event of every instance,
+ * read from the store's journal by seq, so they get them in `seq` order without gap or repeat.
+ * A publish (a local append) and a wake-up from another instance (pub/sub) only say "read the
+ * journal now"; a poll timer covers lost wake-ups, so a lost message delays an event but never
+ * drops it. Drivers (adapters/hub/redis.ts, adapters/hub/upstash.ts) add the wake-ups and
+ * their connections; this module holds the reading.
+ */
+import type { StoreDriver } from "../store/contract.ts";
+import type { LiveHub, RecordedListener } from "./hub-contract.ts";
+
+export interface JournalHubOptions {
+  /** The store whose journal is read (every instance appends to the same one). */
+  journal: Pick<StoreDriver, "readAfter" | "lastSeq">;
+  /** Journal poll period behind the wake-ups, ms. */
+  pollIntervalMs: number;
+  /** Tells the other instances that `seq` was recorded (pub/sub); optional. */
+  announce?: (seq: number) => void;
+  /** Told when a journal read fails (the next wake-up or poll tries again). */
+  onError(error: unknown): void;
+  /** Releases the driver's connections on `close`. */
+  onClose?: () => Promise<void>;
+  /** Events read per journal read. Default 512. */
+  batchSize?: number;
+}
+
+export interface JournalHub extends LiveHub {
+  /** Reads the journal now (a wake-up from another instance). */
+  wake(): void;
+  /** Resolves once the journal has been read up to what it held when called (tests, shutdown). */
+  caughtUp(): Promise<void>;
+}
+
+/**
+ * Starts a hub at the journal's current end and begins polling; subscribers hear every event
+ * recorded from then on.
+ */
+export async function openJournalHub(options: JournalHubOptions): Promise<JournalHub> {
+  const listeners = new Set<RecordedListener>();
+  const batchSize = options.batchSize ?? 512;
+  let cursor = await options.journal.lastSeq();
+  let running: Promise<void> | undefined;
+  let again = false;
+  let closed = false;
+
+  const drain = async () => {
+    for (let round = 0; round < 10_000 && !closed; round++) {
+      const records = await options.journal.readAfter(cursor, batchSize);
+      for (const record of records) {
+        if (closed) return;
+        cursor = record.seq;
+        for (const listener of listeners) listener(record);
+      }
+      if (records.length < batchSize) return;
+    }
+  };
+
+  const wake = () => {
+    if (closed) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        try {
+          await drain();
+        } catch (error) {
+          options.onError(error);
+          break;
+        }
+      } while (again && !closed);
+      running = undefined;
+    })();
+  };
+
+  const poll = setInterval(wake, options.pollIntervalMs);
+  (poll as { unref?: () => void }).unref?.();
+
+  return {
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    publish(record) {
+      if (closed) return;
+      options.announce?.(record.seq);
+      wake();
+    },
+    wake,
+    async caughtUp() {
+      const target = await options.journal.lastSeq();
+      for (let round = 0; round < 100 && !closed && cursor < target; round++) {
+        wake();
+        await running;
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(poll);
+      listeners.clear();
+      await running;
+      await options.onClose?.();
+    },
+  };
+}

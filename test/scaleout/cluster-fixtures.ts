@@ -1,0 +1,92 @@
+/**
+ * Several real gateway processes on one real redis-server (the `redis` driver), configured
+ * alike: both webhook sources, a live `stream` destination, an optional `http` destination,
+ * one route to all of them, a stream client and an admin key. Secrets are shared by all.
+ */
+import { randomBytes } from "node:crypto";
+import {
+  defaultTestConfig,
+  type GatewayProcess,
+  makeSecrets,
+  startGatewayProcess,
+} from "../helpers/gateway-process.ts";
+import { adminKeyHash } from "../helpers/signed-requests.ts";
+
+export interface ClusterOptions {
+  redisUrl: string;
+  /** Instances to start. */
+  count: number;
+  /** An `http` destination receiving every event. */
+  hookUrl?: string;
+  /** Seconds a dead instance's delivery leases last. Default 2. */
+  leaseSeconds?: number;
+  /** Changes the config before the processes start. */
+  edit?: (config: ClusterConfig) => void;
+  /** Extra environment of every process (e.g. the Upstash token). */
+  env?: Record<string, string>;
+}
+
+/** The config the instances share; `destinations` can be edited per test. */
+export type ClusterConfig = Record<string, unknown> & { destinations: Record<string, unknown>[] };
+
+export interface Cluster {
+  gateways: GatewayProcess[];
+  secrets: GatewayProcess["secrets"];
+  streamKey: string;
+  prefix: string;
+  /** Kills every process still running. */
+  stop(): Promise<void>;
+}
+
+/** Starts `count` instances sharing one Redis key prefix (fresh per cluster). */
+export async function startCluster(options: ClusterOptions): Promise<Cluster> {
+  const secrets = makeSecrets();
+  const streamKey = `ui_${randomBytes(12).toString("hex")}`;
+  const prefix = `c${randomBytes(4).toString("hex")}`;
+  const whsec = `whsec_${randomBytes(24).toString("base64")}`;
+  const config: ClusterConfig = {
+    ...defaultTestConfig("unused", adminKeyHash(secrets.adminKey)),
+    store: { driver: "redis", url: options.redisUrl, prefix, leaseSeconds: options.leaseSeconds ?? 2 },
+    claimTtlSeconds: 2,
+    clients: [{ id: "ui", apiKeyHashes: [adminKeyHash(streamKey)], scopes: { stream: {} } }],
+    destinations: [
+      { id: "live", type: "stream" },
+      ...(options.hookUrl
+        ? [
+            {
+              id: "hook",
+              type: "http",
+              url: options.hookUrl,
+              secrets: ["${TEST_WHSEC}"],
+              allowCidrs: ["127.0.0.1/32"],
+              concurrency: 8,
+              retry: { schedule: [0.2, 0.5, 1, 1, 1, 1, 1, 1], jitter: 0 },
+            },
+          ]
+        : []),
+    ],
+    routes: [{ destinations: options.hookUrl ? ["live", "hook"] : ["live"] }],
+  };
+  options.edit?.(config);
+  const gateways = await Promise.all(
+    Array.from({ length: options.count }, () =>
+      startGatewayProcess({ config, secrets, env: { TEST_WHSEC: whsec, ...options.env } }),
+    ),
+  );
+  return {
+    gateways,
+    secrets,
+    streamKey,
+    prefix,
+    async stop() {
+      await Promise.all(gateways.map((g) => g.kill("SIGTERM")));
+    },
+  };
+}
+
+/** The WebSocket URL of instance `gateway` for the stream key, optionally resuming at `since`. */
+export function wsUrlOf(gateway: GatewayProcess, key: string, since?: string): string {
+  const params = new URLSearchParams({ token: key });
+  if (since) params.set("since", since);
+  return `${gateway.url.replace(/^http/, "ws")}/ws?${params}`;
+}
