@@ -5,10 +5,8 @@
  * disk refuses journal writes (a file size limit set on the running process with `prlimit`).
  */
 import { execFile } from "node:child_process";
-import { stat } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
-import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, expect, test } from "vitest";
 import type { GatewayProcess } from "../helpers/gateway-process.ts";

@@ -20,7 +20,7 @@
  * once the log has grown well past what it holds.
  */
 import type { FileHandle } from "node:fs/promises";
-import { mkdir, open, rename, writeFile } from "node:fs/promises";
+import { mkdir, open, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { createLocalLeases } from "../../../src/delivery/local-leases.ts";
 import {
