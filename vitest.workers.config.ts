@@ -1,26 +1,133 @@
 /**
  * The workerd suite: tests in test/workerd run inside the real Workers runtime through
- * @cloudflare/vitest-pool-workers, with the Worker of wrangler.toml as `exports.default`.
- * Test-only secrets are bindings here, never in wrangler.toml.
+ * @cloudflare/vitest-pool-workers, with the Worker of wrangler.toml as `exports.default` and its
+ * Durable Objects. Test-only secrets, the delivery config and the test queue are bindings here,
+ * never in wrangler.toml. A real HTTP receiver on loopback (test/helpers/http-sink-receiver.ts)
+ * is the http destination; a small consumer Worker forwards the test queue's messages to it; the
+ * e-sign API fake (test/fakes) is the proxy's upstream.
  */
+import { createHash } from "node:crypto";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+
+// Read by the tests through a test-only binding (the Worker reads only the hash): the operator credential.
+export const WORKERD_ADMIN_KEY = "workerd_test_admin_key_0123456789";
+/** The API key of the test client (proxy, live stream). */
+export const WORKERD_APP_KEY = "workerd_test_app_key_0123456789";
+const sha256 = (value: string) => `sha256:${createHash("sha256").update(value).digest("hex")}`;
+
+/** The http destination's Standard Webhooks secret (test only). */
+export const WORKERD_WHSEC = `whsec_${Buffer.from("workerd-test-signing-secret-0123").toString("base64")}`;
+
+/** Destinations and routes (GATEWAY_CONFIG); sources come from the secret bindings. */
+const GATEWAY_CONFIG = {
+  destinations: [
+    {
+      id: "hooks",
+      type: "http",
+      url: "${TEST_SINK_URL}/hook",
+      secrets: [WORKERD_WHSEC],
+      allowPrivateNetworks: true,
+      retry: { schedule: [0.05, 0.05, 0.05], jitter: 0 },
+      breaker: { failures: 1000 },
+    },
+    {
+      // Retries after 1 s: long enough for a test to evict the object before the retry is due.
+      id: "slow-hooks",
+      type: "http",
+      url: "${TEST_SINK_URL}/slow",
+      secrets: [WORKERD_WHSEC],
+      allowPrivateNetworks: true,
+      retry: { schedule: [1], jitter: 0 },
+    },
+    { id: "live", type: "stream" },
+    {
+      id: "events-queue",
+      type: "queue",
+      driver: "cloudflare-queues",
+      binding: "TEST_EVENTS_QUEUE",
+      retry: { schedule: [0.05], jitter: 0 },
+    },
+  ],
+  routes: [
+    { sources: ["esign"], types: ["agreement.*"], destinations: ["hooks", "events-queue"] },
+    { sources: ["esign"], types: ["agreement.expired"], destinations: ["slow-hooks"] },
+    { destinations: ["live"] },
+  ],
+  upstreams: [
+    {
+      id: "esign",
+      service: "esign",
+      baseUrl: "${TEST_ESIGN_BASE_URL}",
+      clientId: "${TEST_ESIGN_CLIENT_ID}",
+      clientSecret: "${TEST_ESIGN_CLIENT_SECRET}",
+    },
+  ],
+  clients: [
+    {
+      id: "app",
+      apiKeyHashes: [sha256(WORKERD_APP_KEY)],
+      allowedOrigins: ["https://app.example.com"],
+      scopes: { proxy: [{ upstream: "esign" }], stream: {}, events: true },
+    },
+  ],
+  // JWTs for the app client (test/workerd/hardening-in-workerd.test.ts checks their lifetime rule).
+  auth: { jwt: { hs256Secret: "${WORKERD_TEST_JWT_SECRET}", maxLifetimeSeconds: 3600 } },
+};
 
 export const WORKERD_TEST_BINDINGS = {
   ESIGN_WEBHOOK_SECRET: "workerd_test_esign_secret_0123456789",
   STAFFING_WEBHOOK_SECRET: "workerd_test_staffing_secret_0123456789",
+  // Key rotation: two more active staffing secrets, comma-separated.
+  STAFFING_WEBHOOK_SECRETS: "workerd_rotated_staffing_old_0123,workerd_rotated_staffing_new_4567",
+  GATEWAY_ADMIN_KEY_HASH: sha256(WORKERD_ADMIN_KEY),
+  GATEWAY_CONFIG: JSON.stringify(GATEWAY_CONFIG),
+  WORKERD_TEST_ADMIN_KEY: WORKERD_ADMIN_KEY,
+  /** The HS256 secret of the client JWTs (read by the Worker through GATEWAY_CONFIG and by the tests). */
+  WORKERD_TEST_JWT_SECRET: "workerd_test_jwt_secret_0123456789abcdef",
   GATEWAY_LOG_LEVEL: "warn",
 };
 
+/** Consumes the test queue: each message is POSTed to the receiver's `/queue`, then acked. */
+const QUEUE_FORWARDER = `
+export default {
+  async queue(batch, env) {
+    for (const message of batch.messages) {
+      const response = await fetch(env.SINK_URL + "/queue", { method: "POST", body: JSON.stringify(message.body) });
+      if (response.ok) message.ack(); else message.retry();
+    }
+  },
+};`;
+
 export default defineConfig({
   plugins: [
-    cloudflareTest({
+    cloudflareTest(({ inject }) => ({
       wrangler: { configPath: "./wrangler.toml" },
-      miniflare: { bindings: WORKERD_TEST_BINDINGS },
-    }),
+      miniflare: {
+        bindings: {
+          ...WORKERD_TEST_BINDINGS,
+          TEST_SINK_URL: inject("sinkUrl"),
+          TEST_ESIGN_BASE_URL: inject("esignBaseUrl"),
+          TEST_ESIGN_CLIENT_ID: inject("esignClientId"),
+          TEST_ESIGN_CLIENT_SECRET: inject("esignClientSecret"),
+        },
+        queueProducers: { TEST_EVENTS_QUEUE: { queueName: "workerd-test-events" } },
+        workers: [
+          {
+            name: "queue-forwarder",
+            modules: true,
+            script: QUEUE_FORWARDER,
+            compatibilityDate: "2026-04-26",
+            bindings: { SINK_URL: inject("sinkUrl") },
+            queueConsumers: { "workerd-test-events": { maxBatchSize: 10, maxBatchTimeout: 1 } },
+          },
+        ],
+      },
+    })),
   ],
   test: {
     include: ["test/workerd/**/*.test.ts"],
+    globalSetup: ["test/helpers/workerd-global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: every benchmark case in one run, each measured against its own baseline in
- * the same run (ratios, not absolute numbers). `npm run bench -- ingress proxy` runs a subset.
+ * the same run (ratios, not absolute numbers). `npm run bench -- ingress proxy` runs a subset;
+ * `npm run bench -- scale` (minutes: it fills a million events) runs only when named.
  * Not part of `npm test`. `BENCH_SECONDS=3 npm run bench` shortens each measured run (a smoke
  * run; quote only full-length figures); `BENCH_LIVE_SUBSCRIBERS=200` lowers the live case's
  * WebSocket subscribers (default 2,000) for the same purpose.
@@ -16,10 +17,14 @@ const CASES: Record<string, { file: string; exportName: string }> = {
   live: { file: "./cases/live.ts", exportName: "benchLive" },
   hostile: { file: "./cases/hostile.ts", exportName: "benchHostile" },
   scaleout: { file: "./cases/scaleout.ts", exportName: "benchScaleout" },
+  scale: { file: "./cases/scale.ts", exportName: "benchScale" },
+  worker: { file: "./cases/worker.ts", exportName: "benchWorker" },
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
-const names = wanted.length > 0 ? wanted : Object.keys(CASES);
+/** Cases that take minutes (the scale case fills a million events) run only when named. */
+const ON_REQUEST = new Set(["scale"]);
+const names = wanted.length > 0 ? wanted : Object.keys(CASES).filter((name) => !ON_REQUEST.has(name));
 const summary: Record<string, Record<string, number | string>> = {};
 
 for (const name of names) {

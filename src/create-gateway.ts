@@ -7,6 +7,7 @@ import { H3 } from "h3";
 import { createClientAuthenticator } from "./auth/authenticate-client.ts";
 import { requireEventsAccess } from "./auth/events-access.ts";
 import type { GatewayConfig } from "./config/schema.ts";
+import { type ConsoleOptions, registerConsoleRoutes } from "./console/console-routes.ts";
 import { type CryptoPort, createWebCrypto } from "./crypto/crypto-port.ts";
 import { registerDeliveryRoutes } from "./delivery/delivery-admin-api.ts";
 import { createDeliveryEngine, type DeliveryEngineOptions } from "./delivery/delivery-engine.ts";
@@ -28,6 +29,7 @@ import { createProxy } from "./proxy/create-proxy.ts";
 import { PROXY_METRICS } from "./proxy/proxy-metrics.ts";
 import { fetchUpstream, type UpstreamFetch } from "./proxy/upstream-fetch.ts";
 import { compileRoutes } from "./routes/match-routes.ts";
+import { registerTestEventRoutes } from "./sandbox/test-events-api.ts";
 import { builtinServices } from "./services/registry.ts";
 import type { ServiceRegistry } from "./services/service-contract.ts";
 import type { StoreDriver } from "./store/contract.ts";
@@ -65,6 +67,11 @@ export interface GatewayOptions {
   sendWebSocketText?: PeerTextSender;
   /** The outbox and sinks of the delivery engine. Default: nothing is delivered (no transports). */
   delivery?: DeliveryEngineOptions;
+  /**
+   * Zero-config development mode (set by the Node CLI only when it generated the development
+   * secrets): the console offers the dev admin key and test events are enabled. Default off.
+   */
+  development?: ConsoleOptions;
 }
 
 export interface Gateway {
@@ -147,6 +154,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.get("/stream", (event) => openEventStream(ctx, live, event.req, event.url));
   app.post("/auth/stream-token", (event) => mintStreamToken(ctx, event.req, live.options));
   registerDeliveryRoutes(app, ctx);
+  registerTestEventRoutes(app, ctx, config.testEvents || options.development !== undefined);
+  registerConsoleRoutes(app, options.development);
   app.get("/healthz", (event) => checkHealth(ctx, event.req));
   app.get("/metrics", async (event) => {
     await requireOpsAccess(ctx, event.req);

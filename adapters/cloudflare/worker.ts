@@ -1,26 +1,26 @@
 /**
  * The Cloudflare Workers entry: builds the gateway once per isolate from the Worker's bindings
- * (secrets `ESIGN_WEBHOOK_SECRET`, `STAFFING_WEBHOOK_SECRET`, optional `GATEWAY_ADMIN_KEY_HASH`
- * and `GATEWAY_LOG_LEVEL`) and serves it through h3's Workers adapter. The store is the memory
- * one for now, so dedupe spans one isolate only; durable storage on Workers (Durable Objects)
- * comes with the full Workers deployment.
+ * (worker-config.ts) around the Durable Object store (durable-object-store.ts), and serves it
+ * through h3's Workers adapter. Every isolate shares the same objects, so dedupe holds across
+ * isolates and locations, and an event is durable in its shard before the 202 leaves.
+ * The delivery admin API is answered by the delivery object and the live stream (`/ws`,
+ * `/stream`) by the live hub object; both hear of every recorded event right after its append
+ * (README "Deploy to Cloudflare Workers").
  */
+import { waitUntil } from "cloudflare:workers";
 import { serve } from "h3/cloudflare";
-import { resolveConfig } from "../../src/config/resolve-config.ts";
 import type { GatewayConfig } from "../../src/config/schema.ts";
 import { createGateway } from "../../src/create-gateway.ts";
-import { inProcessHub } from "../hub/in-process.ts";
-import { memoryStore } from "../store/memory.ts";
+import type { EventRecord } from "../../src/store/contract.ts";
+import { durableObjectHub } from "./durable-object-hub.ts";
+import { createWorkerConfig } from "./worker-config.ts";
+import { openWorkerStore, type WorkerEnv } from "./worker-env.ts";
 
-/** The bindings this Worker reads (vars or secrets, all strings). */
-export interface WorkerEnv {
-  ESIGN_WEBHOOK_SECRET?: string;
-  STAFFING_WEBHOOK_SECRET?: string;
-  /** `sha256:<hex>` of the admin API key (`gateway hash-key <key>`). Default: no admin key. */
-  GATEWAY_ADMIN_KEY_HASH?: string;
-  /** `debug`, `info`, `warn`, `error` or `silent`. Default `info`. */
-  GATEWAY_LOG_LEVEL?: string;
-}
+export { DeliveryObject } from "./delivery-object.ts";
+export { LiveHubObject } from "./live-hub-object.ts";
+export { StoreShardObject } from "./store-shard-object.ts";
+export { createWorkerConfig } from "./worker-config.ts";
+export type { WorkerEnv } from "./worker-env.ts";
 
 /** The part of the Workers `ExecutionContext` the server uses, typed structurally so the core's
  * DOM-based typecheck needs no Workers type definitions. */
@@ -29,33 +29,42 @@ export interface WorkerContext {
   passThroughOnException(): void;
 }
 
-/** The Workers configuration: both sources with secrets from the bindings, memory store. */
-export function createWorkerConfig(env: WorkerEnv): GatewayConfig {
-  const raw = {
-    store: { driver: "memory" },
-    sources: [
-      { id: "esign", service: "esign", secrets: ["${ESIGN_WEBHOOK_SECRET}"] },
-      { id: "staffing", service: "staffing", secrets: ["${STAFFING_WEBHOOK_SECRET}"] },
-    ],
-    admin: { apiKeyHashes: env.GATEWAY_ADMIN_KEY_HASH ? ["${GATEWAY_ADMIN_KEY_HASH}"] : [] },
-    log: { level: env.GATEWAY_LOG_LEVEL ?? "info" },
-  };
-  return resolveConfig(raw, { ...env });
+/** Paths of the delivery admin API (src/delivery/delivery-admin-api.ts), served by the delivery object. */
+const DELIVERY_PATH = /^\/(destinations(\/|$)|events\/[^/]+\/replay$)/;
+
+/** Paths of the live stream, served by the live hub object. */
+const LIVE_PATH = /^\/(ws|stream)$/;
+
+/** True when the config routes events to a destination the delivery engine serves. */
+function deliversAnything(config: GatewayConfig): boolean {
+  return config.destinations.some((d) => d.type !== "stream") && config.routes.length > 0;
 }
+
+const live = (env: WorkerEnv) => env.GATEWAY_LIVE.get(env.GATEWAY_LIVE.idFromName("live"));
+const delivery = (env: WorkerEnv) => env.GATEWAY_DELIVERY.get(env.GATEWAY_DELIVERY.idFromName("delivery"));
 
 type Server = ReturnType<typeof serve>;
 let server: Server | undefined;
+let gatewayOfIsolate: ReturnType<typeof createGateway> | undefined;
 
 // Bindings reach the Worker only through `fetch`, so the gateway is built on the first request
 // and kept for the life of the isolate. A missing or invalid binding throws a ConfigError naming
 // the field (never the secret); the runtime logs it and answers 500 until the binding is fixed.
 function serverFor(env: WorkerEnv): Server {
   if (!server) {
-    const gateway = createGateway({
-      config: createWorkerConfig(env),
-      store: memoryStore(),
-      hub: inProcessHub(undefined),
+    const config = createWorkerConfig(env);
+    const forwards: ((record: EventRecord) => Promise<unknown>)[] = [];
+    // Both objects hear of each record right after its durable append, inside the webhook's request.
+    if (deliversAnything(config)) forwards.push((record) => delivery(env).wake(record));
+    if (config.destinations.some((d) => d.type === "stream")) forwards.push((record) => live(env).publish(record));
+    const hub = durableObjectHub({
+      forwards,
+      waitUntil,
+      onForwardError: (error) =>
+        console.error(JSON.stringify({ level: "error", msg: "hub forward failed", error: String(error) })),
     });
+    const gateway = createGateway({ config, store: openWorkerStore(env), hub });
+    gatewayOfIsolate = gateway;
     server = serve(gateway.app, { manual: true });
   }
   return server;
@@ -63,6 +72,19 @@ function serverFor(env: WorkerEnv): Server {
 
 export default {
   async fetch(request: Request, env: WorkerEnv, ctx: WorkerContext): Promise<Response> {
-    return serverFor(env).fetch(request, env, ctx);
+    const served = serverFor(env);
+    const { pathname } = new URL(request.url);
+    if (DELIVERY_PATH.test(pathname)) {
+      return delivery(env).fetch(request);
+    }
+    if (LIVE_PATH.test(pathname)) return live(env).fetch(request);
+    return served.fetch(request, env, ctx);
+  },
+
+  /** The cron trigger (wrangler.toml `[triggers]`): retention of the event log and the outbox. */
+  async scheduled(_controller: unknown, env: WorkerEnv, ctx: WorkerContext): Promise<void> {
+    serverFor(env);
+    const gateway = gatewayOfIsolate as NonNullable<typeof gatewayOfIsolate>;
+    ctx.waitUntil(Promise.all([gateway.runMaintenance(), delivery(env).maintain()]));
   },
 };

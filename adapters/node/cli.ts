@@ -35,10 +35,10 @@ async function loadConfig(path: string | undefined) {
   return { config: resolveConfig(raw, env), dev };
 }
 
-/** The disk store directory named by a raw config, if any (where dev secrets are kept). */
+/** The sqlite (alias disk) store directory named by a raw config, if any (where dev secrets are kept). */
 function dataDirOf(raw: unknown): string | undefined {
   const store = (raw as { store?: { driver?: string; dir?: string } } | undefined)?.store;
-  if (!store || store.driver === "disk") return store?.dir ?? ".data";
+  if (!store || store.driver === "disk" || store.driver === "sqlite") return store?.dir ?? ".data";
   return undefined;
 }
 
@@ -61,7 +61,12 @@ async function serveCommand(args: string[]) {
         })
       : undefined;
   const { config, dev } = await loadConfig(values.config);
-  const running = await startNodeGateway({ config, host: values.host, port });
+  const running = await startNodeGateway({
+    config,
+    host: values.host,
+    port,
+    development: developmentMode(config, dev, values.host),
+  });
   printBanner(running.url, config, dev);
   if (sandbox) {
     sandbox.wire(running.url);
@@ -84,6 +89,19 @@ async function serveCommand(args: string[]) {
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
+}
+
+/**
+ * Zero-config development mode: the environment left the secrets to be generated. The console
+ * is then offered the generated admin key, but only while the gateway listens on loopback
+ * (README "Web console"); test events are on either way.
+ */
+function developmentMode(config: GatewayConfig, dev: Awaited<ReturnType<typeof applyDevSecrets>>, host?: string) {
+  if (!dev.secrets || dev.filled.length === 0) return undefined;
+  const loopback = ["127.0.0.1", "::1", "localhost"].includes(host ?? config.server.host);
+  return loopback && dev.filled.includes("GATEWAY_ADMIN_KEY_HASH")
+    ? { devAdminKey: dev.secrets.GATEWAY_ADMIN_KEY }
+    : {};
 }
 
 function printBanner(url: string, config: GatewayConfig, dev: Awaited<ReturnType<typeof applyDevSecrets>>) {
@@ -110,6 +128,7 @@ function printBanner(url: string, config: GatewayConfig, dev: Awaited<ReturnType
         : []),
       ...(dev.filled.includes("GATEWAY_ADMIN_KEY_HASH") ? [`  admin API key: ${dev.secrets.GATEWAY_ADMIN_KEY}`] : []),
       `  try: npm run gateway -- trigger esign agreement.completed --url ${url} --times 2`,
+      `  console: ${url}/console`,
     ];
     console.log(lines.join("\n"));
   }

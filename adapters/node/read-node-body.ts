@@ -8,10 +8,11 @@
  * Memory follows the bytes received, not the packets: each chunk is copied into one buffer that
  * grows by doubling (never past the declared length or the limit), so a body dripped one byte
  * per TCP packet costs about its own size rather than a Buffer object per byte (README
- * "Security").
+ * "Security"). A refused body's rest is discarded for a bounded while (linger-after-refusal.ts).
  */
 import type { IncomingMessage } from "node:http";
 import { type RawBodyResult, readRawBody } from "../../src/ingress/read-raw-body.ts";
+import { lingerAfterRefusal } from "./linger-after-refusal.ts";
 
 type NodeBacked = Request & { runtime?: { node?: { req?: IncomingMessage } } };
 
@@ -25,8 +26,12 @@ export function readNodeBody(request: Request, limit: number, deadlineMs?: numbe
   }
   const declaredText = req.headers["content-length"];
   const declared = declaredText === undefined ? undefined : Number(declaredText);
-  // The rest of a refused body is left unread: destroying the socket would lose the 413.
-  if (declared !== undefined && declared > limit) return Promise.resolve({ ok: false, reason: "too_large" });
+  // The rest of a refused body is read and thrown away, bounded, so the client reads the 413
+  // before the connection closes (linger-after-refusal.ts).
+  if (declared !== undefined && declared > limit) {
+    lingerAfterRefusal(req);
+    return Promise.resolve({ ok: false, reason: "too_large" });
+  }
   const ceiling = declared ?? limit;
   return new Promise((resolve, reject) => {
     let buffer = Buffer.allocUnsafe(Math.min(ceiling, INITIAL_CAPACITY));
@@ -50,7 +55,7 @@ export function readNodeBody(request: Request, limit: number, deadlineMs?: numbe
       const needed = size + chunk.length;
       if (needed > limit) {
         cleanup();
-        req.pause();
+        lingerAfterRefusal(req);
         resolve({ ok: false, reason: "too_large" });
         return;
       }

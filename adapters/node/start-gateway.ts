@@ -7,7 +7,7 @@ import type { Server } from "node:http";
 import { plugin as ws } from "crossws/server";
 import { serve } from "h3";
 import type { GatewayConfig } from "../../src/config/schema.ts";
-import { createGateway, type Gateway } from "../../src/create-gateway.ts";
+import { createGateway, type Gateway, type GatewayOptions } from "../../src/create-gateway.ts";
 import type { OutboxStore } from "../../src/delivery/outbox-contract.ts";
 import { createLogger, type Logger } from "../../src/ops/logger.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
@@ -18,6 +18,7 @@ import { openConfiguredOutbox } from "../outbox/registry.ts";
 import { createConfiguredSinks } from "../sink/registry.ts";
 import { openConfiguredStore } from "../store/registry.ts";
 import { applyConnectionLimits, nodeServerOptions } from "./connection-limits.ts";
+import { allowListenerPerAttempt } from "./lane-signal.ts";
 import { listNodeHeaders } from "./list-node-headers.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
@@ -38,6 +39,8 @@ export interface NodeGatewayOptions {
   outbox?: OutboxStore;
   /** Live stream tuning; default from the `GATEWAY_STREAM_*` environment variables. */
   stream?: StreamOptionsInput;
+  /** Zero-config development mode (dev key offered to the console, test events on). */
+  development?: GatewayOptions["development"];
 }
 
 export interface RunningGateway {
@@ -66,9 +69,12 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
   const store =
     options.store ??
-    (await openConfiguredStore(config.store, { warn: (message) => logger.warn("durability", { message }) }));
+    (await openConfiguredStore(config.store, {
+      logger,
+      warn: (message) => logger.warn("durability", { message }),
+    }));
   const stream = options.stream ?? readStreamOptionsFromEnv(process.env);
-  const outbox = options.outbox ?? (await openConfiguredOutbox(config.store));
+  const outbox = options.outbox ?? (await openConfiguredOutbox(config.store, { logger }));
   const sinks = await createConfiguredSinks(config.destinations, { logger });
   const hub = await openConfiguredHub(config.hub, {
     journal: store,
@@ -88,7 +94,13 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     corkWebSocket: corkNodeWebSocket,
     sendWebSocketText: sendNodeWebSocketText,
     // A shared outbox (several instances) leases what it hands out for `store.leaseSeconds`.
-    delivery: { outbox, sinks, leaseMs: "leaseSeconds" in config.store ? config.store.leaseSeconds * 1000 : undefined },
+    delivery: {
+      outbox,
+      sinks,
+      leaseMs: "leaseSeconds" in config.store ? config.store.leaseSeconds * 1000 : undefined,
+      onLaneSignal: allowListenerPerAttempt,
+    },
+    development: options.development,
   });
   await gateway.runMaintenance();
   await gateway.start();

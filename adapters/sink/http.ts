@@ -14,7 +14,6 @@ import type { HttpDestination } from "../../src/delivery/http/http-destination-s
 import { createHttpSink, type HttpSendResult, type HttpTransport } from "../../src/delivery/http/http-sink.ts";
 import type { SinkFactory } from "../../src/delivery/sink-contract.ts";
 import { type AddressPolicy, checkAddress } from "../../src/ssrf/address-policy.ts";
-import { allowListenerPerAttempt } from "./shared-abort-signal.ts";
 
 /** Resolves a host name to every address (injectable: tests simulate rebinding resolvers). */
 export type ResolveAll = (hostname: string) => Promise<LookupAddress[]>;
@@ -110,7 +109,6 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
         abort.emit("abort");
       }, timeoutMs);
       const onAbort = () => abort.emit("abort");
-      allowListenerPerAttempt(signal);
       signal.addEventListener("abort", onAbort, { once: true });
       try {
         const response = await request(req.url, {

@@ -11,7 +11,6 @@ import type { QueueDestination } from "../../src/delivery/queue/queue-destinatio
 import { createQueueSink } from "../../src/delivery/queue/queue-sink.ts";
 import type { StreamAppendResult, StreamTransportFactory } from "../../src/delivery/queue/stream-transport.ts";
 import type { SinkFactory } from "../../src/delivery/sink-contract.ts";
-import { allowListenerPerAttempt } from "./shared-abort-signal.ts";
 
 export interface RedisStreamOptions {
   /** `redis://[user:password@]host:port[/db]` or `rediss://`. */
@@ -98,7 +97,6 @@ export const redisStreamTransport: StreamTransportFactory<RedisStreamOptions> = 
       const deadline = new Promise<StreamAppendResult>((resolve) => {
         timer = setTimeout(() => resolve({ ok: false, failure: "timeout", detail: `${timeoutMs} ms` }), timeoutMs);
         onAbort = () => resolve({ ok: false, failure: "aborted", detail: "signal" });
-        allowListenerPerAttempt(signal);
         signal.addEventListener("abort", onAbort, { once: true });
       });
       try {

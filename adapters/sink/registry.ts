@@ -16,6 +16,7 @@ export const sinkTransports: DriverRegistry<SinkFactory<any, any>> = {
   http: () => import("./http.ts").then((m) => m.httpWebhookSink),
   "redis-stream": () => import("./redis-stream.ts").then((m) => m.redisStreamSink),
   smtp: () => import("./smtp.ts").then((m) => m.smtpEmailSink),
+  "http-email": () => import("./http-email.ts").then((m) => m.httpEmailSink),
 };
 
 /** The transport of each destination type that has none named. `stream` is the live stream's. */

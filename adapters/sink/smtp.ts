@@ -9,7 +9,6 @@ import type { EmailDestination } from "../../src/delivery/email/email-destinatio
 import { createEmailSink } from "../../src/delivery/email/email-sink.ts";
 import type { MailSendResult, MailTransportFactory } from "../../src/delivery/email/mail-transport.ts";
 import type { SinkFactory } from "../../src/delivery/sink-contract.ts";
-import { allowListenerPerAttempt } from "./shared-abort-signal.ts";
 
 export interface SmtpOptions {
   host: string;
@@ -108,7 +107,6 @@ export const smtpTransport: MailTransportFactory<SmtpOptions> = (options) => {
       let onAbort: (() => void) | undefined;
       const aborted = new Promise<MailSendResult>((resolve) => {
         onAbort = () => resolve({ ok: false, failure: "aborted", detail: "signal" });
-        allowListenerPerAttempt(signal);
         signal.addEventListener("abort", onAbort, { once: true });
       });
       try {

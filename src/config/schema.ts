@@ -5,7 +5,9 @@
  */
 import * as v from "valibot";
 import { EmailDestinationSchema } from "../delivery/email/email-destination-schema.ts";
+import { HttpEmailDestinationSchema } from "../delivery/email/http-email-destination-schema.ts";
 import { HttpDestinationSchema } from "../delivery/http/http-destination-schema.ts";
+import { CloudflareQueueDestinationSchema } from "../delivery/queue/cloudflare-queue-destination-schema.ts";
 import { QueueDestinationSchema } from "../delivery/queue/queue-destination-schema.ts";
 import { builtinServices } from "../services/registry.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
@@ -62,13 +64,15 @@ export function createSourceSchema(services: ServiceRegistry) {
 
 export const SourceSchema = createSourceSchema(builtinServices);
 
+/** Directory of the sqlite store's database. Default `.data`. */
+const storeDir = v.optional(v.pipe(v.string(), v.minLength(1)), ".data");
+
 export const StoreConfigSchema = v.variant("driver", [
   v.strictObject({ driver: v.literal("memory") }),
-  v.strictObject({
-    driver: v.literal("disk"),
-    /** Directory of the journal. Default `.data`. */
-    dir: v.optional(v.pipe(v.string(), v.minLength(1)), ".data"),
-  }),
+  /** The earlier name of the sqlite driver, kept so existing configurations keep working. */
+  v.strictObject({ driver: v.literal("disk"), dir: storeDir }),
+  /** The embedded SQLite store, the default (README "Storage"). */
+  v.strictObject({ driver: v.literal("sqlite"), dir: storeDir }),
   ...SharedStoreConfigSchemas,
 ]);
 
@@ -88,8 +92,10 @@ export const HubConfigSchema = v.variant("driver", [
 export const DestinationSchema = v.variant("type", [
   StreamDestinationSchema,
   HttpDestinationSchema,
-  QueueDestinationSchema,
-  EmailDestinationSchema,
+  // `driver` picks the queue backend: Redis Streams (default) or Cloudflare Queues (Workers).
+  v.variant("driver", [QueueDestinationSchema, CloudflareQueueDestinationSchema]),
+  // `transport` picks how mail leaves: SMTP (default, Node) or an HTTP mail API (Node and Workers).
+  v.variant("transport", [EmailDestinationSchema, HttpEmailDestinationSchema]),
 ]);
 
 /** The configuration's schema for a registry of upstream services. */
@@ -114,7 +120,7 @@ const gatewayConfigObject = (services: ServiceRegistry) =>
       }),
       {},
     ),
-    store: v.optional(StoreConfigSchema, { driver: "disk" }),
+    store: v.optional(StoreConfigSchema, { driver: "sqlite" }),
     /** How the ingress announces recorded events to the engine and the live stream. Default: see `HubConfigSchema`. */
     hub: v.optional(HubConfigSchema),
     /** Source ids are unique (checked below, so the error names the duplicate's path). */
@@ -150,6 +156,8 @@ const gatewayConfigObject = (services: ServiceRegistry) =>
     retentionDays: v.optional(v.pipe(v.number(), v.minValue(0.001), v.maxValue(3650)), 30),
     /** Seconds an "in progress" claim lives before a retry may take over. Default 30. */
     claimTtlSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600)), 30),
+    /** Enables `POST /sources/{id}/test-events` (signed samples, README "Web console"). Default false; on in the zero-config development setup. */
+    testEvents: v.optional(v.boolean(), false),
     log: v.optional(
       v.strictObject({
         /** `debug`, `info` (default), `warn`, `error` or `silent`. */

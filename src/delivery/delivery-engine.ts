@@ -38,6 +38,12 @@ export interface DeliveryEngineOptions {
   stopGraceMs?: number;
   /** Shared outboxes: how long a claimed record stays leased without renewal, ms. Default 30000. */
   leaseMs?: number;
+  /**
+   * Told each lane's shutdown signal, which every attempt of that destination shares (one abort
+   * listener per attempt in flight, up to its `concurrency`): the Node adapter lifts its
+   * listener-leak warning on it (adapters/node/lane-signal.ts).
+   */
+  onLaneSignal?: (signal: AbortSignal) => void;
 }
 
 /** What the engine uses of the gateway. */
@@ -143,6 +149,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
             outbox.saveDestinationState(state),
           track: tracker.track,
           prepare: enricherFor(sink.destinationId),
+          onSignal: options.onLaneSignal,
         };
         lanes.set(sink.destinationId, createDestinationLane(sink.destinationId, deps, saved.get(sink.destinationId)));
       }

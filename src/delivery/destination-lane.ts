@@ -37,6 +37,8 @@ export interface LaneDeps {
   prepare?(record: EventRecord): Promise<EventRecord>;
   /** Registers background work so the engine can wait for it (`settled`) and stop cleanly. */
   track(work: Promise<unknown>): void;
+  /** Told the lane's shutdown signal, shared by all its attempts (DeliveryEngineOptions.onLaneSignal). */
+  onSignal?: (signal: AbortSignal) => void;
 }
 
 export interface LaneHealth {
@@ -63,6 +65,7 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
   const inflight = new Set<string>();
   // One controller for the lane: only shutdown aborts attempts, and it aborts all of them.
   const lifetime = new AbortController();
+  deps.onSignal?.(lifetime.signal);
   const labels = { destination: destinationId };
   // Label sets built once per lane, not per attempt.
   const attemptLabels = {

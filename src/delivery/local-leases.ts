@@ -1,5 +1,5 @@
 /**
- * Leases for the in-process outboxes (memory, disk): kept in memory beside the index, since one
+ * Leases for the single-process outboxes (memory, sqlite, the legacy disk log): kept in memory beside the index, since one
  * process owns those outboxes anyway. They give the single-process drivers the same `claimDue`
  * / `renewLeases` semantics as the shared Redis outbox (subject ownership included), checked
  * by one conformance suite.
@@ -24,8 +24,11 @@ export interface LocalLeases extends Pick<OutboxStore, "claimDue" | "renewLeases
   afterSave(records: readonly DeliveryRecord[]): void;
 }
 
-/** Creates the leases of an outbox over `index`. */
-export function createLocalLeases(index: OutboxIndex): LocalLeases {
+/** What the leases read of an outbox: its active records in seq order, and one record. */
+export type LeaseView = Pick<OutboxIndex, "active" | "get">;
+
+/** Creates the leases of an outbox over `index` (the in-memory index, or a view of a database). */
+export function createLocalLeases(index: LeaseView): LocalLeases {
   const leases = new Map<string, Lease>();
   const subjectOwners = new Map<string, Lease>();
   const dueAt = (record: DeliveryRecord) => Math.max(record.nextAttemptAt, leases.get(keyOf(record))?.until ?? 0);

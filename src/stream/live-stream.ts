@@ -10,7 +10,7 @@ import { resolveDestinations } from "../routes/match-routes.ts";
 import type { EventRecord } from "../store/contract.ts";
 import type { StreamDeps } from "./stream-deps.ts";
 import { eventFrame } from "./stream-frames.ts";
-import { resolveStreamOptions, type StreamOptions, type StreamOptionsInput } from "./stream-options.ts";
+import { resolveStreamOptions, type StreamOptionsInput } from "./stream-options.ts";
 import type { LiveStreamHost, StreamSession } from "./stream-session.ts";
 
 export type { LiveStreamHost } from "./stream-session.ts";

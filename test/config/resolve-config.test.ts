@@ -37,7 +37,7 @@ describe("defaults", () => {
     const config = resolveConfig(minimal(), {});
     expect(config).toMatchObject({
       server: { host: "127.0.0.1", port: 8787 },
-      store: { driver: "disk", dir: ".data" },
+      store: { driver: "sqlite", dir: ".data" },
       admin: { apiKeyHashes: [] },
       retentionDays: 30,
       claimTtlSeconds: 30,

@@ -19,6 +19,8 @@ export interface StreamedRequest {
   answer: Promise<StreamedAnswer>;
   /** Resolves when the server sent `100 Continue` (it parsed the request head and runs the handler). */
   continued: Promise<void>;
+  /** Resolves once the server closed its side of the connection (FIN or reset). */
+  closed: Promise<void>;
   /** True once the head of a final (non-1xx) answer arrived. */
   readonly answered: boolean;
   /** Writes one piece of the body (framed as a chunk unless a content-length header was given). */
@@ -99,6 +101,10 @@ export function openStreamedRequest(
     socket.on("error", settle);
     socket.on("close", () => settle());
   });
+  const closed = new Promise<void>((resolve) => {
+    socket.once("end", resolve);
+    socket.once("close", () => resolve());
+  });
   const head = [`POST ${target.pathname}${target.search} HTTP/1.1`, `Host: ${target.host}`];
   for (const [name, value] of Object.entries(headers)) head.push(`${name}: ${value}`);
   if (chunked) head.push("Transfer-Encoding: chunked");
@@ -117,6 +123,7 @@ export function openStreamedRequest(
   return {
     answer,
     continued,
+    closed,
     get answered() {
       return answered;
     },

@@ -57,12 +57,12 @@ describe("a real process", () => {
     await gw.kill();
   });
 
-  it("answers /healthz 200 with the disk store reachable", async () => {
+  it("answers /healthz 200 with the sqlite store reachable", async () => {
     const response = await fetch(`${gw.url}/healthz`);
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({
       ok: true,
-      store: { driver: "disk", reachable: true },
+      store: { driver: "sqlite", reachable: true },
       sources: ["esign", "staffing", "tiny"],
     });
   });

@@ -6,7 +6,7 @@
  * grow by less than one 20 MB PDF while a 64 MB body waits to pass (a buffering gateway would take
  * all of it); then the far side resumes and the bytes are checked. The larger body keeps the
  * check clear of the few MB that loopback socket buffers and not-yet-collected chunks account for.
- * The upstream header timeout starts once the body is sent: a stalled upload outlives it.
+ * The upstream header timeout starts once the body is sent: a stalled upload outlives it (3 s).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -20,7 +20,14 @@ const SIZE = 20 * 1024 * 1024;
 const STALL_SIZE = 64 * 1024 * 1024;
 /** Growth allowed while a transfer is stalled: less than one 20 MB PDF. */
 const RSS_BOUND = SIZE;
-const HEADER_TIMEOUT_MS = 500;
+/**
+ * The upstream header timeout. It must be shorter than the stalled upload (which outlives it on
+ * purpose) yet leave the emulator ample time to answer once a 64 MB body is through: it still
+ * reads what the loopback socket buffers hold and copies the body into one buffer, in this test
+ * process, next to the test's own hashing. On a loaded 2-core machine that took up to ~370 ms,
+ * so 500 ms answered 504 now and then.
+ */
+const HEADER_TIMEOUT_MS = 3000;
 
 let esign: EsignServer;
 let gateway: GatewayProcess;
@@ -122,6 +129,7 @@ test("upload of 64 MB to a stalled upstream: the gateway grows by less than one 
   const uploadsBefore = esign.uploadHeaders.length;
   const base = await rssOf(gateway);
   const { stream, progress } = pdfStream(bigPdf);
+  const started = performance.now();
   const pending = upload(id, stream, STALL_SIZE);
   let growth: number;
   try {
@@ -131,10 +139,13 @@ test("upload of 64 MB to a stalled upstream: the gateway grows by less than one 
       () => progress.pushed >= STALL_SIZE,
     );
     // Time passing, not synchronisation: the stalled upload outlives the header timeout.
-    await new Promise((resolve) => setTimeout(resolve, HEADER_TIMEOUT_MS * 2));
+    await new Promise((resolve) => setTimeout(resolve, HEADER_TIMEOUT_MS + 1000));
   } finally {
     release();
   }
+  // The upload was in flight longer than the header timeout, so a timer started with the
+  // request (not once the body is sent) would have answered 504.
+  expect(performance.now() - started).toBeGreaterThan(HEADER_TIMEOUT_MS + 1000);
   expect(esign.uploadHeaders.length).toBe(uploadsBefore + 1);
   expect(progress.pushed).toBeLessThan(STALL_SIZE);
   expect(growth).toBeLessThan(RSS_BOUND);

@@ -1,18 +1,23 @@
 /**
- * Issue 12 row 8 against a real gateway process: the disk fills while deliveries run. Five
- * deliveries are in flight (their `delivering` state on disk) when the process may no longer
- * grow any file (a file size limit set on the running process with `prlimit`, as in
- * ops-and-upgrade-hardening.test.ts); then the receiver answers 200. The outbox refuses the
- * `delivered` writes, which are retried (src/delivery/outbox-write-retry.ts): meanwhile the admin
- * views show each delivery as it really is (`delivered`, never back to `delivering`) and
- * `/healthz` says the gateway cannot record. Once space returns the writes land without a
- * restart, and a gateway killed with SIGKILL and started again sends none of them a second time.
+ * Issue 12 row 8 against a real gateway process on its default SQLite store: the disk fills
+ * while deliveries run. Five deliveries are in flight (`delivering` durably in `gateway.db`) when
+ * the process may no longer write any file (a file size limit of 1 byte set on the running
+ * process with `prlimit`: every write past offset 1 fails with EFBIG; a limit at the current
+ * file sizes only holds while the write-ahead log grows, since after a checkpoint SQLite rewinds
+ * it and overwrites it in place);
+ * then the receiver answers 200. The outbox refuses the `delivered` writes, which are retried
+ * (src/delivery/outbox-write-retry.ts): meanwhile the admin views show each delivery as it
+ * really is (`delivered`, never back to `delivering`) and `/healthz` says the gateway cannot
+ * record. Once the limit is lifted the writes land without a restart, and a gateway killed with
+ * SIGKILL and started again sends none of them a second time.
  */
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFile, stat } from "node:fs/promises";
+import { copyFile, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import Database from "better-sqlite3";
 import { afterEach, expect, test } from "vitest";
 import { makeWhsecSecret } from "../delivery/helpers/in-process-gateway.ts";
 import { fanoutConfig, makeDataDir, postMany, readDestinations } from "../delivery/helpers/process-fixtures.ts";
@@ -28,20 +33,43 @@ afterEach(async () => {
 /** The order a delivery's states may be shown in; going back is showing a state it is not in. */
 const ORDER = ["pending", "delivering", "delivered"];
 
-/** The last durable state of each delivery of `destination` in the outbox log. */
-async function durableStates(dataDir: string, destination: string): Promise<Map<string, string>> {
-  const states = new Map<string, string>();
-  const text = await readFile(join(dataDir, "outbox.log"), "utf8");
-  for (const line of text.split("\n")) {
-    if (line === "") continue;
-    const parsed = JSON.parse(line) as { r?: Rec[]; s?: Rec[] };
-    for (const record of [...(parsed.r ?? []), ...(parsed.s ?? [])]) {
-      if (record.destinationId === destination) states.set(record.eventId, record.state);
+/**
+ * The state of each delivery of `destination` as the files on disk hold it: `gateway.db` and its
+ * write-ahead log copied aside and opened there (the gateway holds the database's exclusive lock),
+ * which is what a gateway started on those files would find. Undefined while the copy is torn
+ * (a checkpoint ran during the copy); callers poll.
+ */
+async function durableStates(dataDir: string, destination: string): Promise<Map<string, string> | undefined> {
+  const copy = await mkdtemp(join(tmpdir(), "gw-durable-"));
+  try {
+    await copyFile(join(dataDir, "gateway.db"), join(copy, "gateway.db"));
+    await copyFile(join(dataDir, "gateway.db-wal"), join(copy, "gateway.db-wal")).catch((error) => {
+      if (error.code !== "ENOENT") throw error;
+    });
+    const db = new Database(join(copy, "gateway.db"));
+    try {
+      const rows = db.prepare("SELECT event_id, state FROM deliveries WHERE destination_id = ?").all(destination) as {
+        event_id: string;
+        state: string;
+      }[];
+      return new Map(rows.map((row) => [row.event_id, row.state]));
+    } finally {
+      db.close();
     }
+  } catch {
+    return undefined;
+  } finally {
+    await rm(copy, { recursive: true, force: true });
   }
-  return states;
 }
-type Rec = { eventId: string; destinationId: string; state: string };
+
+/** Polls the on-disk states until every one of `ids` is `state`. */
+async function waitForDurable(dataDir: string, ids: string[], state: string) {
+  await waitFor(`five deliveries durably \`${state}\``, async () => {
+    const states = await durableStates(dataDir, "hook");
+    return ids.every((id) => states?.get(id) === state);
+  });
+}
 
 async function getJson(gateway: GatewayProcess, path: string) {
   const response = await fetch(`${gateway.url}${path}`, {
@@ -111,17 +139,12 @@ test("row 8: disk full while deliveries run: writes retried, the admin view true
 
   const ids = await postMany(gateway, 5, 5);
   await waitFor("five attempts at the receiver", () => receiver.requests.length === 5);
-  await waitFor("five deliveries durably `delivering`", async () => {
-    const states = await durableStates(dataDir, "hook");
-    return ids.every((id) => states.get(id) === "delivering");
-  });
+  await waitForDurable(dataDir, ids, "delivering");
   const watcher = watchAdminView(gateway);
   cleanup.push(() => watcher.stop());
 
-  // Disk full: no file of the process may grow past its current size.
-  const outboxLog = join(dataDir, "outbox.log");
-  const fullSize = (await stat(outboxLog)).size;
-  await run("prlimit", [`--pid=${gateway.child.pid}`, `--fsize=${fullSize}:`]);
+  // Disk full: every write of the process past the first byte of a file fails (EFBIG).
+  await run("prlimit", [`--pid=${gateway.child.pid}`, "--fsize=1:"]);
   release();
 
   // The answers are in but cannot be recorded: the admin views still tell the truth.
@@ -140,10 +163,9 @@ test("row 8: disk full while deliveries run: writes retried, the admin view true
   }
   const [hook] = await readDestinations(gateway);
   expect(hook?.counts).toEqual({ delivered: 5 });
-  // ...and the disk really refused them: nothing new in the log, /healthz says so.
-  expect((await stat(outboxLog)).size).toBe(fullSize);
+  // ...and the disk really refused them: the files still hold `delivering`, /healthz says so.
   const durableWhileFull = await durableStates(dataDir, "hook");
-  expect(ids.map((id) => durableWhileFull.get(id))).toEqual(Array(5).fill("delivering"));
+  expect(ids.map((id) => durableWhileFull?.get(id))).toEqual(Array(5).fill("delivering"));
   const health = await getJson(gateway, "/healthz");
   expect(health.status).toBe(503);
   expect(health.body.store.writable).toBe(false);
@@ -156,8 +178,7 @@ test("row 8: disk full while deliveries run: writes retried, the admin view true
     async () => (await getJson(gateway, "/healthz")).status === 200,
     60_000,
   );
-  const durable = await durableStates(dataDir, "hook");
-  expect(ids.map((id) => durable.get(id))).toEqual(Array(5).fill("delivered"));
+  await waitForDurable(dataDir, ids, "delivered");
 
   await watcher.stop();
   expect(watcher.failures).toEqual([]);

@@ -1,6 +1,8 @@
 /**
- * The disk journal across restarts: reopening keeps everything, a torn tail is cut off, damage
- * to acknowledged data stops start-up without touching the file, and one owner per journal.
+ * The old disk journal's reader, which the sqlite store's upgrade import reads old data
+ * directories with (adapters/store/sqlite/import-disk-journal.ts): reopening keeps everything, a
+ * torn tail is told from damage to acknowledged data (which stops without touching the file),
+ * the format header is checked, and one owner per journal (the import takes the old lock).
  */
 import { spawn } from "node:child_process";
 import { appendFile, readFile, stat, writeFile } from "node:fs/promises";

@@ -3,7 +3,7 @@
  * `exports.default.fetch` are recorded once (202, then 200 duplicate), and bad ones get the
  * error envelope.
  */
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createWorkerConfig } from "../../adapters/cloudflare/worker.ts";
 import { ConfigError } from "../../src/config/resolve-config.ts";
@@ -78,9 +78,15 @@ describe("POST /webhooks/{sourceId} in workerd", () => {
     const unknown = await post("nope", "{}", {});
     expect(unknown.status).toBe(404);
     expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe("unknown_source");
+    // Anonymous callers get only `ok`; the admin key reads the details (src/ops/ops-access.ts).
     const health = await exports.default.fetch(`${BASE}/healthz`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toMatchObject({ ok: true, store: { driver: "memory", reachable: true } });
+    expect(await health.json()).toEqual({ ok: true });
+    const detailed = await exports.default.fetch(`${BASE}/healthz`, {
+      headers: { authorization: `Bearer ${env.WORKERD_TEST_ADMIN_KEY}` },
+    });
+    expect(detailed.status).toBe(200);
+    expect(await detailed.json()).toMatchObject({ ok: true, store: { driver: "durable-object", reachable: true } });
   });
 });
 
@@ -92,6 +98,37 @@ describe("createWorkerConfig", () => {
       ["esign", "esign", [ESIGN_SECRET]],
       ["staffing", "staffing", [STAFFING_SECRET]],
     ]);
+  });
+
+  it("takes several active secrets per source from a comma-separated binding (key rotation)", () => {
+    const config = createWorkerConfig({
+      ESIGN_WEBHOOK_SECRETS: "esign_rotation_old_secret_0123, esign_rotation_new_secret_4567",
+      STAFFING_WEBHOOK_SECRET: STAFFING_SECRET,
+      STAFFING_WEBHOOK_SECRETS: "staffing_rotation_next_secret_89",
+    });
+    expect(config.sources.map((s) => s.secrets)).toEqual([
+      ["esign_rotation_old_secret_0123", "esign_rotation_new_secret_4567"],
+      [STAFFING_SECRET, "staffing_rotation_next_secret_89"],
+    ]);
+  });
+
+  it("reads destinations and routes from GATEWAY_CONFIG, resolving ${VAR} from the bindings", () => {
+    const config = createWorkerConfig({
+      ESIGN_WEBHOOK_SECRET: ESIGN_SECRET,
+      STAFFING_WEBHOOK_SECRET: STAFFING_SECRET,
+      GATEWAY_CONFIG: JSON.stringify({
+        destinations: [{ id: "q", type: "queue", driver: "cloudflare-queues", binding: "EVENTS" }],
+        routes: [{ destinations: ["q"] }],
+        upstreams: [],
+      }),
+    } as Parameters<typeof createWorkerConfig>[0]);
+    expect(config.destinations).toMatchObject([
+      { id: "q", type: "queue", driver: "cloudflare-queues", binding: "EVENTS" },
+    ]);
+    expect(config.sources.map((s) => s.id)).toEqual(["esign", "staffing"]);
+    expect(() => createWorkerConfig({ ESIGN_WEBHOOK_SECRET: ESIGN_SECRET, GATEWAY_CONFIG: "{" })).toThrow(
+      /GATEWAY_CONFIG/,
+    );
   });
 
   it("names the missing binding's field and never the other secret", () => {

@@ -1,5 +1,9 @@
 /**
- * The embedded default store: an append-only journal on local disk with group commit.
+ * The previous embedded store: an append-only journal on local disk with group commit. No longer a
+ * registered driver (`disk` is now an alias of the sqlite store, adapters/store/registry.ts). The
+ * journal's recovery, index and lock in this folder are the reader of the upgrade import
+ * (adapters/store/sqlite/import-disk-journal.ts); this writer is kept so the import is tested
+ * against journals written by the old code itself (test/store/sqlite-import.test.ts).
  *
  * Why a journal and not one file per key (unstorage's fs driver): an acknowledged webhook must
  * survive `kill -9` and power loss, so every append is fdatasync'ed before it resolves. One

@@ -6,8 +6,9 @@
 import type { EventRecord } from "../../store/contract.ts";
 import { compileTypePattern } from "../../store/match-event-query.ts";
 import { DEFAULT_TEMPLATES, GENERIC_TEMPLATE } from "./default-templates.ts";
-import type { EmailDestination, EmailTemplate } from "./email-destination-schema.ts";
+import type { EmailTemplate } from "./email-destination-schema.ts";
 import { guardUrlAttributes } from "./guard-url-attributes.ts";
+import type { MailDestination } from "./http-email-destination-schema.ts";
 import { deriveMessageId } from "./message-id.ts";
 import { renderSubject, renderTemplate } from "./render-template.ts";
 import { resolveRecipients } from "./resolve-recipients.ts";
@@ -55,7 +56,7 @@ function toHeaderValue(value: string): string {
 }
 
 /** The mail of `record` for `destination`, or why none can be sent (a permanent condition). */
-export function buildEmailMessage(destination: EmailDestination, record: EventRecord): BuildEmailResult {
+export function buildEmailMessage(destination: MailDestination, record: EventRecord): BuildEmailResult {
   const { event } = record;
   const recipients = resolveRecipients(destination, event);
   if (recipients.to.length === 0) {

@@ -8,6 +8,7 @@
 import { createSink, type DeliveryAttemptResult, type Sink, type SinkFactory } from "../sink-contract.ts";
 import { buildEmailMessage } from "./build-email-message.ts";
 import type { EmailDestination } from "./email-destination-schema.ts";
+import type { HttpEmailDestination } from "./http-email-destination-schema.ts";
 import type { MailSendResult, MailTransport } from "./mail-transport.ts";
 
 export interface EmailSinkDeps {
@@ -59,7 +60,10 @@ export function toEmailAttemptResult(outcome: MailSendResult): DeliveryAttemptRe
 }
 
 /** Creates the sink of one `email` destination. */
-export const createEmailSink: SinkFactory<EmailDestination, EmailSinkDeps> = (destination, { transport }): Sink =>
+export const createEmailSink: SinkFactory<EmailDestination | HttpEmailDestination, EmailSinkDeps> = (
+  destination,
+  { transport },
+): Sink =>
   createSink(
     destination.id,
     "mail",

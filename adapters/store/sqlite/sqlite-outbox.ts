@@ -1,0 +1,149 @@
+/**
+ * The outbox on SQLite (the `OutboxStore` half of the sqlite driver): one row per (event,
+ * destination) in the database the event log lives in, written through the same group commit,
+ * so a delivery state change costs a share of one fsync and memory holds no records at all.
+ * Creating records and moving the routing cursor happen in one transaction, so the cursor never
+ * passes records that are not on disk (src/delivery/outbox-contract.ts).
+ */
+import type { Database, Statement } from "better-sqlite3";
+import { createLocalLeases } from "../../../src/delivery/local-leases.ts";
+import type { DeliveryRecord, DeliveryState, OutboxStore } from "../../../src/delivery/outbox-contract.ts";
+import {
+  buildDeliveryListQuery,
+  deliveryFromRow,
+  deliveryParams,
+  OUTBOX_SQL,
+} from "../../../src/delivery/sql/outbox-sql.ts";
+import { META, META_SQL } from "../../../src/store/sql/schema.ts";
+import type { GroupCommit } from "./group-commit.ts";
+
+export interface SqliteOutboxParts {
+  db: Database;
+  writer: GroupCommit;
+  /** Rows deleted per retention transaction. */
+  purgeBatchSize: number;
+  /** Gives the outbox's share of the database back (the store may still use it). */
+  release(): Promise<void>;
+}
+
+/** Builds the outbox on an open database. */
+export function createSqliteOutboxDriver(parts: SqliteOutboxParts): OutboxStore {
+  const { db, writer, purgeBatchSize } = parts;
+  const statements = new Map<string, Statement>();
+  const prepare = (sql: string) => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      statement = db.prepare(sql);
+      statements.set(sql, statement);
+    }
+    return statement;
+  };
+  let closing: Promise<void> | undefined;
+  const ensureOpen = () => {
+    if (closing) throw new Error("sqlite outbox is closed");
+  };
+  const records = (rows: unknown[]) => (rows as { record: string }[]).map(deliveryFromRow);
+  // One process owns the database, so leases are kept in memory over a view of it
+  // (src/delivery/local-leases.ts), with the same semantics as the shared Redis outbox.
+  const leases = createLocalLeases({
+    active: () => records(prepare(OUTBOX_SQL.active).all()),
+    get: (eventId, destinationId) => {
+      const row = prepare(OUTBOX_SQL.get).get(eventId, destinationId) as { record: string } | undefined;
+      return row && deliveryFromRow(row);
+    },
+  });
+
+  return {
+    name: "sqlite",
+    async readCursor() {
+      ensureOpen();
+      return (prepare(META_SQL.get).get(META.cursor) as { value: number } | undefined)?.value ?? 0;
+    },
+    async createDeliveries(list, cursor) {
+      ensureOpen();
+      // Serialized now: later changes by the caller do not reach the database.
+      const rows = list.map((record) => ({ record, params: deliveryParams(record) }));
+      return writer.run(() => {
+        const inserted: DeliveryRecord[] = [];
+        for (const { params } of rows) {
+          if (prepare(OUTBOX_SQL.create).run(params).changes === 1) {
+            inserted.push(deliveryFromRow({ record: params[6] as string }));
+          }
+        }
+        prepare(META_SQL.raise).run(META.cursor, cursor);
+        return inserted;
+      });
+    },
+    async saveDeliveries(list) {
+      ensureOpen();
+      if (list.length === 0) return;
+      const rows = list.map(deliveryParams);
+      await writer.run(() => {
+        for (const params of rows) prepare(OUTBOX_SQL.save).run(params);
+      });
+      leases.afterSave(list);
+    },
+    claimDue: leases.claimDue,
+    renewLeases: leases.renewLeases,
+    async getDelivery(eventId, destinationId) {
+      ensureOpen();
+      const row = prepare(OUTBOX_SQL.get).get(eventId, destinationId) as { record: string } | undefined;
+      return row && deliveryFromRow(row);
+    },
+    async listByEvent(eventId) {
+      ensureOpen();
+      return records(prepare(OUTBOX_SQL.byEvent).all(eventId));
+    },
+    async listDeliveries(query) {
+      ensureOpen();
+      const { sql, params } = buildDeliveryListQuery(query);
+      const rows = records(prepare(sql).all(params));
+      const more = rows.length > query.limit;
+      const deliveries = more ? rows.slice(0, query.limit) : rows;
+      return { deliveries, next: more ? (deliveries[deliveries.length - 1] as DeliveryRecord).seq : null };
+    },
+    async listActive() {
+      ensureOpen();
+      return records(prepare(OUTBOX_SQL.active).all());
+    },
+    async countByState() {
+      ensureOpen();
+      const out: Record<string, Partial<Record<DeliveryState, number>>> = {};
+      for (const row of prepare(OUTBOX_SQL.counts).all() as {
+        destination_id: string;
+        state: DeliveryState;
+        n: number;
+      }[]) {
+        const perState = out[row.destination_id] ?? {};
+        out[row.destination_id] = perState;
+        perState[row.state] = row.n;
+      }
+      return out;
+    },
+    async listDestinationStates() {
+      ensureOpen();
+      return records(prepare(OUTBOX_SQL.destinationStates).all()) as unknown as Awaited<
+        ReturnType<OutboxStore["listDestinationStates"]>
+      >;
+    },
+    async saveDestinationState(state) {
+      ensureOpen();
+      const json = JSON.stringify(state);
+      await writer.run(() => prepare(OUTBOX_SQL.saveDestinationState).run(state.id, json));
+    },
+    async purge(before) {
+      ensureOpen();
+      let removed = 0;
+      for (let batches = 0; batches < 1_000_000; batches++) {
+        const changes = await writer.run(() => prepare(OUTBOX_SQL.purgeBatch).run(before, purgeBatchSize).changes);
+        removed += changes;
+        if (changes < purgeBatchSize) break;
+      }
+      return removed;
+    },
+    close() {
+      closing ??= parts.release();
+      return closing;
+    },
+  };
+}

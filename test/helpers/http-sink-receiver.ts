@@ -1,0 +1,82 @@
+/**
+ * A real HTTP receiver on 127.0.0.1 (random port) for the workerd delivery tests: it records
+ * every request it gets on `/hook` (http destination) and `/queue` (the test queue consumer
+ * forwards Cloudflare Queues messages here), and can be told to fail the next N requests whose
+ * body contains a string. Control (JSON): `GET /received?path=/hook` lists what arrived
+ * (failed ones under `<path>-failed`); `POST /fail` `{ "count": n, "status": 503, "match": "evt-1", "path": "/hook" }`
+ * arms failures; `POST /reset` forgets everything.
+ */
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface ReceivedRequest {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface SinkReceiver {
+  url: string;
+  close(): Promise<void>;
+}
+
+async function readBody(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Starts the receiver; the caller closes it. `stats` answers `GET /stats` (e.g. fake upstream counters). */
+export async function startSinkReceiver(stats: () => unknown = () => ({})): Promise<SinkReceiver> {
+  let received: ReceivedRequest[] = [];
+  let failures = { count: 0, status: 503, match: "", path: "" };
+  const server = createServer(async (request, response) => {
+    const url = new URL(request.url ?? "/", "http://127.0.0.1");
+    const body = await readBody(request);
+    const json = (status: number, value: unknown) => {
+      response.writeHead(status, { "content-type": "application/json" });
+      response.end(JSON.stringify(value));
+    };
+    if (request.method === "GET" && url.pathname === "/received") {
+      const path = url.searchParams.get("path");
+      return json(
+        200,
+        received.filter((r) => !path || r.path === path),
+      );
+    }
+    if (request.method === "GET" && url.pathname === "/stats") return json(200, stats());
+    if (request.method === "POST" && url.pathname === "/fail") {
+      failures = {
+        status: 503,
+        match: "",
+        path: "",
+        ...(JSON.parse(body) as Partial<typeof failures>),
+      } as typeof failures;
+      return json(200, failures);
+    }
+    if (request.method === "POST" && url.pathname === "/reset") {
+      received = [];
+      failures = { count: 0, status: 503, match: "", path: "" };
+      return json(200, {});
+    }
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(request.headers)) if (typeof value === "string") headers[name] = value;
+    if (failures.count > 0 && body.includes(failures.match) && (!failures.path || failures.path === url.pathname)) {
+      failures.count--;
+      received.push({ path: `${url.pathname}-failed`, headers, body });
+      return json(failures.status, { error: "failing on purpose" });
+    }
+    received.push({ path: url.pathname, headers, body });
+    return json(200, { ok: true });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * The staged close after a refused webhook body (README "Security", adapters/node/
+ * linger-after-refusal.ts) against a real gateway process: a client that keeps writing after
+ * its 413 still reads the answer, and the gateway does not read the rest for ever: it closes the
+ * connection once it has thrown away its bound (1 MiB), however long the client goes on.
+ */
+import { connect } from "node:net";
+import { afterAll, beforeAll, expect, test } from "vitest";
+import type { GatewayProcess } from "../helpers/gateway-process.ts";
+import { esignDelivery } from "../helpers/signed-requests.ts";
+import { startGatewayWithTinySource } from "../ingress/gateway-fixtures.ts";
+
+let gw: GatewayProcess;
+beforeAll(async () => {
+  gw = await startGatewayWithTinySource();
+});
+afterAll(async () => {
+  await gw.kill();
+});
+
+test("a client writing on after its 413 reads the answer, and is cut off after a bounded amount", async () => {
+  const delivery = await esignDelivery(gw.secrets.esign);
+  const target = new URL(`${gw.url}/webhooks/tiny`);
+  // Half-open allowed: the client goes on writing after the gateway's FIN, as a hostile one would.
+  const socket = connect({ port: Number(target.port), host: target.hostname, allowHalfOpen: true });
+  let received = "";
+  socket.on("data", (data: Buffer) => {
+    received += data.toString("latin1");
+  });
+  let closed = false;
+  socket.on("error", () => {});
+  socket.once("close", () => {
+    closed = true;
+  });
+  const head = [`POST ${target.pathname} HTTP/1.1`, `Host: ${target.host}`, "Transfer-Encoding: chunked"];
+  for (const [name, value] of Object.entries(delivery.headers)) head.push(`${name}: ${value}`);
+  socket.write(`${head.join("\r\n")}\r\n\r\n`);
+
+  const piece = Buffer.concat([Buffer.from("10000\r\n"), Buffer.alloc(65_536, 0x20), Buffer.from("\r\n")]);
+  let sent = 0;
+  // Bounded: 64 MiB at most; the gateway's bound is 1 MiB after the answer (plus socket buffers).
+  for (let i = 0; i < 1024 && !closed; i++) {
+    await new Promise<void>((resolve) => socket.write(piece, () => resolve()));
+    sent += 65_536;
+    // A yield to I/O so the close is seen, not a timed wait.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  socket.destroy();
+  expect(closed).toBe(true);
+  expect(sent).toBeLessThan(64 * 1024 * 1024);
+  expect(received).toMatch(/^HTTP\/1\.1 413 /);
+  expect(received.toLowerCase()).toContain("connection: close");
+  expect(received).toContain('"payload_too_large"');
+});

@@ -1,0 +1,109 @@
+/**
+ * The hardening of README "Security" that applies on Workers, checked through the Worker entry
+ * inside workerd: proxy paths an upstream would resolve elsewhere, the client JWT lifetime rule,
+ * CORS without a Host-based exemption, `/metrics` behind credentials, and the per-address limiter
+ * of failed webhook verifications, keyed by `CF-Connecting-IP` (the client address Cloudflare
+ * sets, which h3's Workers adapter reports as the request's address).
+ */
+import { env, exports } from "cloudflare:workers";
+import { SignJWT } from "jose";
+import { describe, expect, it } from "vitest";
+import { ADMIN_KEY, BASE, esignBody, postWebhook } from "./gateway-client.ts";
+
+const APP_KEY = "workerd_test_app_key_0123456789";
+
+const proxied = (path: string, headers: Record<string, string>) =>
+  exports.default.fetch(new Request(`${BASE}${path}`, { headers }));
+
+const errorCode = async (response: Response) => ((await response.json()) as { error: { code: string } }).error.code;
+
+describe("proxy paths", () => {
+  it.each([
+    "/api/esign/agreements/%2e%2e;/clients",
+    "/api/esign/agreements/%252e%252e/clients",
+    "/api/esign/agreements/%2e%2e%3B/clients",
+    "/api/esign/agreements;jsessionid=1",
+  ])("%s answers 400 invalid_request", async (path) => {
+    const answer = await proxied(path, { authorization: `Bearer ${APP_KEY}` });
+    expect(answer.status).toBe(400);
+    expect(await errorCode(answer)).toBe("invalid_request");
+  });
+
+  it("passes a plain path in scope", async () => {
+    expect((await proxied("/api/esign/agreements", { authorization: `Bearer ${APP_KEY}` })).status).toBe(200);
+  });
+});
+
+describe("client JWT lifetime", () => {
+  const secret = new TextEncoder().encode(env.WORKERD_TEST_JWT_SECRET);
+  const now = () => Math.floor(Date.now() / 1000);
+  const sign = (claims: { exp?: number; iat?: number }) => {
+    let jwt = new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("app");
+    if (claims.iat !== undefined) jwt = jwt.setIssuedAt(claims.iat);
+    if (claims.exp !== undefined) jwt = jwt.setExpirationTime(claims.exp);
+    return jwt.sign(secret);
+  };
+
+  it.each([
+    ["without exp", () => sign({})],
+    ["with exp beyond the maximum lifetime", () => sign({ exp: now() + 7200 })],
+    ["with iat to exp longer than the maximum", () => sign({ iat: now() - 3000, exp: now() + 1000 })],
+  ])("refuses a token %s with 401", async (_, make) => {
+    const answer = await proxied("/api/esign/agreements", { authorization: `Bearer ${await make()}` });
+    expect(answer.status).toBe(401);
+  });
+
+  it("accepts a token whose exp is within the maximum", async () => {
+    const token = await sign({ iat: now(), exp: now() + 600 });
+    expect((await proxied("/api/esign/agreements", { authorization: `Bearer ${token}` })).status).toBe(200);
+  });
+});
+
+describe("CORS", () => {
+  it("refuses an Origin equal to the request's own host unless the client allows it", async () => {
+    const answer = await proxied("/api/esign/agreements", { authorization: `Bearer ${APP_KEY}`, origin: BASE });
+    expect(answer.status).toBe(403);
+    expect(answer.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  it("gives an allowed origin its CORS headers", async () => {
+    const answer = await proxied("/api/esign/agreements", {
+      authorization: `Bearer ${APP_KEY}`,
+      origin: "https://app.example.com",
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+  });
+});
+
+describe("/metrics", () => {
+  it("answers 401 without a credential and the counters to the admin key", async () => {
+    const anonymous = await exports.default.fetch(`${BASE}/metrics`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get("www-authenticate")).toContain("Bearer");
+    const operator = await exports.default.fetch(`${BASE}/metrics`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    expect(operator.status).toBe(200);
+    expect(await operator.text()).toContain("# TYPE");
+  });
+});
+
+describe("failed-verification limiter", () => {
+  it("answers 429 to an address over the limit before verifying, and not to another address", async () => {
+    const forged = (address: string) => {
+      const { body } = esignBody("forged");
+      // Well-formed but wrong: passes the precheck, fails verification.
+      return postWebhook("esign", body, { "x-svc-signature": `sha256=${"a".repeat(64)}`, "cf-connecting-ip": address });
+    };
+    const statuses: number[] = [];
+    // Default limit: more than 20 failures within 60 s blocks the address.
+    for (let i = 0; i < 21; i++) statuses.push((await forged("203.0.113.7")).status);
+    expect(statuses).toEqual(Array(21).fill(401));
+    const blocked = await forged("203.0.113.7");
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await errorCode(blocked)).toBe("rate_limited");
+    expect((await forged("203.0.113.8")).status).toBe(401);
+  });
+});
