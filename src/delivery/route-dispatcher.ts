@@ -4,6 +4,12 @@
  * destination) together with the new cursor in one outbox write. Woken by the event hub after
  * each durable append and by a poll timer, so nothing depends on in-memory notification alone;
  * after a crash it resumes from the durable cursor and re-creates records idempotently.
+ *
+ * A batch that creates no record (no route names a delivered destination: the common case of a
+ * gateway that only records and streams) moves the cursor in memory and writes it at most once
+ * per `CURSOR_FLUSH_MS` (and at stop), instead of one durable outbox write per batch: after a
+ * crash those events are read again and still create nothing, so nothing changes but the cost.
+ * A shared outbox (several instances) still writes the cursor with every batch.
  */
 import type { Logger } from "../ops/logger.ts";
 import { type CompiledRoute, resolveDestinations } from "../routes/match-routes.ts";
@@ -57,9 +63,15 @@ export function buildDeliveries(
   return out;
 }
 
+/** How long a cursor moved by record-less batches may stay unwritten, ms. */
+const CURSOR_FLUSH_MS = 1000;
+
 /** Creates the dispatcher; `start` begins at the outbox's durable cursor. */
 export function createRouteDispatcher(deps: DispatcherDeps) {
   let cursor = 0;
+  /** The cursor moved by record-less batches and not yet written, if any. */
+  let unwritten: number | undefined;
+  let cancelCursorFlush: (() => void) | undefined;
   let running = false;
   let again = false;
   let stopped = true;
@@ -77,6 +89,20 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     });
   };
 
+  const flushCursor = () => {
+    cancelCursorFlush?.();
+    cancelCursorFlush = undefined;
+    if (unwritten === undefined) return;
+    const target = unwritten;
+    unwritten = undefined;
+    deps.track(
+      deps.outbox.createDeliveries([], target).catch((error) => {
+        // Not lost: the events are routed again (to no destination) after a restart.
+        deps.logger.warn("writing the routing cursor failed", { error: String(error) });
+      }),
+    );
+  };
+
   const drain = async () => {
     for (;;) {
       // Several instances share a cursor: skip what another instance already routed.
@@ -86,8 +112,21 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
       const now = deps.clock.now();
       const records = events.flatMap((event) => buildDeliveries(event, deps.routes, now, deps.initialState));
       const last = (events[events.length - 1] as EventRecord).seq;
+      if (records.length === 0 && !deps.outbox.shared) {
+        cursor = last;
+        unwritten = last;
+        if (stopped) flushCursor();
+        else cancelCursorFlush ??= deps.scheduler.setTimer(CURSOR_FLUSH_MS, flushCursor);
+        continue;
+      }
       const created = await deps.outbox.createDeliveries(records, last);
       cursor = last;
+      // This write carried the cursor too.
+      if (unwritten !== undefined && unwritten <= last) {
+        unwritten = undefined;
+        cancelCursorFlush?.();
+        cancelCursorFlush = undefined;
+      }
       if (created.length > 0) deps.onCreated(created);
     }
   };
@@ -131,6 +170,7 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
       stopped = true;
       cancelPoll?.();
       cancelPoll = undefined;
+      flushCursor();
     },
     get cursor() {
       return cursor;

@@ -1,0 +1,90 @@
+/**
+ * The routing cursor when batches create no delivery (no route names a delivered destination):
+ * it moves in memory and is written once per flush period and at stop, not once per batch; a
+ * batch that creates records carries the cursor as before.
+ */
+import { describe, expect, it } from "vitest";
+import { memoryOutbox } from "../../adapters/outbox/memory.ts";
+import { memoryStore } from "../../adapters/store/memory.ts";
+import type { DeliveryRecord, OutboxStore } from "../../src/delivery/outbox-contract.ts";
+import { createRouteDispatcher } from "../../src/delivery/route-dispatcher.ts";
+import { createLogger } from "../../src/ops/logger.ts";
+import { compileRoutes } from "../../src/routes/match-routes.ts";
+import { keyOf, makeRecord } from "../store/sample-records.ts";
+import { createManualTime } from "./helpers/manual-time.ts";
+
+async function setup(routes: Parameters<typeof compileRoutes>[0]) {
+  const store = await memoryStore(undefined);
+  const inner = await memoryOutbox(undefined);
+  const writes: number[] = [];
+  // Counts the outbox writes that carry a cursor.
+  const outbox: OutboxStore = {
+    ...inner,
+    createDeliveries(records: readonly DeliveryRecord[], cursor: number) {
+      writes.push(cursor);
+      return inner.createDeliveries(records, cursor);
+    },
+  };
+  const work = new Set<Promise<unknown>>();
+  const settle = async () => {
+    while (work.size > 0) await Promise.all([...work]);
+  };
+  const time = createManualTime(settle);
+  const created: DeliveryRecord[] = [];
+  const dispatcher = createRouteDispatcher({
+    store,
+    outbox,
+    routes: compileRoutes(routes),
+    clock: time.clock,
+    scheduler: time.scheduler,
+    logger: createLogger("silent"),
+    initialState: (id) => (id === "hook" ? "pending" : undefined),
+    onCreated: (records) => created.push(...records),
+    track: (promise) => {
+      work.add(promise);
+      void promise.finally(() => work.delete(promise));
+    },
+    batchSize: 2,
+    pollIntervalMs: 60_000,
+  });
+  const append = async (n: number) => {
+    const record = makeRecord(n);
+    await store.append(record, keyOf(record), 60_000);
+  };
+  return { store, inner, writes, dispatcher, time, settle, created, append };
+}
+
+describe("routing cursor without deliveries", () => {
+  it("is written once per flush period and at stop, not per batch", async () => {
+    const t = await setup([]);
+    await t.dispatcher.start();
+    for (let n = 1; n <= 5; n++) await t.append(n);
+    t.dispatcher.wake();
+    await t.settle();
+    // Five events in batches of two: routed in memory, nothing written yet.
+    expect(t.dispatcher.cursor).toBe(5);
+    expect(t.writes).toEqual([]);
+    await t.time.advance(1000);
+    expect(t.writes).toEqual([5]);
+    expect(await t.inner.readCursor()).toBe(5);
+    await t.append(6);
+    t.dispatcher.wake();
+    await t.settle();
+    t.dispatcher.stop();
+    await t.settle();
+    expect(t.writes).toEqual([5, 6]);
+    expect(await t.inner.readCursor()).toBe(6);
+  });
+
+  it("a batch that creates records writes them with the cursor at once", async () => {
+    const t = await setup([{ types: ["*"], destinations: ["hook"] }]);
+    await t.dispatcher.start();
+    await t.append(1);
+    t.dispatcher.wake();
+    await t.settle();
+    expect(t.created.map((r) => r.seq)).toEqual([1]);
+    expect(t.writes).toEqual([1]);
+    expect(await t.inner.readCursor()).toBe(1);
+    t.dispatcher.stop();
+  });
+});
