@@ -8,6 +8,7 @@
  * there instead, signed with the client signing key.
  */
 import * as v from "valibot";
+import { ESIGN_EVENT_TYPES } from "../../src/services/esign/esign-webhook-schema.ts";
 import { pushBounded } from "../shared/bounded-map.ts";
 import { answer, param } from "../shared/emulator-frame.ts";
 import { randomSecret } from "../shared/hmac.ts";
@@ -19,24 +20,6 @@ import { type EmitExtra, type EsignContext, isoNow } from "./esign-context.ts";
 import type { Agreement } from "./esign-types.ts";
 import { presentParticipant } from "./present-agreement.ts";
 import type { Guard } from "./tokens.ts";
-
-export const ESIGN_EVENTS = [
-  "agreement.sent",
-  "agreement.viewed",
-  "agreement.identified",
-  "agreement.signed",
-  "agreement.completed",
-  "agreement.cancelled",
-  "agreement.declined",
-  "agreement.delegated",
-  "participant.notifications_changed",
-  "agreement.chat_message",
-  "agreement.comment_created",
-  "agreement.comment_resolved",
-  "agreement.expired",
-  "agreement.pdf_replaced",
-  "agreement.superseded",
-] as const;
 
 /** The default set of self-registration (reference, Webhooks, rule 3). */
 const DEFAULT_EVENTS = [
@@ -61,7 +44,7 @@ interface Registration {
   active: boolean;
 }
 
-const EventName = v.picklist([...ESIGN_EVENTS, "*"]);
+const EventName = v.picklist([...ESIGN_EVENT_TYPES, "*"]);
 const RegisterBody = v.object({
   url: v.pipe(v.string(), v.maxLength(500), v.url()),
   events: v.pipe(v.array(EventName), v.minLength(1), v.maxLength(20)),

@@ -2,21 +2,15 @@
  * The staffing emulator's options, records and shared state (staffing reference, Resources and
  * their fields): staffing requests with their calls and audit trail, kept in memory and bounded.
  */
+
+import { INTENTS } from "../../src/services/staffing/staffing-webhook-schema.ts";
 import { type BoundedMap, createBoundedMap, pushBounded } from "../shared/bounded-map.ts";
 import type { EmulatorFrame } from "../shared/emulator-frame.ts";
 import { fail } from "../shared/http-answers.ts";
 import type { Scheduler } from "../shared/scheduler.ts";
 
-export const INTENTS = [
-  "accepted",
-  "declined",
-  "maybe",
-  "wrong_person",
-  "asked_question",
-  "needs_callback",
-  "unclear",
-  "angry_or_sensitive",
-] as const;
+export { INTENTS };
+
 export type Intent = (typeof INTENTS)[number];
 
 /** One scripted (or drawn) outcome of a call. */
