@@ -61,9 +61,8 @@ export function createDurableObjectOutbox(storage: DurableObjectStorage): Outbox
         const inserted: DeliveryRecord[] = [];
         for (const record of list) {
           const params = deliveryParams(record);
-          const exists = sql.exec(OUTBOX_SQL.get, record.eventId, record.destinationId).toArray().length > 0;
-          if (exists) continue;
-          sql.exec(OUTBOX_SQL.create, ...params);
+          // `create` does nothing on an existing (event, destination): no row written, not inserted.
+          if (sql.exec(OUTBOX_SQL.create, ...params).rowsWritten === 0) continue;
           inserted.push(deliveryFromRow({ record: params[6] as string }));
         }
         sql.exec(META_SQL.raise, META.cursor, cursor);

@@ -8,7 +8,7 @@ import { H3, type H3Event } from "h3";
 import { EmulatorAnswer, errorAnswer } from "./http-answers.ts";
 import { createRequestLog, type Fault, type RequestLog } from "./request-log.ts";
 
-export const API_ROOT = "/api/public/v1";
+const API_ROOT = "/api/public/v1";
 
 export interface EmulatorFrameOptions {
   /** Prefix of every route, e.g. `/esign` when two emulators share a port. Default "". */

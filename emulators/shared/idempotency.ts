@@ -6,7 +6,7 @@
 import { createBoundedMap } from "./bounded-map.ts";
 import { sha256Hex } from "./hmac.ts";
 
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 interface Kept {
   bodyHash: string;

@@ -9,7 +9,7 @@
 const PLAIN_HOST = /^(?:[a-z0-9.-]{1,253}|\[[0-9a-f:.]{2,45}\])(?::\d{1,5})?$/i;
 
 /** The Content-Security-Policy of every console answer, for the request's `Host`. */
-export function consoleContentSecurityPolicy(host: string | null): string {
+function consoleContentSecurityPolicy(host: string | null): string {
   // CSP Level 3 lets 'self' cover ws(s) to the same host; older engines need them named.
   const sockets = host && PLAIN_HOST.test(host) ? ` ws://${host} wss://${host}` : "";
   return [

@@ -115,14 +115,13 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
       if (records.length === 0 && !deps.outbox.shared) {
         cursor = last;
         unwritten = last;
-        if (stopped) flushCursor();
-        else cancelCursorFlush ??= deps.scheduler.setTimer(CURSOR_FLUSH_MS, flushCursor);
+        cancelCursorFlush ??= deps.scheduler.setTimer(CURSOR_FLUSH_MS, flushCursor);
         continue;
       }
       const created = await deps.outbox.createDeliveries(records, last);
       cursor = last;
-      // This write carried the cursor too.
-      if (unwritten !== undefined && unwritten <= last) {
+      // This write carried the cursor too (it only moves forward).
+      if (unwritten !== undefined) {
         unwritten = undefined;
         cancelCursorFlush?.();
         cancelCursorFlush = undefined;

@@ -5,6 +5,7 @@
  * more with a fresh one, as the proxy does (README, "API proxy"). It never throws: the result
  * says what went wrong in a short code that is safe to put on an event (no body, no secret).
  */
+import { readRawBody } from "../ingress/read-raw-body.ts";
 import { TokenFetchError } from "../proxy/fetch-access-token.ts";
 import type { ProxyUpstream, UpstreamCredentials } from "../proxy/proxy-deps.ts";
 import { type UpstreamFetch, UpstreamTimeoutError } from "../proxy/upstream-fetch.ts";
@@ -27,15 +28,11 @@ function deadline(ms: number): { promise: Promise<never>; clear(): void } {
 }
 
 async function readJson(response: Response): Promise<EnrichmentResult> {
-  const declared = Number(response.headers.get("content-length") ?? "0");
-  if (declared > MAX_ENRICHMENT_BYTES) {
-    await response.body?.cancel();
-    return { ok: false, error: "too_large" };
-  }
-  const text = await response.text();
-  if (text.length > MAX_ENRICHMENT_BYTES) return { ok: false, error: "too_large" };
+  // Bounded in bytes whether or not the upstream declares a length (a chunked answer too).
+  const body = await readRawBody(response, MAX_ENRICHMENT_BYTES);
+  if (!body.ok) return { ok: false, error: "too_large" };
   try {
-    const resource: unknown = JSON.parse(text);
+    const resource: unknown = JSON.parse(new TextDecoder().decode(body.bytes));
     if (resource === null || typeof resource !== "object") return { ok: false, error: "invalid_body" };
     return { ok: true, resource };
   } catch {

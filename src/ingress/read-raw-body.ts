@@ -10,8 +10,15 @@ export type RawBodyResult = { ok: true; bytes: Uint8Array } | { ok: false; reaso
 
 const EMPTY = new Uint8Array(0);
 
-/** Reads the body of `request` up to `limit` bytes, within `deadlineMs` when given. */
-export async function readRawBody(request: Request, limit: number, deadlineMs?: number): Promise<RawBodyResult> {
+/**
+ * Reads the body of `request` (or of a response: only its headers and body are read) up to
+ * `limit` bytes, within `deadlineMs` when given.
+ */
+export async function readRawBody(
+  request: Pick<Request, "headers" | "body">,
+  limit: number,
+  deadlineMs?: number,
+): Promise<RawBodyResult> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) {
     await request.body?.cancel().catch(() => {});
