@@ -184,4 +184,14 @@ describe("enrichment", () => {
     await waitFor("the slow one on the stream", () => streamed.some((e) => e.id === slow));
     expect(streamed.find((e) => e.id === slow).enrichmenterror).toBe("timeout");
   });
+
+  it("a resource larger than the bound: delivered unenriched and marked too_large", async () => {
+    const bigId = await esign.createAgreement("Big");
+    const padding = "x".repeat(300 * 1024);
+    esign.inject({ method: "GET", path: `/agreements/${bigId}`, fault: { status: 200, body: { id: bigId, padding } } });
+    const big = await post(esignDelivery(gateway.secrets.esign, "agreement.sent", { subjectId: bigId }));
+    await waitFor("the event at the app", () => Boolean(delivered(big)));
+    expect(delivered(big)).toMatchObject({ enrichmenterror: "too_large" });
+    expect(delivered(big).enrichment).toBeUndefined();
+  });
 });
