@@ -61,12 +61,13 @@ test("row 6: refused upgrades that ignore the close frame are cut within seconds
   );
   const heads = await Promise.race([
     Promise.all(closed),
-    new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 10_000).unref()),
+    new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 5_000).unref()),
   ]);
   expect(heads).toBeDefined();
   for (const head of heads ?? []) expect(head).toBe("HTTP/1.1 101");
-  // Before: each socket was held for the WebSocket library's 30 s close timeout.
-  expect(Date.now() - started).toBeLessThan(10_000);
+  // Before: each socket was held for the WebSocket library's 30 s close timeout. Now the cut
+  // comes 1 s after the close frame; 5 s leaves room for a loaded 2-core machine.
+  expect(Date.now() - started).toBeLessThan(5_000);
 });
 
 test("row 7: /metrics and the details of /healthz need an allowed address or a token; disk full is 503", async () => {
