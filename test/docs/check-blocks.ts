@@ -1,0 +1,121 @@
+/**
+ * The static checks of the doc test: configuration blocks through the real schema
+ * (`resolveConfig`), JSON samples through `JSON.parse`, code samples through esbuild's parser,
+ * and relative links to files that exist. Recipes run elsewhere (run-recipes.ts).
+ */
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, symlink, writeFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { transform } from "esbuild";
+import { resolveConfig } from "../../src/config/resolve-config.ts";
+import type { DocBlock } from "./extract-blocks.ts";
+
+const sha256 = (value: string) => `sha256:${createHash("sha256").update(value).digest("hex")}`;
+
+/**
+ * Values for the `${NAME}` placeholders every page may use without explaining them: the variables
+ * the default configuration reads (docs/configuration.md, "Environment"). Any other placeholder
+ * needs an `env: NAME=value` line in the block's doctest annotation.
+ */
+export const DOCUMENTED_ENV: Record<string, string> = {
+  ESIGN_WEBHOOK_SECRET: "doctest_esign_secret_0123456789",
+  STAFFING_WEBHOOK_SECRET: "doctest_staffing_secret_0123456789",
+  GATEWAY_ADMIN_KEY_HASH: sha256("doctest_admin_key_0123456789"),
+  GATEWAY_JWT_SECRET: "doctest_jwt_secret_0123456789abcdef",
+  ESIGN_API_URL: "https://esign.example.com/api/public/v1",
+  ESIGN_CLIENT_ID: "doctest-client",
+  ESIGN_CLIENT_SECRET: "doctest_client_secret_0123456789",
+  STAFFING_API_URL: "https://staffing.example.com/api/public/v1",
+  STAFFING_API_KEY: "sk_test_doctest_0123456789",
+  REDIS_URL: "redis://127.0.0.1:6379",
+};
+
+/** The environment a config block is resolved with. */
+export function configEnv(block: DocBlock): Record<string, string> {
+  return { ...DOCUMENTED_ENV, ...block.annotation.env };
+}
+
+/** Validates a `json config` block; returns the problems (empty when it is a valid complete config). */
+export function checkJsonConfig(block: DocBlock): string[] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(block.body);
+  } catch (error) {
+    return [`not valid JSON: ${(error as Error).message}`];
+  }
+  return validate(raw, block);
+}
+
+function validate(raw: unknown, block: DocBlock): string[] {
+  try {
+    resolveConfig(raw, configEnv(block));
+    return [];
+  } catch (error) {
+    return [(error as Error).message];
+  }
+}
+
+/**
+ * Validates `ts config` blocks: each is written as `gateway.config.ts` into its own directory
+ * beside a link to the repository's `src/` (so `./src/config/schema.ts` resolves as it does at
+ * the repository root), imported, and its default export resolved.
+ */
+export async function checkTsConfig(block: DocBlock, workDir: string, repoRoot: string): Promise<string[]> {
+  const dir = join(workDir, `ts-config-${block.line}`);
+  await mkdir(dir, { recursive: true });
+  if (!existsSync(join(dir, "src"))) await symlink(join(repoRoot, "src"), join(dir, "src"));
+  const file = join(dir, "gateway.config.ts");
+  await writeFile(file, block.body);
+  try {
+    const mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+    if (mod.default === undefined) return ["a config module needs a default export"];
+    return validate(mod.default, block);
+  } catch (error) {
+    return [`cannot be imported: ${(error as Error).message}`];
+  }
+}
+
+/** A plain ```json block must be JSON as shown. */
+export function checkJson(block: DocBlock): string[] {
+  try {
+    JSON.parse(block.body);
+    return [];
+  } catch (error) {
+    return [`not valid JSON (a config example is \`json config\`; samples must parse): ${(error as Error).message}`];
+  }
+}
+
+/** Code samples must parse: JS and TS as modules, HTML through its `<script type="module">` elements. */
+export async function checkCode(block: DocBlock): Promise<string[]> {
+  const lang = block.info.split(/\s+/)[0] as string;
+  const sources =
+    lang === "html"
+      ? [...block.body.matchAll(/<script type="module">([\s\S]*?)<\/script>/g)].map((m) => m[1] as string)
+      : [block.body];
+  const loader = lang === "ts" || lang === "typescript" ? "ts" : "js";
+  const problems: string[] = [];
+  for (const source of sources) {
+    try {
+      await transform(source, { loader, format: "esm", logLevel: "silent" });
+    } catch (error) {
+      problems.push(`does not parse: ${(error as Error).message.split("\n").slice(0, 3).join(" ")}`);
+    }
+  }
+  return problems;
+}
+
+/** Relative links (`[x](docs/page.md)`, `![x](console.png)`) must name files that exist. */
+export function checkLinks(page: string, markdown: string, repoRoot: string): string[] {
+  const problems: string[] = [];
+  // Links inside fenced blocks are code, not links.
+  const prose = markdown.replace(/^(\s*)(`{3,}|~{3,})[\s\S]*?^\1\2\s*$/gm, "");
+  for (const match of prose.matchAll(/\]\(([^)\s]+)\)/g)) {
+    const target = (match[1] as string).split("#")[0] as string;
+    if (target === "" || /^[a-z]+:/i.test(target)) continue;
+    const path = resolve(repoRoot, dirname(page), decodeURI(target));
+    if (!existsSync(path)) problems.push(`link to ${match[1]}: no such file`);
+  }
+  return problems;
+}
