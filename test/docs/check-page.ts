@@ -6,7 +6,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { checkCode, checkJson, checkJsonConfig, checkLinks, checkTsConfig } from "./check-blocks.ts";
 import { type BlockKind, type DocBlock, extractBlocks, misplacedDirectives } from "./extract-blocks.ts";
-import { planSessions, type Session } from "./run-recipes.ts";
+import { INSTALLS, planSessions, type Session } from "./run-recipes.ts";
 
 export interface BlockProblem {
   block: DocBlock;
@@ -46,6 +46,10 @@ async function checkBlock(block: DocBlock, repoRoot: string, workDir: string): P
     case "code":
       return checkCode(block);
     case "recipe":
+      // The session directory links the repository's node_modules: an install there would change it.
+      return block.annotation.skip === undefined && INSTALLS.test(block.body)
+        ? ["a recipe that installs packages cannot run in the doc test: put the install in its own block with skip: and a reason"]
+        : [];
     case "output":
     case "diagram":
       return [];

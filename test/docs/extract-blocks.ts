@@ -34,6 +34,8 @@ export interface Annotation {
   env: Record<string, string>;
   /** Why the block is not run (recipes only). */
   skip?: string;
+  /** Seconds within which a read-only block's `expect` must come true: it is re-run until then. */
+  eventually?: number;
   /** Seconds the block may take (recipes). Default 30. */
   timeout?: number;
   /** Write the block into the session's directory under this name before the session starts. */
@@ -57,7 +59,7 @@ export interface DocBlock {
   problems: string[];
 }
 
-const KNOWN_DIRECTIVES = new Set(["session", "background", "expect", "env", "skip", "timeout", "file", "gateway"]);
+const KNOWN_DIRECTIVES = new Set(["session", "background", "expect", "env", "skip", "timeout", "file", "gateway", "eventually"]);
 
 /** The kind of a block from its info string. */
 export function classify(info: string): BlockKind {
@@ -96,10 +98,11 @@ export function parseAnnotation(text: string): { annotation: Annotation; problem
         else annotation.env[value.slice(0, eq)] = value.slice(eq + 1);
         break;
       }
-      case "timeout": {
+      case "timeout":
+      case "eventually": {
         const seconds = Number(value);
-        if (!(seconds > 0 && seconds <= 120)) problems.push(`doctest annotation: timeout 1..120 seconds, got "${value}"`);
-        else annotation.timeout = seconds;
+        if (!(seconds > 0 && seconds <= 120)) problems.push(`doctest annotation: ${key} 1..120 seconds, got "${value}"`);
+        else annotation[key] = seconds;
         break;
       }
       case "gateway":
@@ -171,7 +174,7 @@ export function misplacedDirectives(block: DocBlock): string[] {
     )
     .map(([key]) => key);
   const allowed: Record<BlockKind, string[]> = {
-    recipe: ["session", "background", "expect", "env", "skip", "timeout", "gateway"],
+    recipe: ["session", "background", "expect", "env", "skip", "timeout", "gateway", "eventually"],
     "json-config": ["env", "file", "session"],
     "ts-config": ["env"],
     json: [],

@@ -33,6 +33,10 @@ export interface RecipeResult {
 const NOT_LINKED = new Set([".git", ".data", ".wrangler", ".gateway-listen", ".dev.vars", "test-artifacts", "coverage"]);
 
 const DEFAULT_TIMEOUT_S = 30;
+/** A recipe that starts a gateway itself: its session gets no implicit `npm start`. */
+export const STARTS_GATEWAY = /\bnpm start\b|\bgateway(\.js)? serve\b|\bnpm run dev(:worker)?\b|\bwrangler dev\b/;
+/** Recipes that install packages never run (check-page.ts reports them). */
+export const INSTALLS = /\bnpm (install|ci|i)\b/;
 /** The zero-config gateway a session starts when none of its blocks starts anything itself. */
 const ZERO_CONFIG_START: Pick<DocBlock, "body" | "annotation"> = {
   body: "npm start\n",
@@ -71,6 +75,16 @@ export function planSessions(blocks: DocBlock[]): Session[] {
 
 /** Runs one session; every recipe gets a result. */
 export async function runSession(session: Session, repoRoot: string): Promise<RecipeResult[]> {
+  const installs = session.recipes.filter((b) => b.annotation.skip === undefined && INSTALLS.test(b.body));
+  if (installs.length > 0) {
+    // The session directory links the repository's node_modules: an install would rewrite it.
+    return session.recipes.map((block) => ({
+      block,
+      status: installs.includes(block) ? "failed" : "not-reached",
+      output: "",
+      problems: ["installs packages: not run (skip it with a reason)"],
+    }));
+  }
   const dir = await mkdtemp(join(tmpdir(), "doctest-"));
   try {
     for (const entry of await readdir(repoRoot)) {
@@ -90,7 +104,7 @@ interface Step {
 
 async function runIn(dir: string, session: Session): Promise<RecipeResult[]> {
   const runnable = session.recipes.filter((b) => b.annotation.skip === undefined);
-  const startsItsOwn = runnable.some((b) => b.annotation.background !== undefined);
+  const startsItsOwn = runnable.some((b) => STARTS_GATEWAY.test(b.body));
   const gateway = runnable.find((b) => b.annotation.gateway)?.annotation.gateway ?? "zero-config";
   const steps: Step[] = [];
   if (gateway === "zero-config" && !startsItsOwn) steps.push({ index: -1, block: ZERO_CONFIG_START });
@@ -152,13 +166,32 @@ function sessionScript(steps: Step[]): string {
         "  sleep 0.05",
         "done",
       );
+    } else if (block.annotation.eventually !== undefined) {
+      // Re-run (a read-only block) until every expected pattern is in its output; the watchdog bounds it.
+      lines.push(
+        `until source ${body} > ${out} 2>&1 < /dev/null && ${matchesAll(block.annotation.expect, out)}; do sleep 0.2; done`,
+      );
     } else {
       lines.push(`source ${body} > ${out} 2>&1 < /dev/null`);
     }
     lines.push(`echo "@@done ${index}" >&3`);
   }
+  // Background processes show what they received by the end: wait for their expected output.
+  for (const { index, block } of steps) {
+    if (block.annotation.background === undefined || block.annotation.expect.length === 0) continue;
+    lines.push(
+      `__step=${index}`,
+      `echo "@@begin ${index}" >&3`,
+      `until ${matchesAll(block.annotation.expect, `.doctest-out-${index}.txt`)}; do sleep 0.05; done`,
+      `echo "@@done ${index}" >&3`,
+    );
+  }
   lines.push("__step=", "exit 0");
   return `${lines.join("\n")}\n`;
+}
+
+function matchesAll(patterns: string[], file: string): string {
+  return patterns.length === 0 ? "true" : patterns.map((p) => `grep -qE -- ${shellQuote(p)} ${file}`).join(" && ");
 }
 
 function shellQuote(value: string): string {
@@ -172,7 +205,7 @@ interface StepEvent {
 
 /** Runs the session script, enforcing each step's timeout; returns what happened to each step. */
 function execute(dir: string, steps: Step[]): Promise<Map<number, StepEvent>> {
-  const timeouts = new Map(steps.map((s) => [s.index, (s.block.annotation.timeout ?? DEFAULT_TIMEOUT_S) * 1000]));
+  const timeouts = new Map(steps.map((s) => [s.index, (s.block.annotation.eventually ?? s.block.annotation.timeout ?? DEFAULT_TIMEOUT_S) * 1000]));
   const namespaced = sessionIsolation() === "namespaces";
   const [command, args] = namespaced
     ? ["unshare", [...unshareArgs(), "bash", ".doctest-session.sh"]]
