@@ -28,7 +28,10 @@ export async function checkPage(page: string, repoRoot: string, workDir: string)
   const blocks = extractBlocks(page, markdown);
   const problems: BlockProblem[] = [];
   for (const block of blocks) {
-    const found = [...block.problems, ...misplacedDirectives(block).map((d) => `directive "${d}" does not apply to a ${block.kind} block`)];
+    const found = [
+      ...block.problems,
+      ...misplacedDirectives(block).map((d) => `directive "${d}" does not apply to a ${block.kind} block`),
+    ];
     found.push(...(await checkBlock(block, repoRoot, workDir)));
     if (found.length > 0) problems.push({ block, problems: found });
   }
@@ -48,7 +51,9 @@ async function checkBlock(block: DocBlock, repoRoot: string, workDir: string): P
     case "recipe":
       // The session directory links the repository's node_modules: an install there would change it.
       return block.annotation.skip === undefined && INSTALLS.test(block.body)
-        ? ["a recipe that installs packages cannot run in the doc test: put the install in its own block with skip: and a reason"]
+        ? [
+            "a recipe that installs packages cannot run in the doc test: put the install in its own block with skip: and a reason",
+          ]
         : [];
     case "output":
     case "diagram":

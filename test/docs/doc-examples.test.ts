@@ -14,7 +14,13 @@ import type { DocBlock } from "./extract-blocks.ts";
 import { type RecipeResult, runSession, sessionIsolation } from "./run-recipes.ts";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
-const pages = ["README.md", ...(await readdir(join(repoRoot, "docs"))).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`)];
+const pages = [
+  "README.md",
+  ...(await readdir(join(repoRoot, "docs")))
+    .filter((f) => f.endsWith(".md"))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
 
 let workDir: string;
 const checked = new Map<string, PageCheck>();
@@ -35,6 +41,21 @@ afterAll(async () => {
   );
 });
 
+const waiting: (() => void)[] = [];
+let running = 0;
+/** Runs `task` once fewer than two others run (the machine has two cores; a session is mostly start-up CPU). */
+async function twoAtATime<T>(task: () => Promise<T>): Promise<T> {
+  const parallel = sessionIsolation() === "namespaces" ? 2 : 1;
+  if (running >= parallel) await new Promise<void>((resolve) => waiting.push(resolve));
+  running++;
+  try {
+    return await task();
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
+}
+
 function failures(results: { block: DocBlock; problems: string[] }[]): string {
   return results.map((r) => describeProblem(r.block, r.problems)).join("\n\n");
 }
@@ -45,11 +66,14 @@ describe.each(pages)("%s", (page) => {
     expect(failures(check.problems)).toBe("");
     expect(check.linkProblems).toEqual([]);
   });
+});
 
-  it("runs its recipes as written", async () => {
+// Sessions are isolated from each other (own directory, network and processes): two at a time.
+describe("recipes", () => {
+  it.concurrent.for(pages)("%s runs its recipes as written", { timeout: 180_000 }, async (page, { expect }) => {
     const check = checked.get(page) as PageCheck;
     for (const session of check.sessions) {
-      const results = await runSession(session, repoRoot);
+      const results = await twoAtATime(() => runSession(session, repoRoot));
       ran.push(...results);
       const bad = results
         .filter((r) => r.status === "failed" || r.status === "not-reached")

@@ -59,7 +59,17 @@ export interface DocBlock {
   problems: string[];
 }
 
-const KNOWN_DIRECTIVES = new Set(["session", "background", "expect", "env", "skip", "timeout", "file", "gateway", "eventually"]);
+const KNOWN_DIRECTIVES = new Set([
+  "session",
+  "background",
+  "expect",
+  "env",
+  "skip",
+  "timeout",
+  "file",
+  "gateway",
+  "eventually",
+]);
 
 /** The kind of a block from its info string. */
 export function classify(info: string): BlockKind {
@@ -101,12 +111,14 @@ export function parseAnnotation(text: string): { annotation: Annotation; problem
       case "timeout":
       case "eventually": {
         const seconds = Number(value);
-        if (!(seconds > 0 && seconds <= 120)) problems.push(`doctest annotation: ${key} 1..120 seconds, got "${value}"`);
+        if (!(seconds > 0 && seconds <= 120))
+          problems.push(`doctest annotation: ${key} 1..120 seconds, got "${value}"`);
         else annotation[key] = seconds;
         break;
       }
       case "gateway":
-        if (value !== "zero-config" && value !== "none") problems.push(`doctest annotation: gateway is zero-config or none`);
+        if (value !== "zero-config" && value !== "none")
+          problems.push(`doctest annotation: gateway is zero-config or none`);
         else annotation.gateway = value;
         break;
       case "skip":
@@ -147,7 +159,9 @@ export function extractBlocks(page: string, markdown: string): DocBlock[] {
     }
     const before = between.join("\n").trimEnd();
     const comment = ANNOTATION.exec(before);
-    const parsed = comment ? parseAnnotation(comment[1] as string) : { annotation: { expect: [], env: {} }, problems: [] };
+    const parsed = comment
+      ? parseAnnotation(comment[1] as string)
+      : { annotation: { expect: [], env: {} }, problems: [] };
     blocks.push({
       page,
       line: i + 1,

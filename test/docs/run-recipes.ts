@@ -30,7 +30,15 @@ export interface RecipeResult {
 }
 
 /** Entries of the repository a session directory does not link (state a reader's clone lacks). */
-const NOT_LINKED = new Set([".git", ".data", ".wrangler", ".gateway-listen", ".dev.vars", "test-artifacts", "coverage"]);
+const NOT_LINKED = new Set([
+  ".git",
+  ".data",
+  ".wrangler",
+  ".gateway-listen",
+  ".dev.vars",
+  "test-artifacts",
+  "coverage",
+]);
 
 const DEFAULT_TIMEOUT_S = 30;
 /** A recipe that starts a gateway itself: its session gets no implicit `npm start`. */
@@ -46,7 +54,8 @@ const ZERO_CONFIG_START: Pick<DocBlock, "body" | "annotation"> = {
 let isolation: "namespaces" | "none" | undefined;
 /** Whether sessions can get their own network and process namespaces here. */
 export function sessionIsolation(): "namespaces" | "none" {
-  isolation ??= spawnSync("unshare", [...unshareArgs(), "true"], { stdio: "ignore" }).status === 0 ? "namespaces" : "none";
+  isolation ??=
+    spawnSync("unshare", [...unshareArgs(), "true"], { stdio: "ignore" }).status === 0 ? "namespaces" : "none";
   return isolation;
 }
 
@@ -149,7 +158,7 @@ function sessionScript(steps: Step[]): string {
   const lines = [
     "set -eo pipefail",
     "ip link set lo up 2>/dev/null || true",
-    'trap \'echo "@@end $? ${__step:-none}" >&3\' EXIT',
+    "trap 'echo \"@@end $? ${__step:-none}\" >&3' EXIT",
   ];
   for (const { index, block } of steps) {
     const body = `.doctest-step-${index}.sh`;
@@ -205,7 +214,12 @@ interface StepEvent {
 
 /** Runs the session script, enforcing each step's timeout; returns what happened to each step. */
 function execute(dir: string, steps: Step[]): Promise<Map<number, StepEvent>> {
-  const timeouts = new Map(steps.map((s) => [s.index, (s.block.annotation.eventually ?? s.block.annotation.timeout ?? DEFAULT_TIMEOUT_S) * 1000]));
+  const timeouts = new Map(
+    steps.map((s) => [
+      s.index,
+      (s.block.annotation.eventually ?? s.block.annotation.timeout ?? DEFAULT_TIMEOUT_S) * 1000,
+    ]),
+  );
   const namespaced = sessionIsolation() === "namespaces";
   const [command, args] = namespaced
     ? ["unshare", [...unshareArgs(), "bash", ".doctest-session.sh"]]
