@@ -3,6 +3,7 @@
  * (`resolveConfig`), JSON samples through `JSON.parse`, code samples through esbuild's parser,
  * and relative links to files that exist. Recipes run elsewhere (run-recipes.ts).
  */
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
@@ -59,15 +60,30 @@ function validate(raw: unknown, block: DocBlock): string[] {
 
 /**
  * Validates `ts config` blocks: each is written as `gateway.config.ts` into its own directory
- * beside a link to the repository's `src/` (so `./src/config/schema.ts` resolves as it does at
- * the repository root), imported, and its default export resolved.
+ * beside links to the repository's `src/`, `package.json` and `node_modules` (so
+ * `./src/config/schema.ts` resolves as it does at the repository root), typechecked with the
+ * project's compiler options, imported, and its default export resolved.
  */
 export async function checkTsConfig(block: DocBlock, workDir: string, repoRoot: string): Promise<string[]> {
-  const dir = join(workDir, `ts-config-${block.line}`);
+  const dir = join(workDir, `ts-config-${block.page.replaceAll("/", "-")}-${block.line}`);
   await mkdir(dir, { recursive: true });
-  if (!existsSync(join(dir, "src"))) await symlink(join(repoRoot, "src"), join(dir, "src"));
+  for (const entry of ["src", "package.json", "node_modules"]) {
+    if (!existsSync(join(dir, entry))) await symlink(join(repoRoot, entry), join(dir, entry));
+  }
   const file = join(dir, "gateway.config.ts");
   await writeFile(file, block.body);
+  await writeFile(
+    join(dir, "tsconfig.json"),
+    JSON.stringify({ extends: join(repoRoot, "tsconfig.json"), include: ["gateway.config.ts"] }),
+  );
+  const typecheck = spawnSync(join(repoRoot, "node_modules/.bin/tsc"), ["--noEmit", "-p", "tsconfig.json"], {
+    cwd: dir,
+    encoding: "utf8",
+  });
+  const typeErrors = typecheck.stdout.split("\n").filter((line) => line.startsWith("gateway.config.ts"));
+  if (typecheck.status !== 0 && typeErrors.length === 0)
+    return [`typecheck failed: ${typecheck.stdout}${typecheck.stderr}`];
+  if (typeErrors.length > 0) return typeErrors.map((line) => `type error: ${line}`);
   try {
     const mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
     if (mod.default === undefined) return ["a config module needs a default export"];

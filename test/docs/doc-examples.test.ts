@@ -93,6 +93,7 @@ describe("the doc test itself", () => {
     expect(problemAt("// comments")).toMatch(/unknown kind "jsonc"/);
     expect(problemAt('"prefix": "gw"')).toMatch(/sources: expected a value/);
     expect(problemAt('"toleranceSeconds": "5"')).toMatch(/sources\.0\.toleranceSeconds/);
+    expect(problemAt('"sqllite"')).toMatch(/type error: gateway\.config\.ts.*"sqllite"/);
     // An unexplained placeholder; pseudo-JSON in a sample; a block with no kind; a code sample that does not parse.
     expect(problemAt("${CRM_WHSEC}")).toMatch(/CRM_WHSEC is not set/);
     expect(problemAt('"id": "evt_…",')).toMatch(/not valid JSON/);
