@@ -5,7 +5,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -122,16 +122,38 @@ export async function checkCode(block: DocBlock): Promise<string[]> {
   return problems;
 }
 
-/** Relative links (`[x](docs/page.md)`, `![x](console.png)`) must name files that exist. */
+/** Text without its fenced blocks (links and headings inside them are code). */
+function proseOf(markdown: string): string {
+  return markdown.replace(/^(\s*)(`{3,}|~{3,})[\s\S]*?^\1\2\s*$/gm, "");
+}
+
+/** The anchors of a page's headings, as GitHub makes them. */
+export function headingAnchors(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  for (const match of proseOf(markdown).matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
+    const slug = (match[1] as string)
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+      .replace(/\s/g, "-");
+    let unique = slug;
+    for (let n = 1; anchors.has(unique); n++) unique = `${slug}-${n}`;
+    anchors.add(unique);
+  }
+  return anchors;
+}
+
+/** Relative links (`[x](docs/page.md#part)`, `![x](console.png)`) must name files and headings that exist. */
 export function checkLinks(page: string, markdown: string, repoRoot: string): string[] {
   const problems: string[] = [];
-  // Links inside fenced blocks are code, not links.
-  const prose = markdown.replace(/^(\s*)(`{3,}|~{3,})[\s\S]*?^\1\2\s*$/gm, "");
-  for (const match of prose.matchAll(/\]\(([^)\s]+)\)/g)) {
-    const target = (match[1] as string).split("#")[0] as string;
-    if (target === "" || /^[a-z]+:/i.test(target)) continue;
-    const path = resolve(repoRoot, dirname(page), decodeURI(target));
-    if (!existsSync(path)) problems.push(`link to ${match[1]}: no such file`);
+  for (const match of proseOf(markdown).matchAll(/\]\(([^)\s]+)\)/g)) {
+    const [target = "", anchor] = (match[1] as string).split("#");
+    if (/^[a-z]+:/i.test(target)) continue;
+    const path = target === "" ? resolve(repoRoot, page) : resolve(repoRoot, dirname(page), decodeURI(target));
+    if (!existsSync(path)) {
+      problems.push(`link to ${match[1]}: no such file`);
+    } else if (anchor && path.endsWith(".md") && !headingAnchors(readFileSync(path, "utf8")).has(anchor)) {
+      problems.push(`link to ${match[1]}: no heading with that anchor`);
+    }
   }
   return problems;
 }

@@ -100,7 +100,10 @@ describe("the doc test itself", () => {
     expect(problemAt("no info string")).toMatch(/unknown kind ""/);
     expect(problemAt("connect(")).toMatch(/does not parse/);
     expect(problemAt("skip:")).toBe("");
-    expect(check.linkProblems).toEqual(["link to ../../../docs/no-such-page.md: no such file"]);
+    expect(check.linkProblems).toEqual([
+      "link to ../../../docs/no-such-page.md: no such file",
+      "link to ../../../docs/contributing.md#no-such-heading: no heading with that anchor",
+    ]);
 
     // A recipe whose command fails, and one whose output is not what the page promises.
     const [session] = check.sessions;
