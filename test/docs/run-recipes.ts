@@ -54,8 +54,11 @@ const ZERO_CONFIG_START: Pick<DocBlock, "body" | "annotation"> = {
 let isolation: "namespaces" | "none" | undefined;
 /** Whether sessions can get their own network and process namespaces here. */
 export function sessionIsolation(): "namespaces" | "none" {
-  isolation ??=
-    spawnSync("unshare", [...unshareArgs(), "true"], { stdio: "ignore" }).status === 0 ? "namespaces" : "none";
+  // DOCTEST_ISOLATION=none runs sessions without namespaces (their fixed ports must then be free).
+  const can =
+    process.env.DOCTEST_ISOLATION !== "none" &&
+    spawnSync("unshare", [...unshareArgs(), "true"], { stdio: "ignore" }).status === 0;
+  isolation ??= can ? "namespaces" : "none";
   return isolation;
 }
 
