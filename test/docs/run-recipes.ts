@@ -140,7 +140,7 @@ async function runIn(dir: string, session: Session): Promise<RecipeResult[]> {
     }
     const problems = event.problem ? [event.problem] : [];
     for (const pattern of block.annotation.expect) {
-      if (!new RegExp(pattern).test(output)) problems.push(`output does not match /${pattern}/`);
+      if (!new RegExp(pattern, "m").test(output)) problems.push(`output does not match /${pattern}/`);
     }
     results.push({ block, status: problems.length ? "failed" : "passed", output, problems });
   }
