@@ -60,7 +60,7 @@ async function checkBlock(block: DocBlock, repoRoot: string, workDir: string): P
       return [];
     case "unknown":
       return [
-        `a block of unknown kind "${block.info}": use sh, json config, ts config, json, js, ts, html, text or mermaid (docs/contributing.md)`,
+        `a block of unknown kind "${block.info}": use sh, json config, ts config, json, js, ts, html, text, toml or mermaid (docs/contributing.md)`,
       ];
   }
 }

@@ -16,7 +16,7 @@ export type BlockKind =
   | "json"
   /** ```js / ```ts / ```html: code a reader adapts; must parse (the html's module scripts). */
   | "code"
-  /** ```text: sample output; not run. */
+  /** ```text: sample output; ```toml: a wrangler.toml fragment. Not run. */
   | "output"
   /** ```mermaid: a diagram; not run. */
   | "diagram"
@@ -80,7 +80,7 @@ export function classify(info: string): BlockKind {
   if ((lang === "ts" || lang === "typescript") && flag === "config") return "ts-config";
   if (lang === "json" && flag === "") return "json";
   if (["js", "javascript", "ts", "typescript", "html"].includes(lang) && flag === "") return "code";
-  if (lang === "text" && flag === "") return "output";
+  if ((lang === "text" || lang === "toml") && flag === "") return "output";
   if (lang === "mermaid" && flag === "") return "diagram";
   return "unknown";
 }
