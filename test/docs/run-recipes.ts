@@ -57,7 +57,7 @@ export function sessionIsolation(): "namespaces" | "none" {
   // DOCTEST_ISOLATION=none runs sessions without namespaces (their fixed ports must then be free).
   const can =
     process.env.DOCTEST_ISOLATION !== "none" &&
-    spawnSync("unshare", [...unshareArgs(), "true"], { stdio: "ignore" }).status === 0;
+    spawnSync("unshare", [...unshareArgs(), "ip", "link", "set", "lo", "up"], { stdio: "ignore" }).status === 0;
   isolation ??= can ? "namespaces" : "none";
   return isolation;
 }
@@ -160,7 +160,7 @@ async function runIn(dir: string, session: Session): Promise<RecipeResult[]> {
 function sessionScript(steps: Step[]): string {
   const lines = [
     "set -eo pipefail",
-    "ip link set lo up 2>/dev/null || true",
+    "ip link set lo up 2>/dev/null || true # the namespace's loopback (a no-op without namespaces)",
     "trap 'echo \"@@end $? ${__step:-none}\" >&3' EXIT",
   ];
   for (const { index, block } of steps) {
