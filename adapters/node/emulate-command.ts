@@ -30,7 +30,8 @@ export const emulateCommand = defineCommand({
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port: an integer 0..65535");
     if (!(timeScale > 0 && timeScale <= 100)) throw new UsageError("--time-scale: a number above 0, at most 100");
     const names = [...emulatorRegistry.keys()];
-    if (args.only !== undefined && !names.includes(args.only)) throw new UsageError(`--only: one of ${names.join(", ")}`);
+    if (args.only !== undefined && !names.includes(args.only))
+      throw new UsageError(`--only: one of ${names.join(", ")}`);
     const emulators = await startEmulators({
       host: args.host,
       port,
@@ -41,7 +42,8 @@ export const emulateCommand = defineCommand({
     // Printed on purpose: credentials of an in-memory emulator, worthless anywhere else.
     const lines = ["SANDBOX credentials (emulated services only):"];
     for (const { name, emulator, apiUrl } of emulators.served) {
-      for (const [variable, value] of Object.entries(emulator.upstreamEnv(apiUrl))) lines.push(`  ${variable}=${value}`);
+      for (const [variable, value] of Object.entries(emulator.upstreamEnv(apiUrl)))
+        lines.push(`  ${variable}=${value}`);
       lines.push(`  ${name} webhook signing secret: ${emulator.webhookSecret}`);
     }
     console.log(lines.join("\n"));

@@ -30,7 +30,9 @@ export const hashKeyCommand = defineCommand({
     let key = args.key;
     if (key === undefined || key === "-") {
       if (key === undefined && process.stdin.isTTY) {
-        throw new UsageError("no key: pipe it on stdin (printf %s KEY | gateway hash-key -) or pass it as the argument");
+        throw new UsageError(
+          "no key: pipe it on stdin (printf %s KEY | gateway hash-key -) or pass it as the argument",
+        );
       }
       // One trailing newline is the shell's (`echo key |`), not part of the key.
       key = (await readStdin()).replace(/\r?\n$/, "");

@@ -30,7 +30,6 @@ import {
 } from "./listen-state.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 
-
 function httpUrl(text: string | undefined, what: string): string {
   try {
     const url = new URL(text ?? "");
@@ -96,10 +95,19 @@ export const listenCommand = defineCommand({
     source: { type: "string", valueHint: "id", description: "Only events of this source (repeatable)" },
     type: { type: "string", valueHint: "pattern", description: "Only events of this type, `*` wildcards (repeatable)" },
     format: { type: "enum", options: ["cloudevents", "upstream"], default: "cloudevents", description: "Body format" },
-    key: { type: "string", valueHint: "apiKey", description: "API key (default: GATEWAY_API_KEY, then the dev admin key)" },
+    key: {
+      type: "string",
+      valueHint: "apiKey",
+      description: "API key (default: GATEWAY_API_KEY, then the dev admin key)",
+    },
     token: { type: "string", valueHint: "jwt", description: "A stream token instead of an API key" },
     state: { type: "string", valueHint: "file", description: "Cursor and local secret file (default: per target)" },
-    "retry-max-ms": { type: "string", valueHint: "ms", default: "30000", description: "Longest retry delay to the app" },
+    "retry-max-ms": {
+      type: "string",
+      valueHint: "ms",
+      default: "30000",
+      description: "Longest retry delay to the app",
+    },
   },
   run: ({ rawArgs }) => runListen(rawArgs),
 });
@@ -123,8 +131,7 @@ async function runListen(args: string[]): Promise<void> {
   const gateway = httpUrl(positionals[0], "<gateway-url>");
   const target = httpUrl(values["forward-to"], "--forward-to");
   const format = values.format as ListenFormat;
-  if (format !== "cloudevents" && format !== "upstream")
-    throw new UsageError("--format: cloudevents or upstream");
+  if (format !== "cloudevents" && format !== "upstream") throw new UsageError("--format: cloudevents or upstream");
   const retryMaxMs = Number(values["retry-max-ms"]);
   if (!Number.isInteger(retryMaxMs) || retryMaxMs < 10) throw new UsageError("--retry-max-ms: an integer >= 10");
   const filters = { source: values.source ?? [], type: values.type ?? [] };

@@ -106,14 +106,16 @@ async function usageOf(selected: Selected, root: AnyCommand, tty: boolean | unde
   const parentName = selected.name.split(" ").slice(0, -1).join(" ");
   // citty names a command from one parent; give it the whole chain (`gateway transform test`).
   const parent = parentName ? { meta: { name: parentName, version: rootMeta.version } } : undefined;
-  const text = await renderUsage({ ...selected.cmd, meta: { ...meta, name: meta.name ?? selected.name.split(" ").at(-1) } }, parent);
+  const text = await renderUsage(
+    { ...selected.cmd, meta: { ...meta, name: meta.name ?? selected.name.split(" ").at(-1) } },
+    parent,
+  );
   const trimmed = text.replace(/[ \t]+$/gm, "");
   return tty ? trimmed : stripColours(trimmed);
 }
 
 /** Removes ANSI colour codes (citty colours its messages and usage). */
 function stripColours(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the escape character is the point
   return text.replace(/\u001b\[[0-9;]*m/g, "");
 }
 
@@ -143,7 +145,9 @@ export async function runCli(root: AnyCommand, argv: string[] = process.argv.sli
     await runCommand(selected.cmd, { rawArgs: selected.rest });
   } catch (error) {
     if (error instanceof UsageError || isCittyError(error)) {
-      console.error(`${selected.name}: ${stripColours(error.message)}\n\n${await usageOf(selected, root, process.stderr.isTTY)}`);
+      console.error(
+        `${selected.name}: ${stripColours(error.message)}\n\n${await usageOf(selected, root, process.stderr.isTTY)}`,
+      );
       process.exit(EX_USAGE);
     }
     if (error instanceof CliFailure) console.error(`${selected.name}: ${error.message}`);

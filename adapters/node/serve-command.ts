@@ -21,9 +21,7 @@ async function loadConfig(path: string | undefined) {
   const raw = await loadConfigFile(path);
   const env = { ...process.env };
   const dataDir = dataDirOf(raw);
-  const dev: DevSecretsUse = dataDir
-    ? await applyDevSecrets(env, dataDir, raw)
-    : { filled: [], secrets: undefined };
+  const dev: DevSecretsUse = dataDir ? await applyDevSecrets(env, dataDir, raw) : { filled: [], secrets: undefined };
   return { config: resolveConfig(raw, env), dev };
 }
 
@@ -98,7 +96,11 @@ function stopOnSignals(running: RunningGateway, sandbox: Sandbox | undefined) {
 export const serveCommand = defineCommand({
   meta: { name: "serve", description: "Run the gateway (no --config: the zero-config gateway with emulators)" },
   args: {
-    config: { type: "string", valueHint: "file.ts|file.json", description: "Configuration file (default: zero-config)" },
+    config: {
+      type: "string",
+      valueHint: "file.ts|file.json",
+      description: "Configuration file (default: zero-config)",
+    },
     host: { type: "string", valueHint: "host", description: "Listen address (default: server.host, 127.0.0.1)" },
     port: {
       type: "string",

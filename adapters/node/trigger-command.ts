@@ -37,10 +37,18 @@ function describeAnswer(response: Response, text: string): string {
 export const triggerCommand = defineCommand({
   meta: { name: "trigger", description: "Send a signed sample webhook of a source to a running gateway" },
   args: {
-    source: { type: "positional", required: true, description: "A source id of the configuration (esign, staffing, ...)" },
+    source: {
+      type: "positional",
+      required: true,
+      description: "A source id of the configuration (esign, staffing, ...)",
+    },
     type: { type: "positional", required: true, description: "A documented event type of the source's service" },
     url: { type: "string", valueHint: "url", description: "The gateway (default: server host and port of the config)" },
-    config: { type: "string", valueHint: "file", description: "The gateway's config file (default: the zero-config one)" },
+    config: {
+      type: "string",
+      valueHint: "file",
+      description: "The gateway's config file (default: the zero-config one)",
+    },
     times: { type: "string", valueHint: "n", default: "1", description: "Send the same delivery n times (1..100)" },
     id: { type: "string", valueHint: "unique", description: "The delivery's unique id (default: random)" },
   },
@@ -77,7 +85,9 @@ export const triggerCommand = defineCommand({
     const service = config.sources[0]?.service as NonNullable<(typeof config.sources)[0]>["service"];
     const types = sampleEventTypes(service);
     if (!types.includes(args.type)) {
-      throw new UsageError(`"${args.type}" is not a documented event type of ${args.source}; one of: ${types.join(", ")}`);
+      throw new UsageError(
+        `"${args.type}" is not a documented event type of ${args.source}; one of: ${types.join(", ")}`,
+      );
     }
     const delivery = await buildSampleDelivery(createNodeCrypto(), service, args.type, secret.value, {
       uniqueId: args.id,
