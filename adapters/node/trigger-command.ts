@@ -40,7 +40,7 @@ export const triggerCommand = defineCommand({
     source: {
       type: "positional",
       required: true,
-      description: "A source id of the configuration (esign, staffing, ...)",
+      description: "A source id of the configuration",
     },
     type: { type: "positional", required: true, description: "A documented event type of the source's service" },
     url: { type: "string", valueHint: "url", description: "The gateway (default: server host and port of the config)" },
