@@ -15,7 +15,7 @@ import { consoleHeaders } from "./console-headers.ts";
 export interface ConsoleOptions {
   /**
    * The development admin key, set only by the Node CLI when it generated the development
-   * secrets itself and listens on a loopback address (adapters/node/cli.ts). Default: none,
+   * secrets itself and listens on a loopback address (adapters/node/serve-command.ts). Default: none,
    * and `GET /console/dev-key` answers 404.
    */
   devAdminKey?: string;

@@ -4,14 +4,17 @@
  * Send test event) at 375 px has no horizontal overflow and keeps its key fields inside the
  * viewport, passes axe-core, and is saved as a screenshot at 375 and 1280 px under
  * `test-artifacts/console/phone/`; the browser logs no error and the page throws none on any view.
- * Two gateways: the console fixture (events, destinations, test events, no stream tokens: the Live
- * view must not ask for one) and an empty one (stream tokens on, nothing configured: the empty
- * states say what to do).
+ * Three gateways: the console fixture (events, destinations, test events, no stream tokens: the
+ * Live view must not ask for one), an empty one (stream tokens on, nothing configured: the empty
+ * states say what to do), and the zero-config `gateway serve` (development key offered).
  */
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { BIN, cleanEnv, scratchDir } from "../cli/cli-fixtures.ts";
 import { waitFor } from "../delivery/helpers/webhook-receiver.ts";
 import { launchChromium } from "../helpers/chromium.ts";
 import { type GatewayProcess, makeSecrets, startGatewayProcess } from "../helpers/gateway-process.ts";
@@ -26,6 +29,7 @@ const SCHEMES = ["light", "dark"] as const;
 let full: ConsoleGateway;
 let empty: GatewayProcess;
 let browser: Browser;
+let zeroConfig: { url: string; child: ChildProcess } | undefined;
 
 /** A gateway with nothing configured but its sources, and stream tokens on. */
 async function startEmptyGateway(): Promise<GatewayProcess> {
@@ -55,7 +59,32 @@ beforeAll(async () => {
   [full, empty, browser] = await Promise.all([startConsoleGateway(), startEmptyGateway(), launchChromium()]);
   await mkdir(SHOTS, { recursive: true });
 });
+/** `gateway serve` with no configuration (emulators off) in a fresh directory; resolves with its URL. */
+async function startZeroConfig() {
+  const child = spawn(process.execPath, [BIN, "serve", "--port", "0"], {
+    cwd: await scratchDir(),
+    env: cleanEnv({ GATEWAY_EMULATORS: "off" }),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  const url = await new Promise<string>((resolve, reject) => {
+    const onLine = (line: string) => {
+      lines.push(line);
+      if (line.includes('"msg":"listening"')) resolve(JSON.parse(line).url);
+    };
+    createInterface({ input: child.stdout }).on("line", onLine);
+    createInterface({ input: child.stderr }).on("line", onLine);
+    child.once("exit", (code) => reject(new Error(`gateway exited (${code}):\n${lines.join("\n")}`)));
+  });
+  return { url, child };
+}
+
 afterAll(async () => {
+  if (zeroConfig && zeroConfig.child.exitCode === null) {
+    const exited = new Promise((resolve) => zeroConfig?.child.once("exit", resolve));
+    zeroConfig.child.kill("SIGTERM");
+    await exited;
+  }
   await browser?.close();
   await full?.close();
   await empty?.kill();
@@ -237,6 +266,32 @@ describe.each(SCHEMES)("console at 375 px, %s", (scheme) => {
       await close();
     }
   });
+});
+
+test("the zero-config gateway: development key, Live, a test event, Search; no console error", async () => {
+  zeroConfig = await startZeroConfig();
+  const { page, errors, requests, close } = await openPage("dark");
+  try {
+    await open(page, zeroConfig.url, "");
+    await page.click("text=Sign in with the development key");
+    await page.waitForSelector("header.top nav");
+    await open(page, zeroConfig.url, "/live");
+    await page.waitForSelector("[role=status][data-state=live]");
+    await page.waitForSelector("[data-empty=events] >> text=Send a test event");
+    await checkView(page, "zero-config-live-dark", ["[data-empty=events]"]);
+    await page.click("[data-empty=events] >> text=Send a test event");
+    await page.waitForSelector("select[name=type] option", { state: "attached" });
+    await page.click("form button[type=submit]");
+    const id = await (await page.waitForSelector("ul.sent li a")).textContent();
+    await open(page, zeroConfig.url, "/search");
+    await page.waitForSelector(`tr[data-id="${id}"]`);
+    await checkView(page, "zero-config-search-dark", EVENT_FIELDS);
+    expect(errors).toEqual([]);
+    expect(requests.filter((r) => r.url.includes("/auth/stream-token"))).toEqual([]);
+    expect(requests.filter((r) => (r.status ?? 0) >= 400)).toEqual([]);
+  } finally {
+    await close();
+  }
 });
 
 test("the console collects errors at all: a failing request is seen (the checks above are not vacuous)", async () => {

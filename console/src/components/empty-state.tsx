@@ -23,8 +23,8 @@ export function NoEvents(props: { title: string }) {
       <ul>
         {hasFeature("test-events") && (
           <li>
-            <Link href={hrefOf("/send")}>Send a test event</Link>: the gateway signs a documented sample and receives
-            it like any webhook.
+            <Link href={hrefOf("/send")}>Send a test event</Link>: the gateway signs a documented sample and receives it
+            like any webhook.
           </li>
         )}
         <li>

@@ -186,7 +186,9 @@ export function DestinationsView() {
                     {d.breaker.consecutive_failures > 0 && ` (${d.breaker.consecutive_failures} failures)`}
                   </td>
                   <td data-label="Backlog">{d.backlog}</td>
-                  <td data-label="Last error">{d.last_error ? `${formatTime(d.last_error.at)}: ${d.last_error.error}` : "—"}</td>
+                  <td data-label="Last error">
+                    {d.last_error ? `${formatTime(d.last_error.at)}: ${d.last_error.error}` : "—"}
+                  </td>
                   <td data-label="Action">
                     {d.state !== "active" ? (
                       <button type="button" onClick={() => void act(d.id, "resume")} aria-label={`Resume ${d.id}`}>
