@@ -20,7 +20,7 @@ function EmptyState(props: { kind: string; title: string; children: ComponentChi
 export function NoEvents(props: { title: string }) {
   return (
     <EmptyState kind="events" title={props.title}>
-      <ul>
+      <ul class="steps">
         {hasFeature("test-events") && (
           <li>
             <Link href={hrefOf("/send")}>Send a test event</Link>: the gateway signs a documented sample and receives it
