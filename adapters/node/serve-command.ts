@@ -5,9 +5,10 @@
  * gateway's. Stops gracefully on SIGINT/SIGTERM.
  */
 import { defineCommand } from "citty";
-import { ConfigError, resolveConfig } from "../../src/config/resolve-config.ts";
+import { resolveConfig } from "../../src/config/resolve-config.ts";
 import type { GatewayConfig } from "../../src/config/schema.ts";
 import { sampleEventTypes } from "../../src/samples/sample-webhooks.ts";
+import { UsageError } from "./cli-errors.ts";
 import { applyDevSecrets } from "./dev-secrets.ts";
 import { dataDirOf, loadConfigFile } from "./load-config.ts";
 import { assertPortFree, explainListenError } from "./port-in-use.ts";
@@ -111,7 +112,7 @@ export const serveCommand = defineCommand({
   async run({ args }) {
     const port = args.port === undefined ? undefined : Number(args.port);
     if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port < 65536)) {
-      throw new ConfigError([`--port: expected an integer 0..65535, received ${args.port}`]);
+      throw new UsageError(`--port: expected an integer 0..65535, received ${args.port}`);
     }
     let sandbox: Sandbox | undefined;
     if (args.config === undefined) {

@@ -41,6 +41,18 @@ describe("gateway not reachable", () => {
   });
 });
 
+describe("missing credential", () => {
+  it("listen: names every place it looked", async () => {
+    const run = await gateway(["listen", "http://127.0.0.1:8787", "--forward-to", "http://127.0.0.1:9999/hook"], {
+      cwd: await scratchDir(),
+    });
+    expectOneLine(
+      run,
+      "gateway listen: no credential: looked for --key, --token, GATEWAY_API_KEY and .data/dev-secrets.json",
+    );
+  });
+});
+
 describe("port in use", () => {
   it("the gateway's port (a second `npm start`): says so and names --port", async () => {
     const busy = await holdPort();

@@ -64,6 +64,12 @@ describe("usage errors: one line, the usage, exit 64", () => {
       "USAGE gateway serve",
     ],
     [
+      "a bad port",
+      ["serve", "--port", "http"],
+      "gateway serve: --port: expected an integer 0..65535, received http",
+      "USAGE gateway serve",
+    ],
+    [
       "a missing required option",
       ["listen", "http://127.0.0.1:8787"],
       "gateway listen: Missing required argument: --forward-to",
