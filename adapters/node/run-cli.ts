@@ -110,8 +110,7 @@ async function usageOf(selected: Selected, root: AnyCommand, tty: boolean | unde
     { ...selected.cmd, meta: { ...meta, name: meta.name ?? selected.name.split(" ").at(-1) } },
     parent,
   );
-  const trimmed = text.replace(/[ \t]+$/gm, "");
-  return tty ? trimmed : stripColours(trimmed);
+  return (tty ? text : stripColours(text)).replace(/[ \t]+$/gm, "");
 }
 
 /** Removes ANSI colour codes (citty colours its messages and usage). */
