@@ -138,7 +138,9 @@ export async function runCli(root: AnyCommand, argv: string[] = process.argv.sli
     const subCommands = await resolve(selected.cmd.subCommands);
     const hasSubCommands = !!subCommands && Object.keys(subCommands).length > 0;
     if (hasSubCommands && !selected.cmd.run) {
-      throw new UsageError(argv.length === 0 ? "no command given" : `unknown command "${selected.rest[0]}"`);
+      // No command name was found: only options (none of which the root takes), or nothing.
+      const first = selected.rest[0];
+      throw new UsageError(first === undefined ? "no command given" : `unknown option "${first.split("=")[0]}"`);
     }
     checkArguments((await resolve(selected.cmd.args)) ?? {}, selected.rest, hasSubCommands);
     await runCommand(selected.cmd, { rawArgs: selected.rest });

@@ -44,6 +44,12 @@ describe("usage errors: one line, the usage, exit 64", () => {
   const cases: [string, string[], string, string][] = [
     ["an unknown command", ["bogus"], 'gateway: unknown command "bogus"', "USAGE gateway serve|"],
     ["no command", [], "gateway: no command given", "USAGE gateway serve|"],
+    [
+      "an unknown option before any command",
+      ["--verbose"],
+      'gateway: unknown option "--verbose"',
+      "USAGE gateway serve|",
+    ],
     ...COMMANDS.map((c): [string, string[], string, string] => [
       `an unknown option of ${c}`,
       [c, "--bogus"],
