@@ -24,6 +24,8 @@ interface Selected {
   name: string;
   /** Arguments after the command's name. */
   rest: string[];
+  /** A name in the place of a subcommand that the command does not have. */
+  unknown?: string;
 }
 
 /** Whether `token` names a string option of `args` (its value is the next token). */
@@ -44,7 +46,7 @@ function findOption(name: string, args: ArgsDef) {
   return undefined;
 }
 
-/** Follows subcommand names through `argv`; throws a UsageError for an unknown one. */
+/** Follows subcommand names through `argv` as far as they name subcommands. */
 async function selectCommand(root: AnyCommand, argv: string[]): Promise<Selected> {
   let selected: Selected = { cmd: root, name: (await resolve(root.meta))?.name ?? "gateway", rest: argv };
   for (;;) {
@@ -65,7 +67,7 @@ async function selectCommand(root: AnyCommand, argv: string[]): Promise<Selected
     if (index === -1) return selected;
     const name = selected.rest[index] as string;
     const sub = name in subCommands ? await resolve(subCommands[name]) : undefined;
-    if (!sub) throw new UsageError(`unknown command "${name}"`);
+    if (!sub) return { ...selected, unknown: name };
     selected = { cmd: sub, name: `${selected.name} ${name}`, rest: selected.rest.slice(index + 1) };
   }
 }
@@ -131,6 +133,7 @@ export async function runCli(root: AnyCommand, argv: string[] = process.argv.sli
       return;
     }
     selected = await selectCommand(root, argv);
+    if (selected.unknown !== undefined) throw new UsageError(`unknown command "${selected.unknown}"`);
     if (beforeDashes.includes("--help") || beforeDashes.includes("-h")) {
       console.log(await usageOf(selected, root, process.stdout.isTTY));
       return;
