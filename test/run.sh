@@ -28,6 +28,7 @@ echo "== lint"
 npx biome check .
 ensure_installed redis-server redis-server # queue sink tests
 ensure_installed chromium chromium         # the live stream's browser test (playwright-core)
+ensure_installed curl curl                 # the docs' shell recipes (test/docs)
 
 reports="$(mktemp -d)"
 trap 'rm -rf "$reports"' EXIT
