@@ -1,0 +1,168 @@
+/**
+ * Compiles a parsed filter into a predicate over the filter document (the CloudEvent's
+ * attributes at the top level plus `headers`). Compiled once; a run allocates nothing.
+ * The semantics written here are the reference the SQL translation (filter-to-sql.ts) matches.
+ */
+import type { CompareOp, FilterNode, FilterScalar } from "./parse-filter.ts";
+
+/** What a filter is matched against: the CloudEvent as delivered and the received headers. */
+export interface FilterDocument {
+  event: object;
+  /** Lower-case names, credentials redacted (as recorded). */
+  headers: Readonly<Record<string, string>>;
+}
+
+/** A compiled filter. */
+export type EventPredicate = (doc: FilterDocument) => boolean;
+
+type Test = (value: unknown) => boolean;
+
+function own(value: unknown, key: string): unknown {
+  // Own properties only: a filter on `constructor` or `__proto__` must not reach the prototype.
+  if (value === null || typeof value !== "object" || Array.isArray(value) || !Object.hasOwn(value, key)) {
+    return undefined;
+  }
+  return (value as Record<string, unknown>)[key];
+}
+
+/**
+ * Strings order by code point (as UTF-8 bytes do in SQLite), not by UTF-16 code unit: the two
+ * differ only past the first surrogate pair, which is fixed up at the first difference.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) {
+      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+    }
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+function typeOf(value: unknown): string {
+  return value === null ? "null" : typeof value;
+}
+
+function isScalar(value: unknown): boolean {
+  const t = typeof value;
+  return value === null || t === "string" || t === "number" || t === "boolean";
+}
+
+/** The test of one comparison on one (non-array) value. */
+function compareTest(op: CompareOp, expected: FilterScalar): Test {
+  const type = typeOf(expected);
+  switch (op) {
+    case "eq":
+      return (v) => v === expected;
+    case "neq":
+      return (v) => typeOf(v) === type && v !== expected;
+    case "gt":
+    case "gte":
+    case "lt":
+    case "lte": {
+      const ok =
+        op === "gt" ? (c: number) => c > 0 : op === "gte" ? (c: number) => c >= 0 : op === "lt" ? (c: number) => c < 0 : (c: number) => c <= 0;
+      if (type === "number") return (v) => typeof v === "number" && ok(v - (expected as number));
+      return (v) => typeof v === "string" && ok(compareCodePoints(v, expected as string));
+    }
+    case "startsWith":
+      return (v) => typeof v === "string" && v.startsWith(expected as string);
+    case "endsWith":
+      return (v) => typeof v === "string" && v.endsWith(expected as string);
+    case "contains":
+      // On a string: substring; as an array element (see compileNode): equality, or substring of a string element.
+      if (type !== "string") return (v) => v === expected;
+      return (v) => typeof v === "string" && v.includes(expected as string);
+  }
+}
+
+/** Applies a value test to the value, or to any element when the value is an array. */
+function anyElement(test: Test): Test {
+  return (v) => (Array.isArray(v) ? v.some(test) : test(v));
+}
+
+/** Compiles a node to a test of the current value. */
+function compileNode(node: FilterNode): Test {
+  switch (node.op) {
+    case "and": {
+      const tests = node.nodes.map(compileNode);
+      if (tests.length === 2) {
+        const [a, b] = tests as [Test, Test];
+        return (v) => a(v) && b(v);
+      }
+      return (v) => tests.every((t) => t(v));
+    }
+    case "or": {
+      const tests = node.nodes.map(compileNode);
+      return (v) => tests.some((t) => t(v));
+    }
+    case "not": {
+      const test = compileNode(node.node);
+      return (v) => !test(v);
+    }
+    case "field": {
+      const key = node.key;
+      const test = compileNode(node.node);
+      return (v) => (Array.isArray(v) ? v.some((e) => test(own(e, key))) : test(own(v, key)));
+    }
+    case "exist":
+      return node.value ? (v) => v !== undefined : (v) => v === undefined;
+    case "in": {
+      const set = new Set<unknown>(node.values);
+      return anyElement((v) => set.has(v));
+    }
+    case "nin": {
+      const set = new Set<unknown>(node.values);
+      return anyElement((v) => isScalar(v) && !set.has(v));
+    }
+    case "contains": {
+      const element = compareTest("contains", node.value);
+      const inString = typeof node.value === "string" ? element : () => false;
+      return (v) => (Array.isArray(v) ? v.some(element) : inString(v));
+    }
+    default:
+      return anyElement(compareTest(node.op, node.value));
+  }
+}
+
+/** The test at the top level: a field reads an attribute of the event, or `headers`. */
+function compileRoot(node: FilterNode): EventPredicate {
+  switch (node.op) {
+    case "and": {
+      const tests = node.nodes.map(compileRoot);
+      return (doc) => tests.every((t) => t(doc));
+    }
+    case "or": {
+      const tests = node.nodes.map(compileRoot);
+      return (doc) => tests.some((t) => t(doc));
+    }
+    case "not": {
+      const test = compileRoot(node.node);
+      return (doc) => !test(doc);
+    }
+    case "field": {
+      const test = compileNode(node.node);
+      if (node.key === "headers") return (doc) => test(doc.headers);
+      const key = node.key;
+      return (doc) => test(own(doc.event, key));
+    }
+    default:
+      // parseFilter refuses operators at the top level; a document is never equal to a scalar.
+      return () => false;
+  }
+}
+
+/** Compiles a parsed filter (parse-filter.ts) into a predicate over filter documents. */
+export function compileFilter(node: FilterNode): EventPredicate {
+  return compileRoot(node);
+}
+
+/** What a node answers for a missing value (used by the SQL translator for non-object array elements). */
+export function matchesMissing(node: FilterNode): boolean {
+  return compileNode(node)(undefined);
+}
