@@ -66,7 +66,13 @@ function compareTest(op: CompareOp, expected: FilterScalar): Test {
     case "lt":
     case "lte": {
       const ok =
-        op === "gt" ? (c: number) => c > 0 : op === "gte" ? (c: number) => c >= 0 : op === "lt" ? (c: number) => c < 0 : (c: number) => c <= 0;
+        op === "gt"
+          ? (c: number) => c > 0
+          : op === "gte"
+            ? (c: number) => c >= 0
+            : op === "lt"
+              ? (c: number) => c < 0
+              : (c: number) => c <= 0;
       if (type === "number") return (v) => typeof v === "number" && ok(v - (expected as number));
       return (v) => typeof v === "string" && ok(compareCodePoints(v, expected as string));
     }
@@ -105,10 +111,14 @@ function compileNode(node: FilterNode): Test {
       const test = compileNode(node.node);
       return (v) => !test(v);
     }
+    case "object": {
+      const test = compileNode(node.node);
+      return (v) => (Array.isArray(v) ? v.some(test) : test(v));
+    }
     case "field": {
       const key = node.key;
       const test = compileNode(node.node);
-      return (v) => (Array.isArray(v) ? v.some((e) => test(own(e, key))) : test(own(v, key)));
+      return (v) => test(own(v, key));
     }
     case "exist":
       return node.value ? (v) => v !== undefined : (v) => v === undefined;
@@ -133,6 +143,8 @@ function compileNode(node: FilterNode): Test {
 /** The test at the top level: a field reads an attribute of the event, or `headers`. */
 function compileRoot(node: FilterNode): EventPredicate {
   switch (node.op) {
+    case "object":
+      return compileRoot(node.node);
     case "and": {
       const tests = node.nodes.map(compileRoot);
       return (doc) => tests.every((t) => t(doc));
@@ -160,9 +172,4 @@ function compileRoot(node: FilterNode): EventPredicate {
 /** Compiles a parsed filter (parse-filter.ts) into a predicate over filter documents. */
 export function compileFilter(node: FilterNode): EventPredicate {
   return compileRoot(node);
-}
-
-/** What a node answers for a missing value (used by the SQL translator for non-object array elements). */
-export function matchesMissing(node: FilterNode): boolean {
-  return compileNode(node)(undefined);
 }

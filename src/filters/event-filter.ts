@@ -29,7 +29,9 @@ export interface FilterInput {
   filters?: unknown;
 }
 
-export type EventFilterResult = { ok: true; filter: EventFilter | undefined } | { ok: false; problems: FilterProblem[] };
+export type EventFilterResult =
+  | { ok: true; filter: EventFilter | undefined }
+  | { ok: false; problems: FilterProblem[] };
 
 /** Compiles a parsed tree. */
 export function createEventFilter(node: FilterNode): EventFilter {

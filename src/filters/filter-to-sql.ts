@@ -7,7 +7,6 @@
  * be expressed (field names with `"` or `\`, very large expressions) become `1` and the result
  * is marked inexact: a superset the caller finishes in memory.
  */
-import { matchesMissing } from "./compile-filter.ts";
 import type { CompareOp, FilterNode, FilterScalar } from "./parse-filter.ts";
 
 /** A translated filter: `sql` selects a superset of the matches, exactly them when `exact`. */
@@ -20,7 +19,7 @@ export interface FilterSql {
 /** Past this length a translation is dropped (evaluated in memory instead). */
 const MAX_SQL_LENGTH = 32_768;
 
-/** Where a value sits: a JSON text expression and a JSON path literal within it. */
+/** Where a value sits: a JSON text expression and a SQL expression of a JSON path within it. */
 interface Location {
   json: string;
   path: string;
@@ -36,8 +35,16 @@ const TRUE: Translation = { sql: "1", params: [], exact: false };
 const PUSHABLE_KEY = /^[^"\\\u0000-\u001f]*$/;
 const SCALAR_TYPES = "('null','true','false','integer','real','text')";
 
-function quotePath(path: string): string {
-  return `'${path.replace(/'/g, "''")}'`;
+function literal(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+/** The path of `key` below `path` (a literal stays a literal; a `json_each` fullkey is concatenated). */
+function childPath(path: string, key: string): string {
+  const step = `."${key}"`;
+  return path.startsWith("'")
+    ? literal(`${path.slice(1, -1).replace(/''/g, "'")}${step}`)
+    : `(${path} || ${literal(step)})`;
 }
 
 function codePointLength(s: string): number {
@@ -52,7 +59,9 @@ function equals(value: string, type: string, expected: FilterScalar, params: unk
   if (expected === true) return `${type} = 'true'`;
   if (expected === false) return `${type} = 'false'`;
   params.push(expected);
-  return typeof expected === "string" ? `(${type} = 'text' AND ${value} = ?)` : `(${type} IN ('integer','real') AND ${value} = ?)`;
+  return typeof expected === "string"
+    ? `(${type} = 'text' AND ${value} = ?)`
+    : `(${type} IN ('integer','real') AND ${value} = ?)`;
 }
 
 /** One comparison on one non-array value; `undefined` when it never holds. */
@@ -99,10 +108,14 @@ class Translator {
   private aliases = 0;
 
   /** A test of the value at `at`, or of any of its elements when it is an array. */
-  private spread(at: Location, element: (value: string, type: string, params: unknown[]) => string, whole?: (value: string, type: string, params: unknown[]) => string): Translation {
+  private spread(
+    at: Location,
+    element: (value: string, type: string, params: unknown[]) => string,
+    whole?: (value: string, type: string, params: unknown[]) => string,
+  ): Translation {
     const alias = `j${this.aliases++}`;
     const params: unknown[] = [];
-    const path = quotePath(at.path);
+    const path = at.path;
     const inner = element(`${alias}.value`, `${alias}.type`, params);
     const scalar = (whole ?? element)(`json_extract(${at.json}, ${path})`, `json_type(${at.json}, ${path})`, params);
     return {
@@ -125,28 +138,48 @@ class Translator {
   node(node: FilterNode, at: Location): Translation {
     switch (node.op) {
       case "and":
-        return this.combine("AND", node.nodes.map((n) => this.node(n, at)));
+        return this.combine(
+          "AND",
+          node.nodes.map((n) => this.node(n, at)),
+        );
       case "or":
-        return this.combine("OR", node.nodes.map((n) => this.node(n, at)));
+        return this.combine(
+          "OR",
+          node.nodes.map((n) => this.node(n, at)),
+        );
       case "not": {
         const inner = this.node(node.node, at);
         return inner.exact ? { sql: `(NOT ${inner.sql})`, params: inner.params, exact: true } : TRUE;
       }
       case "exist":
-        return { sql: `(json_type(${at.json}, ${quotePath(at.path)}) IS ${node.value ? "NOT " : ""}NULL)`, params: [], exact: true };
+        return {
+          sql: `(json_type(${at.json}, ${at.path}) IS ${node.value ? "NOT " : ""}NULL)`,
+          params: [],
+          exact: true,
+        };
       case "field":
-        return this.field(node.key, node.node, at);
+        if (!PUSHABLE_KEY.test(node.key)) return TRUE;
+        return this.node(node.node, { json: at.json, path: childPath(at.path, node.key) });
+      case "object":
+        return this.object(node.node, at);
       case "in":
       case "nin": {
         const anyOf = (value: string, type: string, params: unknown[]) =>
           `(${node.values.map((x) => equals(value, type, x, params)).join(" OR ")})`;
         if (node.op === "in") return this.spread(at, anyOf);
-        return this.spread(at, (value, type, params) => `(${type} IN ${SCALAR_TYPES} AND NOT coalesce(${anyOf(value, type, params)}, 0))`);
+        return this.spread(
+          at,
+          (value, type, params) => `(${type} IN ${SCALAR_TYPES} AND NOT coalesce(${anyOf(value, type, params)}, 0))`,
+        );
       }
       case "contains":
         if (typeof node.value !== "string") {
           const expected = node.value;
-          return this.spread(at, (value, type, params) => compare("contains", value, type, expected, params), () => "0");
+          return this.spread(
+            at,
+            (value, type, params) => compare("contains", value, type, expected, params),
+            () => "0",
+          );
         }
         return this.spread(at, (value, type, params) => compare("contains", value, type, node.value, params));
       default: {
@@ -156,28 +189,39 @@ class Translator {
     }
   }
 
-  /** A field of the value at `at`: of the value itself, or of any element when it is an array. */
-  private field(key: string, node: FilterNode, at: Location): Translation {
-    if (!PUSHABLE_KEY.test(key)) return TRUE;
+  /**
+   * An object filter: on the value, or on each element when it is an array (one must match).
+   * The candidate paths (the elements' full keys, or the value's own path) are one subquery, so
+   * the filter's SQL appears once however deep objects nest.
+   */
+  private object(node: FilterNode, at: Location): Translation {
     const alias = `j${this.aliases++}`;
-    const path = quotePath(at.path);
-    const inElement = this.node(node, { json: `${alias}.value`, path: `$."${key}"` });
-    const direct = this.node(node, { json: at.json, path: `${at.path}."${key}"` });
-    const missing = matchesMissing(node) ? 1 : 0;
+    const inner = this.node(node, { json: at.json, path: `${alias}.p` });
+    const candidates =
+      `SELECT fullkey AS p FROM json_each(${at.json}, ${at.path}) WHERE json_type(${at.json}, ${at.path}) = 'array'` +
+      ` UNION ALL SELECT ${at.path} AS p WHERE json_type(${at.json}, ${at.path}) IS NOT 'array'`;
     return {
-      sql: `(CASE json_type(${at.json}, ${path}) WHEN 'array' THEN EXISTS (SELECT 1 FROM json_each(${at.json}, ${path}) AS ${alias} WHERE CASE WHEN ${alias}.type = 'object' THEN ${inElement.sql} ELSE ${missing} END) ELSE ${direct.sql} END)`,
-      params: [...inElement.params, ...direct.params],
-      exact: inElement.exact && direct.exact,
+      sql: `EXISTS (SELECT 1 FROM (${candidates}) AS ${alias} WHERE ${inner.sql})`,
+      params: inner.params,
+      exact: inner.exact,
     };
   }
 
   /** The top level: a field is an attribute of `record.event`, or `record.headers`. */
   root(node: FilterNode, column: string): Translation {
     switch (node.op) {
+      case "object":
+        return this.root(node.node, column);
       case "and":
-        return this.combine("AND", node.nodes.map((n) => this.root(n, column)));
+        return this.combine(
+          "AND",
+          node.nodes.map((n) => this.root(n, column)),
+        );
       case "or":
-        return this.combine("OR", node.nodes.map((n) => this.root(n, column)));
+        return this.combine(
+          "OR",
+          node.nodes.map((n) => this.root(n, column)),
+        );
       case "not": {
         const inner = this.root(node.node, column);
         return inner.exact ? { sql: `(NOT ${inner.sql})`, params: inner.params, exact: true } : TRUE;
@@ -186,7 +230,7 @@ class Translator {
         if (!PUSHABLE_KEY.test(node.key)) return TRUE;
         return this.node(node.node, {
           json: column,
-          path: node.key === "headers" ? "$.headers" : `$.event."${node.key}"`,
+          path: literal(node.key === "headers" ? "$.headers" : `$.event."${node.key}"`),
         });
       default:
         return { sql: "0", params: [], exact: true };

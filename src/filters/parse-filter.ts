@@ -10,8 +10,13 @@ export type FilterScalar = string | number | boolean | null;
 /** Operators that compare the selected value with one operand. */
 export type CompareOp = "eq" | "neq" | "gt" | "gte" | "lt" | "lte" | "startsWith" | "endsWith" | "contains";
 
-/** The parsed filter. `field` selects a key of the current value (any element of an array). */
+/**
+ * The parsed filter. `field` selects a key of the current value; `object` is an object filter
+ * with fields, applied to the value or, on an array, to each element (one element must match
+ * all of it). Comparisons on an array apply to each element.
+ */
 export type FilterNode =
+  | { op: "object"; node: FilterNode }
   | { op: "and"; nodes: FilterNode[] }
   | { op: "or"; nodes: FilterNode[] }
   | { op: "not"; node: FilterNode }
@@ -196,13 +201,14 @@ function parseValue(
     return node && { op: "field", key, node };
   });
   if (!nodes.every((n) => n !== undefined)) return undefined;
-  return nodes.length === 1 ? (nodes[0] as FilterNode) : { op: "and", nodes };
+  const node: FilterNode = nodes.length === 1 ? (nodes[0] as FilterNode) : { op: "and", nodes };
+  return keys.some((key) => !key.startsWith("$")) ? { op: "object", node } : node;
 }
 
 /** Operators that compare need a field: at the top level a filter selects attributes. */
 function checkRoot(node: FilterNode, path: (string | number)[], state: ParseState): void {
   if (node.op === "and" || node.op === "or") node.nodes.forEach((n) => checkRoot(n, path, state));
-  else if (node.op === "not") checkRoot(node.node, path, state);
+  else if (node.op === "not" || node.op === "object") checkRoot(node.node, path, state);
   else if (node.op !== "field") {
     state.problems.push({ path, message: "an object of fields (type, source, subject, data, headers, ...)" });
   }
@@ -261,7 +267,9 @@ function parseDialect(
   if (dialect === "all" || dialect === "any") {
     if (!checkArray(body, at, state, "filter expressions")) return undefined;
     const nodes = body.map((item, i) => parseDialect(item, [...at, i], depth + 1, state));
-    return nodes.every((n) => n !== undefined) ? ({ op: dialect === "all" ? "and" : "or", nodes } as FilterNode) : undefined;
+    return nodes.every((n) => n !== undefined)
+      ? ({ op: dialect === "all" ? "and" : "or", nodes } as FilterNode)
+      : undefined;
   }
   if (dialect === "not") {
     const node = parseDialect(body, at, depth + 1, state);
@@ -286,7 +294,7 @@ export function whereToFilter(where: Record<string, FilterScalar | FilterScalar[
     const leaf: FilterNode = Array.isArray(expected) ? { op: "in", values: expected } : { op: "eq", value: expected };
     return path
       .split(".")
-      .reduceRight<FilterNode>((node, key) => ({ op: "field", key, node }), leaf);
+      .reduceRight<FilterNode>((node, key) => ({ op: "object", node: { op: "field", key, node } }), leaf);
   });
   if (nodes.length === 0) return undefined;
   return nodes.length === 1 ? nodes[0] : { op: "and", nodes };

@@ -41,7 +41,10 @@ const leaf: fc.Arbitrary<FilterNode> = fc.oneof(
     value: fc.oneof(text, number),
   }),
   fc.record({ op: fc.constantFrom("startsWith", "endsWith") as fc.Arbitrary<"startsWith">, value: text }),
-  fc.record({ op: fc.constantFrom("in", "nin") as fc.Arbitrary<"in">, values: fc.array(scalar, { minLength: 1, maxLength: 3 }) }),
+  fc.record({
+    op: fc.constantFrom("in", "nin") as fc.Arbitrary<"in">,
+    values: fc.array(scalar, { minLength: 1, maxLength: 3 }),
+  }),
   fc.record({ op: fc.constant("exist") as fc.Arbitrary<"exist">, value: fc.boolean() }),
 );
 
@@ -50,7 +53,27 @@ const { node } = fc.letrec<{ node: FilterNode }>((tie) => ({
     { depthSize: "small", withCrossShrink: true },
     leaf,
     fc.record({ op: fc.constant("field" as const), key: fc.constantFrom(...KEYS), node: tie("node") }),
-    fc.record({ op: fc.constantFrom("and" as const, "or" as const), nodes: fc.array(tie("node"), { minLength: 1, maxLength: 3 }) }),
+    fc.record({
+      op: fc.constant("object" as const),
+      node: fc.record({ op: fc.constant("field" as const), key: fc.constantFrom(...KEYS), node: tie("node") }),
+    }),
+    fc.record({
+      op: fc.constant("object" as const),
+      node: fc.record({
+        op: fc.constant("and" as const),
+        nodes: fc.array(
+          fc.record({ op: fc.constant("field" as const), key: fc.constantFrom(...KEYS), node: tie("node") }),
+          {
+            minLength: 2,
+            maxLength: 3,
+          },
+        ),
+      }),
+    }),
+    fc.record({
+      op: fc.constantFrom("and" as const, "or" as const),
+      nodes: fc.array(tie("node"), { minLength: 1, maxLength: 3 }),
+    }),
     fc.record({ op: fc.constant("not" as const), node: tie("node") }),
   ),
 }));
@@ -85,7 +108,9 @@ beforeAll(() => {
 });
 afterAll(() => db.close());
 
-function recordOf(doc: fc.ArbitraryValue<typeof document>, seq: number): EventRecord {
+type Doc = typeof document extends fc.Arbitrary<infer T> ? T : never;
+
+function recordOf(doc: Doc, seq: number): EventRecord {
   const event = {
     specversion: "1.0",
     id: `evt_${seq}`,
@@ -137,5 +162,5 @@ it("SQL pushdown and the in-memory predicate select the same events", () => {
     { numRuns: 1500 },
   );
   // The filters discriminate: a good share of runs select some events and not others.
-  expect(informative).toBeGreaterThan(100);
+  expect(informative).toBeGreaterThan(60);
 });
