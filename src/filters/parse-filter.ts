@@ -207,8 +207,9 @@ function parseValue(
 
 /** Operators that compare need a field: at the top level a filter selects attributes. */
 function checkRoot(node: FilterNode, path: (string | number)[], state: ParseState): void {
-  if (node.op === "and" || node.op === "or") node.nodes.forEach((n) => checkRoot(n, path, state));
-  else if (node.op === "not" || node.op === "object") checkRoot(node.node, path, state);
+  if (node.op === "and" || node.op === "or") {
+    for (const n of node.nodes) checkRoot(n, path, state);
+  } else if (node.op === "not" || node.op === "object") checkRoot(node.node, path, state);
   else if (node.op !== "field") {
     state.problems.push({ path, message: "an object of fields (type, source, subject, data, headers, ...)" });
   }
