@@ -4,12 +4,14 @@
  * events in memory or translate it for a SQL store. Routes, the live stream, the event log,
  * replay and erase all go through here.
  */
-import type { EventRecord } from "../store/contract.ts";
 import { compileFilter, type EventPredicate, type FilterDocument } from "./compile-filter.ts";
 import { type FilterSql, translateFilterToSql } from "./filter-to-sql.ts";
 import { allOf, type FilterNode, type FilterProblem, parseDialectFilters, parseFilter } from "./parse-filter.ts";
 
 export type { FilterDocument, FilterNode, FilterProblem, FilterSql };
+
+/** What the predicate reads of a recorded event (`EventRecord` of src/store/contract.ts). */
+export type FilterableRecord = FilterDocument;
 
 /** A compiled filter. */
 export interface EventFilter {
@@ -18,7 +20,7 @@ export interface EventFilter {
   /** The predicate over a filter document (event attributes plus `headers`). */
   readonly matches: EventPredicate;
   /** True when the recorded event matches. */
-  matchesRecord(record: Pick<EventRecord, "event" | "headers">): boolean;
+  matchesRecord(record: FilterableRecord): boolean;
   /** The SQL translation over the `record` column (computed on first use). */
   readonly sql: FilterSql;
 }
@@ -67,7 +69,7 @@ export function parseEventFilter(input: FilterInput, extra?: FilterNode): EventF
 }
 
 /** The filter document of a recorded event (no copy: the predicate reads `event` and `headers`). */
-export function filterDocumentOf(record: Pick<EventRecord, "event" | "headers">): FilterDocument {
+export function filterDocumentOf(record: FilterableRecord): FilterDocument {
   return record;
 }
 

@@ -145,6 +145,7 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
       const row = prepare(EVENT_SQL.getById).get(id) as EventRow | undefined;
       return row && row.seq <= durableSeq ? eventFromRow(row) : undefined;
     },
+    filterPushdown: true,
     async list(query) {
       ensureOpen();
       const { sql, params } = buildListQuery(query, durableSeq);
