@@ -9,6 +9,7 @@ import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
 import { fromBase64 } from "../../src/encoding/base64.ts";
+import { parseFilter } from "../../src/filters/parse-filter.ts";
 import {
   buildForwardRequest,
   type ListenFormat,
@@ -29,7 +30,7 @@ import {
 import { createNodeCrypto } from "./node-crypto.ts";
 
 export const LISTEN_USAGE =
-  "gateway listen <gateway-url> --forward-to <url> [--source id]... [--type pattern]... " +
+  "gateway listen <gateway-url> --forward-to <url> [--source id]... [--type pattern]... [--filter json] " +
   "[--format cloudevents|upstream] [--key apiKey | --token jwt] [--state file] [--retry-max-ms 30000]";
 
 /** Thrown for bad command-line input (the CLI prints usage). */
@@ -56,6 +57,23 @@ async function credentialOf(values: { key?: string; token?: string }): Promise<{
     }
   } catch {}
   throw new ListenUsageError("no credential: pass --key or --token, or set GATEWAY_API_KEY");
+}
+
+/** `--filter '{"data":{"amount":{"$gte":100}}}'`: checked here, so a typo is named before connecting. */
+function filterOption(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ListenUsageError("--filter: a filter as JSON (docs/filters.md)");
+  }
+  const parsed = parseFilter(value);
+  if (!parsed.ok) {
+    const problems = parsed.problems.map((p) => `${["filter", ...p.path].join(".")}: expected ${p.message}`);
+    throw new ListenUsageError(`--filter: ${problems.join("; ")}`);
+  }
+  return JSON.stringify(value);
 }
 
 /** Reads the recorded upstream delivery when the credential may read the event log. */
@@ -89,6 +107,7 @@ export async function listenCommand(args: string[]): Promise<void> {
       "forward-to": { type: "string" },
       source: { type: "string", multiple: true },
       type: { type: "string", multiple: true },
+      filter: { type: "string" },
       format: { type: "string", default: "cloudevents" },
       key: { type: "string" },
       token: { type: "string" },
@@ -103,7 +122,7 @@ export async function listenCommand(args: string[]): Promise<void> {
     throw new ListenUsageError("--format: cloudevents or upstream");
   const retryMaxMs = Number(values["retry-max-ms"]);
   if (!Number.isInteger(retryMaxMs) || retryMaxMs < 10) throw new ListenUsageError("--retry-max-ms: an integer >= 10");
-  const filters = { source: values.source ?? [], type: values.type ?? [] };
+  const filters = { source: values.source ?? [], type: values.type ?? [], filter: filterOption(values.filter) };
   const credential = await credentialOf(values);
   const authorization = `Bearer ${credential.value}`;
   const statePath = values.state ?? defaultListenStatePath({ gateway, target, filters, format });
