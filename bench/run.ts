@@ -14,6 +14,7 @@ const CASES: Record<string, { file: string; exportName: string }> = {
   ingress: { file: "./cases/ingress.ts", exportName: "benchIngress" },
   proxy: { file: "./cases/proxy.ts", exportName: "benchProxy" },
   fanout: { file: "./cases/fanout.ts", exportName: "benchFanout" },
+  filters: { file: "./cases/filters.ts", exportName: "benchFilters" },
   live: { file: "./cases/live.ts", exportName: "benchLive" },
   hostile: { file: "./cases/hostile.ts", exportName: "benchHostile" },
   scaleout: { file: "./cases/scaleout.ts", exportName: "benchScaleout" },

@@ -17,12 +17,22 @@ export type EventPredicate = (doc: FilterDocument) => boolean;
 
 type Test = (value: unknown) => boolean;
 
-function own(value: unknown, key: string): unknown {
-  // Own properties only: a filter on `constructor` or `__proto__` must not reach the prototype.
-  if (value === null || typeof value !== "object" || Array.isArray(value) || !Object.hasOwn(value, key)) {
-    return undefined;
+/**
+ * A reader of one key of a JSON object. Own properties only: a filter on `constructor` or
+ * `__proto__` must not reach the prototype; other names cannot be inherited by parsed JSON, so
+ * they skip the `hasOwn` check (the hot path).
+ */
+function readerOf(key: string): (value: unknown) => unknown {
+  if (key in Object.prototype) {
+    return (value) =>
+      value !== null && typeof value === "object" && !Array.isArray(value) && Object.hasOwn(value, key)
+        ? (value as Record<string, unknown>)[key]
+        : undefined;
   }
-  return (value as Record<string, unknown>)[key];
+  return (value) =>
+    value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, unknown>)[key]
+      : undefined;
 }
 
 /**
@@ -87,38 +97,54 @@ function compareTest(op: CompareOp, expected: FilterScalar): Test {
   }
 }
 
+/** A test that holds when every test holds (plain loops: this runs per event per route). */
+function allOf<T>(tests: ((value: T) => boolean)[]): (value: T) => boolean {
+  if (tests.length === 1) return tests[0] as (value: T) => boolean;
+  if (tests.length === 2) {
+    const [a, b] = tests as [(value: T) => boolean, (value: T) => boolean];
+    return (v) => a(v) && b(v);
+  }
+  return (v) => {
+    for (let i = 0; i < tests.length; i++) if (!(tests[i] as (value: T) => boolean)(v)) return false;
+    return true;
+  };
+}
+
+/** A test that holds when some test holds. */
+function anyOf<T>(tests: ((value: T) => boolean)[]): (value: T) => boolean {
+  if (tests.length === 1) return tests[0] as (value: T) => boolean;
+  return (v) => {
+    for (let i = 0; i < tests.length; i++) if ((tests[i] as (value: T) => boolean)(v)) return true;
+    return false;
+  };
+}
+
 /** Applies a value test to the value, or to any element when the value is an array. */
 function anyElement(test: Test): Test {
-  return (v) => (Array.isArray(v) ? v.some(test) : test(v));
+  return (v) => {
+    if (!Array.isArray(v)) return test(v);
+    for (let i = 0; i < v.length; i++) if (test(v[i])) return true;
+    return false;
+  };
 }
 
 /** Compiles a node to a test of the current value. */
 function compileNode(node: FilterNode): Test {
   switch (node.op) {
-    case "and": {
-      const tests = node.nodes.map(compileNode);
-      if (tests.length === 2) {
-        const [a, b] = tests as [Test, Test];
-        return (v) => a(v) && b(v);
-      }
-      return (v) => tests.every((t) => t(v));
-    }
-    case "or": {
-      const tests = node.nodes.map(compileNode);
-      return (v) => tests.some((t) => t(v));
-    }
+    case "and":
+      return allOf(node.nodes.map(compileNode));
+    case "or":
+      return anyOf(node.nodes.map(compileNode));
     case "not": {
       const test = compileNode(node.node);
       return (v) => !test(v);
     }
-    case "object": {
-      const test = compileNode(node.node);
-      return (v) => (Array.isArray(v) ? v.some(test) : test(v));
-    }
+    case "object":
+      return anyElement(compileNode(node.node));
     case "field": {
-      const key = node.key;
+      const read = readerOf(node.key);
       const test = compileNode(node.node);
-      return (v) => test(own(v, key));
+      return (v) => test(read(v));
     }
     case "exist":
       return node.value ? (v) => v !== undefined : (v) => v === undefined;
@@ -145,14 +171,10 @@ function compileRoot(node: FilterNode): EventPredicate {
   switch (node.op) {
     case "object":
       return compileRoot(node.node);
-    case "and": {
-      const tests = node.nodes.map(compileRoot);
-      return (doc) => tests.every((t) => t(doc));
-    }
-    case "or": {
-      const tests = node.nodes.map(compileRoot);
-      return (doc) => tests.some((t) => t(doc));
-    }
+    case "and":
+      return allOf(node.nodes.map(compileRoot));
+    case "or":
+      return anyOf(node.nodes.map(compileRoot));
     case "not": {
       const test = compileRoot(node.node);
       return (doc) => !test(doc);
@@ -160,8 +182,8 @@ function compileRoot(node: FilterNode): EventPredicate {
     case "field": {
       const test = compileNode(node.node);
       if (node.key === "headers") return (doc) => test(doc.headers);
-      const key = node.key;
-      return (doc) => test(own(doc.event, key));
+      const read = readerOf(node.key);
+      return (doc) => test(read(doc.event));
     }
     default:
       // parseFilter refuses operators at the top level; a document is never equal to a scalar.

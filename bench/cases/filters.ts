@@ -1,0 +1,150 @@
+/**
+ * Filter benchmark (docs/filters.md), two parts:
+ *   - a compiled 5-clause filter on recorded events of both services: ns per event (target
+ *     <= 2,000 ns), against an empty predicate measured in the same loop;
+ *   - ingress to delivery with 50 filtered routes (49 that never match, each evaluated in full
+ *     on e-sign events, plus one that matches everything) against 1 plain route, closed loop:
+ *     delivered events/s and the gateway's CPU per delivered event (target: within 10 %).
+ */
+import { randomBytes } from "node:crypto";
+import type { GatewayEvent } from "../../src/events/envelope.ts";
+import { parseEventFilter } from "../../src/filters/event-filter.ts";
+import { buildEsignBody } from "../../src/services/esign/esign-samples.ts";
+import { buildStaffingBody } from "../../src/services/staffing/staffing-samples.ts";
+import { cpuSecondsOf } from "../lib/cpu-meter.ts";
+import { createWebhookGenerator } from "../lib/signed-webhooks.ts";
+import { awaitReceipts, drive, httpReceiver } from "./fanout.ts";
+import { startBenchGateway } from "./ingress.ts";
+
+/** Five clauses: a type prefix, a set, an object filter on an array, an existence, a time range. */
+export const FIVE_CLAUSES = {
+  type: { $startsWith: "agreement." },
+  data: {
+    status: { $in: ["signed", "completed"] },
+    participants: { status: "signed", email: { $endsWith: "@example.com" } },
+  },
+  subject: { $exist: true },
+  time: { $gte: "2026-01-01T00:00:00Z" },
+};
+
+function recordOf(service: string, type: string, data: unknown) {
+  const event = {
+    specversion: "1.0",
+    id: "evt_0",
+    source: `/webhooks/${service}`,
+    type,
+    subject: service === "esign" ? "agreements/agr-1" : undefined,
+    time: "2026-11-25T12:00:00.000Z",
+    datacontenttype: "application/json",
+    data,
+    service,
+    upstreamid: "u",
+    upstreamidkind: "event_id",
+    receivedtime: "2026-11-25T12:00:00.000Z",
+  } as GatewayEvent;
+  return { event: JSON.parse(JSON.stringify(event)), headers: { "content-type": "application/json" } };
+}
+
+function nsPerCall(fn: (i: number) => boolean, iterations: number): number {
+  let hits = 0;
+  for (let i = 0; i < iterations / 10; i++) if (fn(i)) hits++;
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < iterations; i++) if (fn(i)) hits++;
+  const ns = Number(process.hrtime.bigint() - started) / iterations;
+  if (hits < 0) console.log(hits);
+  return Math.round(ns * 10) / 10;
+}
+
+/** The compiled-filter micro benchmark. */
+export function benchCompiledFilter(iterations = 2_000_000) {
+  const parsed = parseEventFilter({ filter: FIVE_CLAUSES });
+  if (!parsed.ok || !parsed.filter) throw new Error("bench filter invalid");
+  const filter = parsed.filter;
+  const esign = recordOf("esign", "agreement.completed", {
+    ...buildEsignBody("agreement.completed", { uniqueId: "b1" }),
+    status: "completed",
+  });
+  const staffing = recordOf("staffing", "candidate.accepted", buildStaffingBody("candidate.accepted", { uniqueId: "b2" }));
+  if (!filter.matchesRecord(esign) || filter.matchesRecord(staffing)) throw new Error("bench filter semantics");
+  const both = [esign, staffing];
+  const empty = nsPerCall((i) => (both[i & 1] as typeof esign).event.type.length > 0, iterations);
+  const matching = nsPerCall(() => filter.matchesRecord(esign), iterations);
+  const mixed = nsPerCall((i) => filter.matchesRecord(both[i & 1] as typeof esign), iterations);
+  return { empty_ns: empty, esign_matching_ns: matching, both_services_ns: mixed };
+}
+
+/** 49 routes whose 5 clauses are all evaluated on e-sign events and never match, plus one that matches all. */
+function fiftyRoutes(never: string, target: string) {
+  const routes: Record<string, unknown>[] = [];
+  for (let i = 0; i < 49; i++) {
+    routes.push({
+      id: `never-${i}`,
+      filter: {
+        type: { $startsWith: "agreement." },
+        subject: { $exist: true },
+        time: { $gte: "2026-01-01T00:00:00Z" },
+        data: { status: { $in: ["signed", "completed", "sent"] }, participant: { email: { $endsWith: `@n${i}.test` } } },
+      },
+      destinations: [never],
+    });
+  }
+  routes.push({ id: "all", filter: { type: { $in: ["agreement.signed", "candidate.responded"] } }, destinations: [target] });
+  return routes;
+}
+
+async function deliveredRun(routes: (never: string, target: string) => Record<string, unknown>[], seconds: number) {
+  const sink = await httpReceiver("sink");
+  const never = await httpReceiver("never");
+  const bench = await startBenchGateway({
+    log: { level: "warn" },
+    destinations: [sink.config, never.config],
+    routes: routes(never.id, sink.id),
+  });
+  try {
+    const generate = createWebhookGenerator(bench.secrets, randomBytes(4).toString("hex"));
+    const warm = await drive(bench.gateway.url, generate, { seconds: 2, concurrency: 8 });
+    await awaitReceipts([sink], warm.accepted.keys());
+    const pid = bench.gateway.child.pid as number;
+    const cpuBefore = await cpuSecondsOf(pid);
+    const run = await drive(bench.gateway.url, generate, { seconds, concurrency: 32 });
+    const last = await awaitReceipts([sink], run.accepted.keys());
+    const cpu = (await cpuSecondsOf(pid)) - cpuBefore;
+    if (never.receipts.size > 0) throw new Error("a never-matching route delivered");
+    return {
+      delivered: Math.round(run.accepted.size / ((last - run.started) / 1000)),
+      cpuUsPerEvent: Math.round((cpu / run.accepted.size) * 1e6),
+    };
+  } finally {
+    await bench.cleanup();
+    await sink.close();
+    await never.close();
+  }
+}
+
+/** Runs both parts. */
+export async function benchFilters(options: { durationSeconds?: number } = {}) {
+  const seconds = options.durationSeconds ?? 10;
+  const micro = benchCompiledFilter();
+  console.log(
+    `compiled 5-clause filter: ${micro.esign_matching_ns} ns per matching e-sign event, ${micro.both_services_ns} ns ` +
+      `alternating both services (empty predicate ${micro.empty_ns} ns; target <= 2000 ns)`,
+  );
+  const one = await deliveredRun((_never, target) => [{ destinations: [target] }], seconds);
+  const fifty = await deliveredRun(fiftyRoutes, seconds);
+  const ratio = Math.round((fifty.delivered / one.delivered) * 100) / 100;
+  const cpuRatio = Math.round((fifty.cpuUsPerEvent / one.cpuUsPerEvent) * 100) / 100;
+  console.log(
+    `ingress to delivery, 32 in flight: 1 route ${one.delivered} events/s (${one.cpuUsPerEvent} µs gateway CPU per event); ` +
+      `50 filtered routes ${fifty.delivered} events/s (${fifty.cpuUsPerEvent} µs); throughput ratio ${ratio}, ` +
+      `CPU per event ratio ${cpuRatio} (target: within 10 %)`,
+  );
+  return {
+    ...micro,
+    one_route_eps: one.delivered,
+    fifty_routes_eps: fifty.delivered,
+    throughput_ratio: ratio,
+    one_route_cpu_us_per_event: one.cpuUsPerEvent,
+    fifty_routes_cpu_us_per_event: fifty.cpuUsPerEvent,
+    cpu_ratio: cpuRatio,
+  };
+}
