@@ -55,7 +55,7 @@ export interface EventQuery {
   /** Glob on the event type: `agreement.*`, `*`, `candidate.accepted`. */
   type?: string;
   subject?: string;
-  /** Matches `data.external_id` / `data.externalId` / `data.data.external_id`. */
+  /** Matches the external id where each service declares it (`searchFields.externalId`). */
   externalId?: string;
   /** Receive time range, epoch ms, inclusive from, exclusive to. */
   from?: number;
