@@ -4,11 +4,14 @@
  *     <= 2,000 ns), against an empty predicate measured in the same loop;
  *   - ingress to delivery with 50 filtered routes (49 that never match, each evaluated in full
  *     on e-sign events, plus one that matches everything) against 1 plain route, closed loop:
- *     delivered events/s and the gateway's CPU per delivered event (target: within 10 %).
+ *     delivered events/s and the gateway's CPU per delivered event (target: within 10 %), runs
+ *     interleaved A/B/A/B, plus the routing step alone measured in process.
  */
 import { randomBytes } from "node:crypto";
+import { resolveConfig } from "../../src/config/resolve-config.ts";
 import type { GatewayEvent } from "../../src/events/envelope.ts";
 import { parseEventFilter } from "../../src/filters/event-filter.ts";
+import { compileRoutes, resolveDestinations } from "../../src/routes/match-routes.ts";
 import { buildEsignBody } from "../../src/services/esign/esign-samples.ts";
 import { buildStaffingBody } from "../../src/services/staffing/staffing-samples.ts";
 import { cpuSecondsOf } from "../lib/cpu-meter.ts";
@@ -64,7 +67,11 @@ export function benchCompiledFilter(iterations = 2_000_000) {
     ...buildEsignBody("agreement.completed", { uniqueId: "b1" }),
     status: "completed",
   });
-  const staffing = recordOf("staffing", "candidate.accepted", buildStaffingBody("candidate.accepted", { uniqueId: "b2" }));
+  const staffing = recordOf(
+    "staffing",
+    "candidate.accepted",
+    buildStaffingBody("candidate.accepted", { uniqueId: "b2" }),
+  );
   if (!filter.matchesRecord(esign) || filter.matchesRecord(staffing)) throw new Error("bench filter semantics");
   const both = [esign, staffing];
   const empty = nsPerCall((i) => (both[i & 1] as typeof esign).event.type.length > 0, iterations);
@@ -83,12 +90,19 @@ function fiftyRoutes(never: string, target: string) {
         type: { $startsWith: "agreement." },
         subject: { $exist: true },
         time: { $gte: "2026-01-01T00:00:00Z" },
-        data: { status: { $in: ["signed", "completed", "sent"] }, participant: { email: { $endsWith: `@n${i}.test` } } },
+        data: {
+          status: { $in: ["signed", "completed", "sent"] },
+          participant: { email: { $endsWith: `@n${i}.test` } },
+        },
       },
       destinations: [never],
     });
   }
-  routes.push({ id: "all", filter: { type: { $in: ["agreement.signed", "candidate.responded"] } }, destinations: [target] });
+  routes.push({
+    id: "all",
+    filter: { type: { $in: ["agreement.signed", "candidate.responded"] } },
+    destinations: [target],
+  });
   return routes;
 }
 
@@ -121,6 +135,39 @@ async function deliveredRun(routes: (never: string, target: string) => Record<st
   }
 }
 
+/** Routing cost in process: `resolveDestinations` over both services' events, 50 filtered routes vs 1. */
+export function benchRouting(iterations = 500_000) {
+  const compile = (routes: Record<string, unknown>[]) =>
+    compileRoutes(
+      resolveConfig(
+        {
+          sources: [{ id: "esign", service: "esign", secrets: ["s-0123456789abcdef"] }],
+          destinations: [
+            { id: "sink", type: "stream" },
+            { id: "never", type: "stream" },
+          ],
+          routes,
+        },
+        {},
+      ).routes,
+    );
+  const one = compile([{ destinations: ["sink"] }]);
+  const fifty = compile(fiftyRoutes("never", "sink"));
+  const esign = recordOf("esign", "agreement.signed", buildEsignBody("agreement.signed", { uniqueId: "r1" }));
+  const staffing = recordOf(
+    "staffing",
+    "candidate.responded",
+    buildStaffingBody("candidate.responded", { uniqueId: "r2" }),
+  );
+  const both = [esign, staffing];
+  const run = (routes: typeof one) =>
+    nsPerCall((i) => {
+      const r = both[i & 1] as typeof esign;
+      return resolveDestinations(routes, "esign", r.event, r.headers).length === 1;
+    }, iterations);
+  return { one_route_routing_ns: run(one), fifty_routes_routing_ns: run(fifty) };
+}
+
 /** Runs both parts. */
 export async function benchFilters(options: { durationSeconds?: number } = {}) {
   const seconds = options.durationSeconds ?? 10;
@@ -129,8 +176,21 @@ export async function benchFilters(options: { durationSeconds?: number } = {}) {
     `compiled 5-clause filter: ${micro.esign_matching_ns} ns per matching e-sign event, ${micro.both_services_ns} ns ` +
       `alternating both services (empty predicate ${micro.empty_ns} ns; target <= 2000 ns)`,
   );
-  const one = await deliveredRun((_never, target) => [{ destinations: [target] }], seconds);
-  const fifty = await deliveredRun(fiftyRoutes, seconds);
+  const routing = benchRouting();
+  console.log(
+    `routing in process (resolveDestinations, both services): 1 route ${routing.one_route_routing_ns} ns, ` +
+      `50 filtered routes ${routing.fifty_routes_routing_ns} ns per event`,
+  );
+  // A, B, A, B: the machine's load drifts; each side keeps its better run.
+  const oneRoute = (_never: string, target: string) => [{ destinations: [target] }];
+  const runs: { delivered: number; cpuUsPerEvent: number }[] = [];
+  for (const routes of [oneRoute, fiftyRoutes, oneRoute, fiftyRoutes]) runs.push(await deliveredRun(routes, seconds));
+  const best = (a: (typeof runs)[number], b: (typeof runs)[number]) => ({
+    delivered: Math.max(a.delivered, b.delivered),
+    cpuUsPerEvent: Math.min(a.cpuUsPerEvent, b.cpuUsPerEvent),
+  });
+  const one = best(runs[0] as (typeof runs)[number], runs[2] as (typeof runs)[number]);
+  const fifty = best(runs[1] as (typeof runs)[number], runs[3] as (typeof runs)[number]);
   const ratio = Math.round((fifty.delivered / one.delivered) * 100) / 100;
   const cpuRatio = Math.round((fifty.cpuUsPerEvent / one.cpuUsPerEvent) * 100) / 100;
   console.log(
@@ -140,6 +200,7 @@ export async function benchFilters(options: { durationSeconds?: number } = {}) {
   );
   return {
     ...micro,
+    ...routing,
     one_route_eps: one.delivered,
     fifty_routes_eps: fifty.delivered,
     throughput_ratio: ratio,
