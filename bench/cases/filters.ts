@@ -51,9 +51,11 @@ function recordOf(service: string, type: string, data: unknown) {
 function nsPerCall(fn: (i: number) => boolean, iterations: number): number {
   let hits = 0;
   for (let i = 0; i < iterations / 10; i++) if (fn(i)) hits++;
-  const started = process.hrtime.bigint();
+  // CPU time of this process, not wall time: the figure should not count other processes' turns.
+  const started = process.cpuUsage();
   for (let i = 0; i < iterations; i++) if (fn(i)) hits++;
-  const ns = Number(process.hrtime.bigint() - started) / iterations;
+  const used = process.cpuUsage(started);
+  const ns = ((used.user + used.system) * 1000) / iterations;
   if (hits < 0) console.log(hits);
   return Math.round(ns * 10) / 10;
 }

@@ -83,8 +83,15 @@ function compareTest(op: CompareOp, expected: FilterScalar): Test {
             : op === "lt"
               ? (c: number) => c < 0
               : (c: number) => c <= 0;
-      if (type === "number") return (v) => typeof v === "number" && ok(v - (expected as number));
-      return (v) => typeof v === "string" && ok(compareCodePoints(v, expected as string));
+      if (type === "number") {
+        const n = expected as number;
+        return (v) => typeof v === "number" && ok(v < n ? -1 : v > n ? 1 : 0);
+      }
+      const s = expected as string;
+      // UTF-16 order equals code point order unless both strings have a unit >= 0xD800 at their
+      // first difference: without such a unit in the operand, the native comparison is exact.
+      if (!/[\uD800-\uFFFF]/.test(s)) return (v) => typeof v === "string" && ok(v < s ? -1 : v > s ? 1 : 0);
+      return (v) => typeof v === "string" && ok(compareCodePoints(v, s));
     }
     case "startsWith":
       return (v) => typeof v === "string" && v.startsWith(expected as string);
