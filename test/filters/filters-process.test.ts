@@ -67,11 +67,12 @@ beforeAll(async () => {
   gateway = await startGatewayProcess({
     dataDir,
     secrets: { esign: "esign-secret-0123456789", staffing: "staffing-secret-0123456789", adminKey },
-    env: { TEST_WHSEC: makeWhsecSecret() },
+    env: { TEST_WHSEC: makeWhsecSecret(), TEST_JWT_SECRET: "jwt-secret-for-filter-tests-0123456789" },
     config: {
       ...defaultTestConfig(dataDir, hash),
       store: { driver: "sqlite", dir: dataDir },
       clients: [{ id: "admin", apiKeyHashes: [hash], scopes: { stream: {} } }],
+      auth: { jwt: { hs256Secret: "${TEST_JWT_SECRET}" } },
       destinations: [
         ...Object.entries(receivers).map(([id, r]) => ({
           id,
@@ -228,7 +229,20 @@ describe("replay by filter", () => {
   });
 });
 
-describe("subscribe message (last: it posts more events)", () => {
+describe("subscribe message and stream token (last: they post more events)", () => {
+  it("a stream token minted with a filter narrows what its holder sees, whatever it subscribes to", async () => {
+    const minted = await postJson("/auth/stream-token", { filter: { data: { result: { requiresReview: true } } } });
+    expect(minted.status).toBe(201);
+    const wsBase = `${gateway.url.replace(/^http/, "ws")}/ws`;
+    const browser = await openReadyWs(`${wsBase}?type=candidate.*&token=${encodeURIComponent(minted.body.token)}`);
+    await post("staffing", "candidate.accepted", confidence(0.9, false));
+    const flagged = await post("staffing", "candidate.accepted", confidence(0.9, true));
+    await browser.log.waitFor((f) => f.event?.id === flagged, "the flagged event");
+    await syncClients(browser);
+    expect(browser.log.eventIds()).toEqual([flagged]);
+    browser.ws.close();
+  });
+
   it("a WebSocket subscription with a content filter gets the matching events only", async () => {
     const client = await openReadyWs(`${gateway.url.replace(/^http/, "ws")}/ws`, auth());
     client.ws.send(JSON.stringify({ type: "unsubscribe" }));
