@@ -6,7 +6,8 @@
  */
 import { compileFilter, type EventPredicate, type FilterDocument } from "./compile-filter.ts";
 import { type FilterSql, translateFilterToSql } from "./filter-to-sql.ts";
-import { allOf, type FilterNode, type FilterProblem, parseDialectFilters, parseFilter } from "./parse-filter.ts";
+import { parseDialectFilters } from "./parse-dialect-filters.ts";
+import { allOf, type FilterNode, type FilterProblem, parseFilter } from "./parse-filter.ts";
 
 export type { FilterDocument, FilterNode, FilterProblem, FilterSql };
 

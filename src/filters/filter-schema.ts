@@ -5,7 +5,8 @@
  * filter as written; compile it with `parseEventFilter` (event-filter.ts).
  */
 import * as v from "valibot";
-import { type FilterParseResult, parseDialectFilters, parseFilter } from "./parse-filter.ts";
+import { parseDialectFilters } from "./parse-dialect-filters.ts";
+import { type FilterParseResult, parseFilter } from "./parse-filter.ts";
 
 /** Builds a valibot issue path from keys under `root`. */
 function pathOf(root: unknown, keys: (string | number)[]): [v.IssuePathItem, ...v.IssuePathItem[]] | undefined {
