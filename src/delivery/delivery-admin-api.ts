@@ -81,6 +81,9 @@ const EventsReplayBody = v.strictObject({
   ...filterFields,
 });
 
+/** Events one `POST /events/replay` may replay (a dry run counts any number). */
+const MAX_FILTERED_REPLAY = 10_000;
+
 /** The compiled filter of a validated body (validated by the schema, so parsing cannot fail). */
 function filterOf(body: { filter?: unknown; filters?: unknown }): EventFilter | undefined {
   const parsed = parseEventFilter(body);
@@ -199,6 +202,14 @@ export function registerDeliveryRoutes(app: H3, ctx: GatewayContext): void {
     const ids: string[] = [];
     for await (const record of matching) ids.push(record.id);
     if (body.dryRun) return answer(200, { dryRun: true, matched: ids.length });
+    if (ids.length > MAX_FILTERED_REPLAY) {
+      throw createGatewayError(
+        400,
+        "invalid_request",
+        `${ids.length} events match; one request replays at most ${MAX_FILTERED_REPLAY} (narrow it with from/to)`,
+        { details: [{ field: "filter", message: `at most ${MAX_FILTERED_REPLAY} matching events` }] },
+      );
+    }
     // Oldest first, so per-subject order stays natural.
     let deliveries = 0;
     for (const id of ids.reverse()) deliveries += (await engine.replayEvent(id, body.destination))?.length ?? 0;
