@@ -31,7 +31,8 @@ interface Translation {
   exact: boolean;
 }
 
-const TRUE: Translation = { sql: "1", params: [], exact: false };
+/** A part SQL cannot express: everything passes, the caller finishes in memory. */
+const UNTRANSLATED: Translation = { sql: "1", params: [], exact: false };
 const PUSHABLE_KEY = /^[^"\\\u0000-\u001f]*$/;
 const SCALAR_TYPES = "('null','true','false','integer','real','text')";
 
@@ -64,7 +65,7 @@ function equals(value: string, type: string, expected: FilterScalar, params: unk
     : `(${type} IN ('integer','real') AND ${value} = ?)`;
 }
 
-/** One comparison on one non-array value; `undefined` when it never holds. */
+/** One comparison on one non-array value (`0` when it can never hold). */
 function compare(op: CompareOp, value: string, type: string, expected: FilterScalar, params: unknown[]): string {
   switch (op) {
     case "eq":
@@ -149,7 +150,7 @@ class Translator {
         );
       case "not": {
         const inner = this.node(node.node, at);
-        return inner.exact ? { sql: `(NOT ${inner.sql})`, params: inner.params, exact: true } : TRUE;
+        return inner.exact ? { sql: `(NOT ${inner.sql})`, params: inner.params, exact: true } : UNTRANSLATED;
       }
       case "exist":
         return {
@@ -158,7 +159,7 @@ class Translator {
           exact: true,
         };
       case "field":
-        if (!PUSHABLE_KEY.test(node.key)) return TRUE;
+        if (!PUSHABLE_KEY.test(node.key)) return UNTRANSLATED;
         return this.node(node.node, { json: at.json, path: childPath(at.path, node.key) });
       case "object":
         return this.object(node.node, at);
@@ -224,10 +225,10 @@ class Translator {
         );
       case "not": {
         const inner = this.root(node.node, column);
-        return inner.exact ? { sql: `(NOT ${inner.sql})`, params: inner.params, exact: true } : TRUE;
+        return inner.exact ? { sql: `(NOT ${inner.sql})`, params: inner.params, exact: true } : UNTRANSLATED;
       }
       case "field":
-        if (!PUSHABLE_KEY.test(node.key)) return TRUE;
+        if (!PUSHABLE_KEY.test(node.key)) return UNTRANSLATED;
         return this.node(node.node, {
           json: column,
           path: literal(node.key === "headers" ? "$.headers" : `$.event."${node.key}"`),
