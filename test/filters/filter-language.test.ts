@@ -1,4 +1,5 @@
 /** The filter language, table-driven: operators, no coercion, arrays, dialects, limits and problem paths. */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ConfigError, resolveConfig } from "../../src/config/resolve-config.ts";
 import { parseEventFilter } from "../../src/filters/event-filter.ts";
@@ -161,5 +162,27 @@ describe("invalid filters name the bad part", () => {
         ),
       ]);
     }
+  });
+});
+
+describe("hostile input", () => {
+  it("any JSON is either a filter or refused with problems; nothing throws", () => {
+    const operatorKeys = fc.constantFrom("$eq", "$in", "$or", "$not", "$gtx", "$exist", "a", "data", "__proto__");
+    const json = fc.letrec<{ value: unknown }>((tie) => ({
+      value: fc.oneof(
+        { depthSize: "small" },
+        fc.jsonValue({ maxDepth: 2 }),
+        fc.dictionary(operatorKeys, tie("value"), { maxKeys: 3 }),
+        fc.array(tie("value"), { maxLength: 3 }),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(json, json, (filter, filters) => {
+        const parsed = parseEventFilter({ filter, filters });
+        if (parsed.ok) parsed.filter?.matches(doc);
+        else expect(parsed.problems.length).toBeGreaterThan(0);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
