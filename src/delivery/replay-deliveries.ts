@@ -53,7 +53,12 @@ export async function replayEvent(
   const existing = new Map((await deps.outbox.listByEvent(eventId)).map((r) => [r.destinationId, r]));
   const targets = destinationId
     ? [destinationId]
-    : [...new Set([...existing.keys(), ...resolveDestinations(deps.routes, event.sourceId, event.event, event.headers)])];
+    : [
+        ...new Set([
+          ...existing.keys(),
+          ...resolveDestinations(deps.routes, event.sourceId, event.event, event.headers),
+        ]),
+      ];
   const now = deps.clock.now();
   const out: DeliveryRecord[] = [];
   for (const target of targets) {

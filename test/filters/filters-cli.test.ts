@@ -12,6 +12,9 @@ import { makeSecrets, startGatewayProcess } from "../helpers/gateway-process.ts"
 import { esignDelivery, postWebhook, staffingDelivery } from "../helpers/signed-requests.ts";
 import { liveConfig, startListener, tempDir } from "../listen/listen-fixtures.ts";
 
+/** A sample webhook body being edited before signing (fields of both services). */
+type SampleBody = Record<string, unknown> & { result?: object; participants?: { email?: string }[] };
+
 const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -80,7 +83,7 @@ describe("gateway listen --filter", () => {
       const response = await postWebhook(gateway.url, source, delivery);
       return ((await response.json()) as { id: string }).id;
     };
-    const review = (value: boolean) => (body: Record<string, any>) => {
+    const review = (value: boolean) => (body: SampleBody) => {
       body.result = { ...body.result, requiresReview: value };
     };
     await post("staffing", await staffingDelivery(secrets.staffing, "candidate.accepted", { edit: review(false) }));

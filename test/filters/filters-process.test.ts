@@ -21,6 +21,9 @@ import {
 import { openReadyWs, syncClients, type WsClient } from "../stream/stream-fixtures.ts";
 import { readSse } from "./sse-reader.ts";
 
+/** A sample webhook body being edited before signing (fields of both services). */
+type SampleBody = Record<string, unknown> & { result?: object; participants?: { email?: string }[] };
+
 const CONFIDENT = { data: { result: { confidence: { $gte: 0.9 }, requiresReview: false } } };
 const ORG_SIGNER = { data: { participants: { status: "signed", email: { $endsWith: "@example.org" } } } };
 
@@ -31,7 +34,7 @@ let ws: WsClient;
 let sse: Awaited<ReturnType<typeof readSse>>;
 const auth = () => ({ authorization: `Bearer ${gateway.secrets.adminKey}` });
 
-async function post(kind: "esign" | "staffing", type: string, edit: (body: Record<string, any>) => void) {
+async function post(kind: "esign" | "staffing", type: string, edit: (body: SampleBody) => void) {
   const delivery =
     kind === "esign"
       ? await esignDelivery(gateway.secrets.esign, type, { edit })
@@ -52,11 +55,13 @@ function postJson(path: string, body: unknown) {
 
 const confidence =
   (value: number, requiresReview = false) =>
-  (body: Record<string, any>) => {
+  (body: SampleBody) => {
     body.result = { ...body.result, confidence: value, requiresReview };
   };
-const orgSigner = (body: Record<string, any>) => {
-  body.participants[1].email = "erik.lind@example.org";
+const orgSigner = (body: SampleBody) => {
+  const second = body.participants?.[1];
+  if (!second) throw new Error("the e-sign sample has two participants");
+  second.email = "erik.lind@example.org";
 };
 
 beforeAll(async () => {

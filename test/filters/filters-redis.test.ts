@@ -9,6 +9,9 @@ import { type RedisServer, startRedisServer } from "../helpers/redis-server.ts";
 import { adminGet, adminKeyHash, esignDelivery, postWebhook, staffingDelivery } from "../helpers/signed-requests.ts";
 import { tempDir } from "../listen/listen-fixtures.ts";
 
+/** A sample webhook body being edited before signing (fields of both services). */
+type SampleBody = Record<string, unknown> & { result?: object; participants?: { email?: string }[] };
+
 let redis: RedisServer;
 let gateway: GatewayProcess;
 const ids: Record<string, string> = {};
@@ -30,7 +33,7 @@ beforeAll(async () => {
     if (response.status !== 202) throw new Error(`webhook answered ${response.status}`);
     return ((await response.json()) as { id: string }).id;
   };
-  const confidence = (value: number) => (body: Record<string, any>) => {
+  const confidence = (value: number) => (body: SampleBody) => {
     body.result = { ...body.result, confidence: value };
   };
   ids.low = await post(
