@@ -1,10 +1,11 @@
 /**
  * Live: events as they arrive over `/ws`, filtered by source / type / subject and a content
- * filter as JSON (kept in the URL, testable on recent events),
- * with pause and resume; after a dropped connection or a pause the stream resumes from the last
- * cursor (no gap, no repeat). Newest first, the last 200 kept.
+ * filter as JSON (kept in the URL, testable on recent events), with pause and resume; after a
+ * dropped connection or a pause the stream resumes from the last cursor (no gap, no repeat).
+ * Newest first, the last 200 kept.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
+import { NoEvents } from "../components/empty-state.tsx";
 import { FilterTestPanel } from "../components/filter-test-panel.tsx";
 import { formatTime } from "../components/format.ts";
 import { Link } from "../components/link.tsx";
@@ -141,11 +142,11 @@ export function LiveView(props: { route: Route }) {
           <tbody>
             {rows.map(({ event, cursor }) => (
               <tr key={cursor} data-id={event.id} data-cursor={cursor}>
-                <td>{formatTime(event.receivedtime ?? event.time)}</td>
-                <td>{event.type}</td>
-                <td>{event.source}</td>
-                <td>{event.subject ?? "—"}</td>
-                <td>
+                <td class="ev-time">{formatTime(event.receivedtime ?? event.time)}</td>
+                <td class="ev-type">{event.type}</td>
+                <td class="ev-source">{event.source}</td>
+                <td class="ev-subject">{event.subject ?? "—"}</td>
+                <td class="ev-id">
                   <Link href={hrefOf(`/events/${event.id}`)}>{event.id}</Link>
                 </td>
               </tr>
@@ -153,7 +154,9 @@ export function LiveView(props: { route: Route }) {
           </tbody>
         </table>
       </div>
-      {rows.length === 0 && <p class="empty">Waiting for events…</p>}
+      {rows.length === 0 && status.state !== "refused" && (
+        <NoEvents title="No events yet: they appear here as they arrive." />
+      )}
     </main>
   );
 }
