@@ -18,6 +18,11 @@ export interface FilterSql {
 
 /** Past this length a translation is dropped (evaluated in memory instead). */
 const MAX_SQL_LENGTH = 32_768;
+/**
+ * Past this many bound parameters, likewise: a Durable Object's SQLite takes at most 100 per
+ * statement, and the rest of the query (source, type, times, cursor, limit) needs a few.
+ */
+const MAX_PARAMS = 90;
 
 /** Where a value sits: a JSON text expression and a SQL expression of a JSON path within it. */
 interface Location {
@@ -245,6 +250,8 @@ class Translator {
  */
 export function translateFilterToSql(node: FilterNode, column = "record"): FilterSql {
   const translation = new Translator().root(node, column);
-  if (translation.sql.length > MAX_SQL_LENGTH) return { sql: "1", params: [], exact: false };
+  if (translation.sql.length > MAX_SQL_LENGTH || translation.params.length > MAX_PARAMS) {
+    return { sql: "1", params: [], exact: false };
+  }
   return translation;
 }
