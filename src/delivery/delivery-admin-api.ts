@@ -7,10 +7,12 @@
  *   POST /events/{id}/replay                 one event, all destinations or {"destination":"id"}
  * Inputs are validated with valibot at this boundary.
  */
+
 import type { H3 } from "h3";
 import * as v from "valibot";
 import { requireAdmin } from "../auth/admin-auth.ts";
 import { requireEventsAccess } from "../auth/events-access.ts";
+import { parseBoundedJson } from "../encoding/json-depth.ts";
 import { createGatewayError } from "../errors.ts";
 import { isEventId } from "../events/event-id.ts";
 import type { GatewayContext } from "../gateway-context.ts";
@@ -70,7 +72,7 @@ async function readJson<T extends v.GenericSchema>(request: Request, schema: T):
   let value: unknown = {};
   if (text.trim() !== "") {
     try {
-      value = JSON.parse(text);
+      value = parseBoundedJson(text);
     } catch {
       throw createGatewayError(400, "invalid_request", "the body is not JSON");
     }

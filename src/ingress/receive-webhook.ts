@@ -70,7 +70,8 @@ export async function receiveWebhook(
     body = await ctx.readBody(request, source.bodyLimitBytes, source.bodyTimeoutMs);
     started = performance.now();
     receivedAt = ctx.clock.now();
-    if (body.ok) verified = await verifyWebhook(source, request.headers, body.bytes, receivedAt, ctx.crypto, ctx.services);
+    if (body.ok)
+      verified = await verifyWebhook(source, request.headers, body.bytes, receivedAt, ctx.crypto, ctx.services);
   } finally {
     release?.();
   }
