@@ -119,7 +119,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     hub: isolateListeners(options.hub, (error) => logger.error("event subscriber failed", { error: String(error) })),
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
     writeHealth: createWriteHealth(),
-    verificationLimiter: createVerificationFailureLimiter(config.ingress.failedVerificationLimit, () => clock.now()),
+    verificationLimiter: createVerificationFailureLimiter(
+      config.ingress.failedVerificationLimit,
+      () => clock.now(),
+      () => metrics.inc("gateway_webhooks_budget_waits_total"),
+    ),
   };
   const proxy = createProxy(ctx);
   if (ctx.routes.some((route) => route.enrich)) {

@@ -35,10 +35,11 @@ interface Entry {
 
 const MAX_TRACKED = 50_000;
 
-/** Creates the limiter; `now` is epoch milliseconds. */
+/** Creates the limiter; `now` is epoch milliseconds; `onWait` hears of each delivery that has to wait. */
 export function createVerificationFailureLimiter(
   config: FailedVerificationLimitConfig,
   now: () => number,
+  onWait: () => void = () => {},
 ): VerificationFailureLimiter {
   const allowed = new Set(config.allowAddresses.map(normalizeAddress));
   const entries = new Map<string, Entry>();
@@ -77,7 +78,10 @@ export function createVerificationFailureLimiter(
       if (!entry || (entry.budgetUntil <= now() && !busy(entry))) return undefined;
       return new Promise<ReleaseReadSlot>((resolve) => {
         if (entry.reading < config.concurrentReads) grant(entry, resolve);
-        else entry.waiting.push(() => grant(entry, resolve));
+        else {
+          onWait();
+          entry.waiting.push(() => grant(entry, resolve));
+        }
       });
     },
     recordFailure(address) {
