@@ -105,6 +105,21 @@ export function createEnricher(deps: EnricherDeps): Enricher {
 
 const UNSAFE_SEGMENT = /[/\\\u0000-\u001f\u007f]/;
 
+/** A segment percent-decoded until it stops changing (`%252e` is a dot to an upstream that decodes twice). */
+function decodeFully(segment: string): string | undefined {
+  let current = segment;
+  for (let round = 0; round < 4 && current.includes("%"); round++) {
+    try {
+      const next = decodeURIComponent(current);
+      if (next === current) break;
+      current = next;
+    } catch {
+      return undefined;
+    }
+  }
+  return current;
+}
+
 /**
  * Is `path` made of plain segments only: none empty, `.` or `..` (in any percent spelling), none
  * holding a separator, NUL or another control character once decoded?
@@ -112,13 +127,9 @@ const UNSAFE_SEGMENT = /[/\\\u0000-\u001f\u007f]/;
 export function isSafeResourcePath(path: string): boolean {
   if (!path.startsWith("/")) return false;
   for (const segment of path.slice(1).split("/")) {
-    let decoded: string;
-    try {
-      decoded = decodeURIComponent(segment);
-    } catch {
-      return false;
-    }
-    if (decoded === "" || decoded === "." || decoded === ".." || UNSAFE_SEGMENT.test(decoded)) return false;
+    const decoded = decodeFully(segment);
+    if (decoded === undefined || decoded === "" || decoded === "." || decoded === "..") return false;
+    if (UNSAFE_SEGMENT.test(decoded)) return false;
   }
   return true;
 }
