@@ -224,7 +224,11 @@ describe("enrichment", () => {
     const deepId = await esign.createAgreement("Deep");
     let nested: unknown = 1;
     for (let i = 0; i < 200; i++) nested = [nested];
-    esign.inject({ method: "GET", path: `/agreements/${deepId}`, fault: { status: 200, body: { id: deepId, nested } } });
+    esign.inject({
+      method: "GET",
+      path: `/agreements/${deepId}`,
+      fault: { status: 200, body: { id: deepId, nested } },
+    });
     const deep = await post(esignDelivery(gateway.secrets.esign, "agreement.sent", { subjectId: deepId }));
     await waitFor("the event at the app", () => Boolean(delivered(deep)));
     expect(delivered(deep)).toMatchObject({ enrichmenterror: "invalid_body" });
