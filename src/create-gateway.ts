@@ -135,6 +135,13 @@ export function createGateway(options: GatewayOptions): Gateway {
   const live = createLiveStream(ctx, options.stream);
 
   const app = new H3({
+    // Every answer carries X-Request-Id; ingress and the proxy set their own (one id per request).
+    // A hook rather than middleware: no per-request closures on the ingress hot path.
+    onRequest(event) {
+      const path = event.url.pathname;
+      if (path.startsWith("/webhooks/") || path.startsWith("/api/")) return;
+      event.res.headers.set("x-request-id", requestIdOf(event.req));
+    },
     onError(error, event) {
       const response = toErrorResponse(error);
       if (isClientAbort(error, event.req)) {
@@ -148,12 +155,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
       return response;
     },
-  });
-  // Every answer carries X-Request-Id; ingress and the proxy set their own (one id per request).
-  app.use((event) => {
-    const path = event.url.pathname;
-    if (path.startsWith("/webhooks/") || path.startsWith("/api/")) return;
-    event.res.headers.set("x-request-id", requestIdOf(event.req));
   });
   const allowedMethods = createAllowedMethods(() => (app as unknown as { "~routes": RouteEntry[] })["~routes"]);
 

@@ -10,8 +10,11 @@ export const MAX_JSON_DEPTH = 128;
 
 /** Does `text` nest arrays or objects deeper than `maxDepth`? One pass, no allocation. */
 export function exceedsJsonDepth(text: string, maxDepth = MAX_JSON_DEPTH): boolean {
-  // Each level needs at least two characters: a shorter text cannot exceed the bound.
-  if (text.length <= maxDepth * 2) return false;
+  // Each level opens with a `{` or `[`: a text with at most `maxDepth` of them (anywhere, strings
+  // included) cannot exceed the bound. Counting them with indexOf is far cheaper than the scan.
+  if (text.length <= maxDepth * 2 || countUpTo(text, "{", maxDepth) + countUpTo(text, "[", maxDepth) <= maxDepth) {
+    return false;
+  }
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -25,6 +28,13 @@ export function exceedsJsonDepth(text: string, maxDepth = MAX_JSON_DEPTH): boole
     } else if (c === 0x7d || c === 0x5d) depth--;
   }
   return false;
+}
+
+/** How often `char` occurs in `text`, counting no further than `limit + 1`. */
+function countUpTo(text: string, char: string, limit: number): number {
+  let count = 0;
+  for (let at = text.indexOf(char); at !== -1 && count <= limit; at = text.indexOf(char, at + 1)) count++;
+  return count;
 }
 
 /** `JSON.parse` refusing documents nested deeper than `maxDepth` (throws a `SyntaxError`). */
