@@ -41,6 +41,22 @@ const GATEWAY_CONFIG = {
       retry: { schedule: [1], jitter: 0 },
     },
     { id: "live", type: "stream" },
+    // The delivery matrix (test/workerd/delivery-matrix.test.ts): both http modes, type "matrix.test" only.
+    {
+      id: "matrix-cloudevents",
+      type: "http",
+      url: "${TEST_SINK_URL}/matrix-cloudevents",
+      secrets: [WORKERD_WHSEC],
+      allowPrivateNetworks: true,
+    },
+    {
+      id: "matrix-relay",
+      type: "http",
+      mode: "relay",
+      url: "${TEST_SINK_URL}/matrix-relay",
+      secrets: [WORKERD_WHSEC],
+      allowPrivateNetworks: true,
+    },
     {
       id: "events-queue",
       type: "queue",
@@ -53,6 +69,7 @@ const GATEWAY_CONFIG = {
     { sources: ["esign"], types: ["agreement.*"], destinations: ["hooks", "events-queue"] },
     { sources: ["esign"], types: ["agreement.expired"], destinations: ["slow-hooks"] },
     { destinations: ["live"] },
+    { types: ["matrix.test"], destinations: ["matrix-cloudevents", "matrix-relay"] },
   ],
   upstreams: [
     {
@@ -83,6 +100,8 @@ export const WORKERD_TEST_BINDINGS = {
   GATEWAY_ADMIN_KEY_HASH: sha256(WORKERD_ADMIN_KEY),
   GATEWAY_CONFIG: JSON.stringify(GATEWAY_CONFIG),
   WORKERD_TEST_ADMIN_KEY: WORKERD_ADMIN_KEY,
+  /** The http destinations' Standard Webhooks secret, for the tests to verify with. */
+  WORKERD_TEST_WHSEC: WORKERD_WHSEC,
   /** The HS256 secret of the client JWTs (read by the Worker through GATEWAY_CONFIG and by the tests). */
   WORKERD_TEST_JWT_SECRET: "workerd_test_jwt_secret_0123456789abcdef",
   GATEWAY_LOG_LEVEL: "warn",

@@ -15,6 +15,7 @@ import { DELIVERY_METRICS } from "./delivery/delivery-metrics.ts";
 import { createEnricher } from "./enrich/create-enricher.ts";
 import { createGatewayError, toErrorResponse } from "./errors.ts";
 import type { GatewayContext } from "./gateway-context.ts";
+import { createAllowedMethods, type RouteEntry } from "./http/allowed-methods.ts";
 import { readRawBody } from "./ingress/read-raw-body.ts";
 import { receiveWebhook } from "./ingress/receive-webhook.ts";
 import { createVerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
@@ -119,7 +120,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     hub: isolateListeners(options.hub, (error) => logger.error("event subscriber failed", { error: String(error) })),
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
     writeHealth: createWriteHealth(),
-    verificationLimiter: createVerificationFailureLimiter(config.ingress.failedVerificationLimit, () => clock.now()),
+    verificationLimiter: createVerificationFailureLimiter(
+      config.ingress.failedVerificationLimit,
+      () => clock.now(),
+      () => metrics.inc("gateway_webhooks_budget_waits_total"),
+    ),
   };
   const proxy = createProxy(ctx);
   if (ctx.routes.some((route) => route.enrich)) {
@@ -131,14 +136,28 @@ export function createGateway(options: GatewayOptions): Gateway {
   const live = createLiveStream(ctx, options.stream);
 
   const app = new H3({
+    // Every answer carries X-Request-Id; ingress and the proxy set their own (one id per request).
+    // A hook rather than middleware: no per-request closures on the ingress hot path.
+    onRequest(event) {
+      const path = event.url.pathname;
+      if (path.startsWith("/webhooks/") || path.startsWith("/api/")) return;
+      event.res.headers.set("x-request-id", requestIdOf(event.req));
+    },
     onError(error, event) {
       const response = toErrorResponse(error);
-      if (response.status >= 500 && !HTTPErrorIsExpected(error)) {
+      if (isClientAbort(error)) {
+        // The client went away mid-body: nobody is left to answer and nothing is wrong here.
+        logger.info("client aborted the request", { path: event.url.pathname });
+      } else if (response.status >= 500 && !HTTPErrorIsExpected(error)) {
         logger.error("unhandled error", { path: event.url.pathname, error: String(error.cause ?? error.message) });
+      }
+      if (!response.headers.has("x-request-id")) {
+        response.headers.set("x-request-id", event.res.headers.get("x-request-id") ?? requestIdOf(event.req));
       }
       return response;
     },
   });
+  const allowedMethods = createAllowedMethods(() => (app as unknown as { "~routes": RouteEntry[] })["~routes"]);
 
   app.post("/webhooks/:sourceId", (event) =>
     receiveWebhook(ctx, event.context.params?.sourceId ?? "", event.req, requestIdOf(event.req)),
@@ -170,7 +189,14 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.all("/api/:upstreamId/**", (event) =>
     proxy.handle(event.context.params?.upstreamId ?? "", event.req, requestIdOf(event.req)),
   );
-  app.all("/**", () => {
+  app.all("/**", (event) => {
+    const allowed = allowedMethods(event.url.pathname);
+    if (allowed.length > 0) {
+      throw createGatewayError(405, "method_not_allowed", `${event.req.method} is not allowed here`, {
+        details: { allowed },
+        headers: { allow: allowed.join(", ") },
+      });
+    }
     throw createGatewayError(404, "not_found", "no such route");
   });
 
@@ -197,6 +223,18 @@ export function createGateway(options: GatewayOptions): Gateway {
       return store.close();
     },
   };
+}
+
+/** Did the request fail because its client aborted (a body read cut short by the peer)? */
+function isClientAbort(error: { cause?: unknown; message?: string }): boolean {
+  // Not `request.signal`: on Node, reading it builds an AbortController per answered error.
+  const cause = error.cause as { code?: unknown; name?: unknown; message?: unknown } | undefined;
+  return (
+    cause?.code === "ECONNRESET" ||
+    cause?.code === "ERR_STREAM_PREMATURE_CLOSE" ||
+    cause?.name === "AbortError" ||
+    cause?.message === "aborted"
+  );
 }
 
 function HTTPErrorIsExpected(error: { data?: unknown }): boolean {

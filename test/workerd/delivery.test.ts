@@ -85,6 +85,8 @@ describe("delivery on Workers", () => {
     expect(health.destinations.map((d) => [d.id, d.type])).toEqual([
       ["hooks", "http"],
       ["slow-hooks", "http"],
+      ["matrix-cloudevents", "http"],
+      ["matrix-relay", "http"],
       ["events-queue", "queue"],
     ]);
   });

@@ -25,6 +25,8 @@ local function upsert(rk, dk, ek, e, d, seq, st, nxt, upd, json, terminal, sk)
   redis.call('SADD', ek, d)
   if sk ~= '' then redis.call('HSET', rk, 'sk', sk) end
   if terminal == '1' then
+    -- A finished record holds no lease: a replay must be due at once, not when the old lease ends.
+    redis.call('HDEL', rk, 'l', 'o')
     redis.call('ZREM', KEYS[3], rk)
     redis.call('ZREM', KEYS[4], rk)
     redis.call('ZADD', KEYS[5], upd, rk)

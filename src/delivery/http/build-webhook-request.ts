@@ -4,7 +4,7 @@
  * Webhooks at the attempt's time. Every attempt of one event carries the same `webhook-id`.
  */
 
-import { fromBase64 } from "../../encoding/base64.ts";
+import { decodeRawBody } from "../../encoding/raw-body-text.ts";
 import { hopByHopFilter } from "../../http/hop-by-hop.ts";
 import type { EventRecord } from "../../store/contract.ts";
 import type { HttpDestination } from "./http-destination-schema.ts";
@@ -51,7 +51,9 @@ export async function buildWebhookRequest(
   hmac?: HmacSha256,
 ): Promise<WebhookRequest> {
   const relay = destination.mode === "relay";
-  const body = relay ? fromBase64(record.rawBody) : encoder.encode(JSON.stringify(record.event));
+  const body = relay
+    ? decodeRawBody(record.rawBody, record.rawBodyEncoding)
+    : encoder.encode(JSON.stringify(record.event));
   const timestamp = Math.floor(nowMs / 1000);
   const headers: Record<string, string> = {
     ...(relay ? relayableHeaders(record.headers) : { "content-type": "application/cloudevents+json; charset=utf-8" }),
