@@ -34,6 +34,10 @@ import { builtinServices } from "./services/registry.ts";
 import type { ServiceRegistry } from "./services/service-contract.ts";
 import type { StoreDriver } from "./store/contract.ts";
 import { isolateListeners, type LiveHub } from "./stream/hub-contract.ts";
+import type { LoadQuickJS } from "./transform/transform-contract.ts";
+import { createTransformRegistry } from "./transform/transform-registry.ts";
+import { registerTransformRoutes } from "./transform/transform-test-api.ts";
+import { withTransform } from "./transform/transforming-sink.ts";
 import { createLiveStream, type LiveStream } from "./stream/live-stream.ts";
 import { openEventStream } from "./stream/sse-transport.ts";
 import type { StreamOptionsInput } from "./stream/stream-options.ts";
@@ -65,6 +69,12 @@ export interface GatewayOptions {
   corkWebSocket?: CorkPeer;
   /** Sends live frames to a WebSocket peer for less than `peer.send`, where the runtime can (Node adapter). */
   sendWebSocketText?: PeerTextSender;
+  /**
+   * Loads the QuickJS WebAssembly module of the transform sandbox (adapters/node/quickjs-node.ts,
+   * adapters/cloudflare/quickjs-worker.ts); called on the first transform only. Without it,
+   * destinations with a transform fail their attempts with `transform_error`.
+   */
+  loadQuickJS?: LoadQuickJS;
   /** The outbox and sinks of the delivery engine. Default: nothing is delivered (no transports). */
   delivery?: DeliveryEngineOptions;
   /**
@@ -124,8 +134,17 @@ export function createGateway(options: GatewayOptions): Gateway {
   if (ctx.routes.some((route) => route.enrich)) {
     ctx.enricher = createEnricher({ ...ctx, fetch: ctx.upstreamFetch, now: clock.now, upstreams: proxy.upstreams });
   }
-  ctx.delivery =
-    options.delivery && createDeliveryEngine({ ...ctx, destinations: config.destinations }, options.delivery);
+  ctx.transforms = createTransformRegistry({
+    destinations: config.destinations,
+    services: ctx.services,
+    loadQuickJS: options.loadQuickJS ?? (() => Promise.reject(new Error("this runtime has no transform sandbox"))),
+  });
+  const transforms = ctx.transforms;
+  const delivery = options.delivery && {
+    ...options.delivery,
+    sinks: options.delivery.sinks.map((sink) => withTransform(sink, transforms)),
+  };
+  ctx.delivery = delivery && createDeliveryEngine({ ...ctx, destinations: config.destinations }, delivery);
 
   const live = createLiveStream(ctx, options.stream);
 
@@ -154,6 +173,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.get("/stream", (event) => openEventStream(ctx, live, event.req, event.url));
   app.post("/auth/stream-token", (event) => mintStreamToken(ctx, event.req, live.options));
   registerDeliveryRoutes(app, ctx);
+  registerTransformRoutes(app, ctx);
   registerTestEventRoutes(app, ctx, config.testEvents || options.development !== undefined);
   registerConsoleRoutes(app, options.development);
   app.get("/healthz", (event) => checkHealth(ctx, event.req));
@@ -185,6 +205,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     close: async () => {
       // The engine stops (attempts finish or are aborted) before the stores it writes close.
       await ctx.delivery?.stop();
+      transforms.close();
       await options.delivery?.outbox.close();
       live.shutdown();
       await ctx.hub.close();

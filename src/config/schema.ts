@@ -21,6 +21,7 @@ import {
   SharedHubConfigSchemas,
   SharedStoreConfigSchemas,
 } from "./shared-store-schema.ts";
+import { TransformEntries } from "../transform/transform-schema.ts";
 import { createUpstreamsSchema } from "./upstreams-schema.ts";
 
 const id = v.pipe(
@@ -91,12 +92,17 @@ export const HubConfigSchema = v.variant("driver", [
  */
 export const DestinationSchema = v.variant("type", [
   StreamDestinationSchema,
-  HttpDestinationSchema,
+  transformable(HttpDestinationSchema),
   // `driver` picks the queue backend: Redis Streams (default) or Cloudflare Queues (Workers).
-  v.variant("driver", [QueueDestinationSchema, CloudflareQueueDestinationSchema]),
+  v.variant("driver", [transformable(QueueDestinationSchema), transformable(CloudflareQueueDestinationSchema)]),
   // `transport` picks how mail leaves: SMTP (default, Node) or an HTTP mail API (Node and Workers).
-  v.variant("transport", [EmailDestinationSchema, HttpEmailDestinationSchema]),
+  v.variant("transport", [transformable(EmailDestinationSchema), transformable(HttpEmailDestinationSchema)]),
 ]);
+
+/** A delivered destination's schema plus its optional `transform` (src/transform, docs/transformations.md). */
+function transformable<const Entries extends v.ObjectEntries>(schema: v.StrictObjectSchema<Entries, undefined>) {
+  return v.strictObject({ ...schema.entries, ...TransformEntries });
+}
 
 /** The configuration's schema for a registry of upstream services. */
 export function createGatewayConfigSchema(services: ServiceRegistry) {
@@ -190,6 +196,12 @@ function checkCrossReferences({ dataset, addIssue }: v.RawCheckContext<ConfigObj
   });
   const ids = new Set<string>();
   destinations.forEach((d, i) => {
+    if ("mode" in d && d.mode === "relay" && "transform" in d && d.transform) {
+      addIssue({
+        message: "no transform in relay mode (relay forwards the upstream's body unchanged; use mode cloudevent)",
+        path: pathOf(dataset.value, ["destinations", i, "transform"]),
+      });
+    }
     if (ids.has(d.id))
       addIssue({
         message: `a unique destination id (duplicate "${d.id}")`,

@@ -7,6 +7,7 @@ import { marksOf, stringField } from "../schema-marks.ts";
 import { MAX_IDENTITY_LENGTH, type UpstreamService } from "../service-contract.ts";
 import { esignEnrichment } from "./esign-enrichment.ts";
 import { buildEsignSample } from "./esign-samples.ts";
+import { ESIGN_CHAT_MESSAGES } from "./esign-chat-messages.ts";
 import { ESIGN_TEMPLATES } from "./esign-templates.ts";
 import { ESIGN_EVENT_TYPES, EsignWebhookBody } from "./esign-webhook-schema.ts";
 import { signEsignWebhook } from "./sign-esign-webhook.ts";
@@ -45,5 +46,6 @@ export const esignService: UpstreamService = {
   buildSample: buildEsignSample,
   proxyCredentials: { kind: "oauth-client-credentials", tokenPath: "/oauth/access-token" },
   mailTemplates: ESIGN_TEMPLATES,
+  chatMessages: ESIGN_CHAT_MESSAGES,
   enrichment: esignEnrichment,
 };

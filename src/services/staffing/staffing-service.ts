@@ -10,6 +10,7 @@ import { MAX_IDENTITY_LENGTH, type UpstreamService } from "../service-contract.t
 import { signStaffingWebhook } from "./sign-staffing-webhook.ts";
 import { staffingEnrichment } from "./staffing-enrichment.ts";
 import { buildStaffingSample } from "./staffing-samples.ts";
+import { STAFFING_CHAT_MESSAGES } from "./staffing-chat-messages.ts";
 import { STAFFING_TEMPLATES } from "./staffing-templates.ts";
 import { STAFFING_EVENT_TYPES, staffingSchemaFor } from "./staffing-webhook-schema.ts";
 import { verifyStaffingSignature } from "./verify-staffing-signature.ts";
@@ -60,5 +61,6 @@ export const staffingService: UpstreamService = {
   buildSample: buildStaffingSample,
   proxyCredentials: { kind: "api-key" },
   mailTemplates: STAFFING_TEMPLATES,
+  chatMessages: STAFFING_CHAT_MESSAGES,
   enrichment: staffingEnrichment,
 };
