@@ -34,15 +34,15 @@ import { builtinServices } from "./services/registry.ts";
 import type { ServiceRegistry } from "./services/service-contract.ts";
 import type { StoreDriver } from "./store/contract.ts";
 import { isolateListeners, type LiveHub } from "./stream/hub-contract.ts";
-import type { LoadQuickJS } from "./transform/transform-contract.ts";
-import { createTransformRegistry } from "./transform/transform-registry.ts";
-import { registerTransformRoutes } from "./transform/transform-test-api.ts";
-import { withTransform } from "./transform/transforming-sink.ts";
 import { createLiveStream, type LiveStream } from "./stream/live-stream.ts";
 import { openEventStream } from "./stream/sse-transport.ts";
 import type { StreamOptionsInput } from "./stream/stream-options.ts";
 import { mintStreamToken } from "./stream/stream-token.ts";
 import { type CorkPeer, createWebSocketRoute, type PeerTextSender } from "./stream/websocket-transport.ts";
+import type { LoadQuickJS } from "./transform/transform-contract.ts";
+import { createTransformRegistry } from "./transform/transform-registry.ts";
+import { registerTransformRoutes } from "./transform/transform-test-api.ts";
+import { withTransform } from "./transform/transforming-sink.ts";
 
 export interface GatewayOptions {
   config: GatewayConfig;

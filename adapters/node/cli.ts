@@ -5,9 +5,11 @@
  *   gateway hash-key <apiKey>
  *   gateway emulate [--host h] [--port 8788] [--time-scale 1] [--only <service>]
  *   gateway listen <gateway-url> --forward-to <url> [...] (listen-command.ts)
+ *   gateway transform test <file|builtin> --event <id> [--url] [--key] (transform-command.ts)
  */
 import { createHash } from "node:crypto";
 import { parseArgs } from "node:util";
+import { runMain } from "citty";
 import { ConfigError, resolveConfig } from "../../src/config/resolve-config.ts";
 import type { GatewayConfig } from "../../src/config/schema.ts";
 import { buildSampleDelivery, sampleEventTypes } from "../../src/samples/sample-webhooks.ts";
@@ -18,13 +20,15 @@ import { loadConfigFile } from "./load-config.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 import { describeEmulators, startSandbox } from "./sandbox.ts";
 import { startNodeGateway } from "./start-gateway.ts";
+import { transformCommand } from "./transform-command.ts";
 
 const USAGE = `usage:
   gateway serve [--config file.ts|file.json] [--host 127.0.0.1] [--port 8787]
   gateway trigger <sourceId> <eventType> [--url http://127.0.0.1:8787] [--config file] [--times 1] [--id unique]
   gateway hash-key <apiKey>
   gateway emulate [--host 127.0.0.1] [--port 8788] [--time-scale 1] [--only esign|staffing]
-  ${LISTEN_USAGE}`;
+  ${LISTEN_USAGE}
+  gateway transform test <file|slack|teams|discord> --event <gateway event id> [--url http://127.0.0.1:8787] [--key k]`;
 
 /** Loads, env-interpolates (dev secrets fill the gaps) and validates the configuration. */
 async function loadConfig(path: string | undefined) {
@@ -185,6 +189,8 @@ async function main(argv: string[]) {
       return emulateCommand(rest);
     case "listen":
       return listenCommand(rest);
+    case "transform":
+      return runMain(transformCommand, { rawArgs: rest });
     case "hash-key": {
       if (!rest[0]) throw new UsageError("hash-key needs <apiKey>");
       console.log(`sha256:${createHash("sha256").update(rest[0]).digest("hex")}`);

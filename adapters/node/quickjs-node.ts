@@ -10,11 +10,8 @@ let loading: Promise<QuickJSWASMModule> | undefined;
 /** Loads (once) and returns the QuickJS module. */
 export const loadQuickJSNode: LoadQuickJS = () => {
   loading ??= (async () => {
-    const [{ newQuickJSWASMModuleFromVariant }, { default: variant }] = await Promise.all([
-      import("quickjs-emscripten"),
-      import("@jitl/quickjs-wasmfile-release-sync"),
-    ]);
-    return newQuickJSWASMModuleFromVariant(variant);
+    const { newQuickJSWASMModuleFromVariant } = await import("quickjs-emscripten");
+    return newQuickJSWASMModuleFromVariant(import("@jitl/quickjs-wasmfile-release-sync"));
   })();
   loading.catch(() => {
     loading = undefined;

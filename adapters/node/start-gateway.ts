@@ -22,8 +22,8 @@ import { allowListenerPerAttempt } from "./lane-signal.ts";
 import { listNodeHeaders } from "./list-node-headers.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
-import { loadQuickJSNode } from "./quickjs-node.ts";
 import { sendNodeWebSocketText } from "./node-websocket-text.ts";
+import { loadQuickJSNode } from "./quickjs-node.ts";
 import { readNodeBody } from "./read-node-body.ts";
 import { createStdoutLogWriter } from "./stdout-log-writer.ts";
 

@@ -11,6 +11,7 @@ import { CloudflareQueueDestinationSchema } from "../delivery/queue/cloudflare-q
 import { QueueDestinationSchema } from "../delivery/queue/queue-destination-schema.ts";
 import { builtinServices } from "../services/registry.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
+import { TransformEntries } from "../transform/transform-schema.ts";
 import { AuthSchema, ClientSchema } from "./clients-schema.ts";
 import { IngressProtectionSchema, MetricsAccessSchema, ServerLimitsEntries } from "./hardening-schema.ts";
 import { createRouteSchema, StreamDestinationSchema } from "./routes-schema.ts";
@@ -21,7 +22,6 @@ import {
   SharedHubConfigSchemas,
   SharedStoreConfigSchemas,
 } from "./shared-store-schema.ts";
-import { TransformEntries } from "../transform/transform-schema.ts";
 import { createUpstreamsSchema } from "./upstreams-schema.ts";
 
 const id = v.pipe(

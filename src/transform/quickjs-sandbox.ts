@@ -60,7 +60,13 @@ export function compileTransform(
           if (jobs.error) throw takeError(vm, jobs.error);
           answer = callForString(vm, instance.collect, []);
         }
-        return readAnswer(answer);
+        const outcome = readAnswer(answer);
+        if (!outcome.ok && /out of memory/i.test(outcome.message)) {
+          // Caught inside the sandbox, but the runtime is at its limit: start the next call afresh.
+          reset();
+          return { ...outcome, message: describeLimit(outcome.message, limits) };
+        }
+        return outcome;
       } catch (error) {
         // Interrupted, out of memory or a stack overflow: nothing of this runtime is trusted again.
         const message = error instanceof SandboxFailure ? error.message : String(error);

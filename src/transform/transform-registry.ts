@@ -15,6 +15,9 @@ import type { BuiltinTransformName, TransformConfig } from "./transform-schema.t
 export type TransformSpec = Pick<TransformConfig, "timeoutMs" | "memoryLimitMb"> &
   ({ code: string } | { builtin: BuiltinTransformName });
 
+/** Resolves on a later macrotask (timers run after pending I/O), unlike a resolved promise. */
+export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
+
 export interface TransformRegistry {
   /** The destination's compiled transform; undefined when it has none. Throws TransformCompileError. */
   forDestination(destinationId: string): Promise<CompiledTransform | undefined>;
@@ -22,6 +25,14 @@ export interface TransformRegistry {
   compile(spec: TransformSpec): Promise<CompiledTransform>;
   /** The spec configured on a destination, if any. */
   specOf(destinationId: string): TransformSpec | undefined;
+  /**
+   * Resolves once the gateway may run another transform: at once, unless transforms ran for
+   * more than 10 ms since the last yield, then on the next macrotask. A transform runs
+   * synchronously; this lets requests (e.g. `/healthz`) in between slow ones.
+   */
+  turn(): Promise<void>;
+  /** Counts `ms` of transform run time towards the next `turn`. */
+  spent(ms: number): void;
   close(): void;
 }
 
@@ -57,18 +68,29 @@ export function createTransformRegistry(options: TransformRegistryOptions): Tran
     if (spec) specs.set(destination.id, spec);
   }
   const compiled = new Map<string, Promise<CompiledTransform>>();
+  let busyMs = 0;
 
   const compile = async (spec: TransformSpec): Promise<CompiledTransform> => {
     const source = sourceOf(spec, options.services);
     const factory = toFactorySource(source);
     if (!factory.ok) throw new TransformCompileError(factory.message);
     const [quickjs, version] = await Promise.all([options.loadQuickJS(), versionOf(source)]);
+    // Compiles of several destinations resolve together: one per macrotask, so requests interleave.
+    await yieldToEventLoop();
     const limits: TransformLimits = { timeoutMs: spec.timeoutMs, memoryLimitMb: spec.memoryLimitMb };
     return compileTransform(quickjs, factory.source, version, limits);
   };
 
   return {
     specOf: (id) => specs.get(id),
+    async turn() {
+      if (busyMs <= 10) return;
+      busyMs = 0;
+      await yieldToEventLoop();
+    },
+    spent(ms) {
+      busyMs += ms;
+    },
     compile,
     forDestination(destinationId) {
       const spec = specs.get(destinationId);

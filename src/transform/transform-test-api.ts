@@ -11,8 +11,8 @@ import { createGatewayError } from "../errors.ts";
 import type { GatewayContext } from "../gateway-context.ts";
 import { TransformCompileError } from "./quickjs-sandbox.ts";
 import type { CompiledTransform } from "./transform-contract.ts";
-import { redactHeaders } from "./transforming-sink.ts";
 import { BUILTIN_TRANSFORMS } from "./transform-schema.ts";
+import { redactHeaders } from "./transforming-sink.ts";
 
 const MAX_BODY_BYTES = 512 * 1024;
 

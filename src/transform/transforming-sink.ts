@@ -34,11 +34,14 @@ export function withTransform(sink: Sink, registry: TransformRegistry): Sink {
         return { ok: false, permanent: true, code: "transform_error", error: `transform_error: ${message}`, logs: [] };
       }
       if (!transform) return sink.deliver(record, signal, info);
+      await registry.turn();
+      const started = performance.now();
       const outcome = transform.run(JSON.stringify(record.event), {
         destination: sink.destinationId,
         attempt: info?.attempt ?? 1,
         headers: redactHeaders(record.headers),
       });
+      registry.spent(performance.now() - started);
       const version = transform.version;
       if (!outcome.ok) {
         return {

@@ -39,7 +39,10 @@ export const ESIGN_CHAT_MESSAGES: Readonly<Record<string, ServiceChatMessage>> =
       ["Signed PDF", "{{data.document.signed_pdf_url}}"],
     ],
   ),
-  "agreement.cancelled": message("Agreement cancelled", "The sender cancelled the agreement; it can no longer be signed."),
+  "agreement.cancelled": message(
+    "Agreement cancelled",
+    "The sender cancelled the agreement; it can no longer be signed.",
+  ),
   "agreement.declined": message(
     "Agreement declined",
     "A participant declined the agreement, which is now closed. Send a new version to continue.",

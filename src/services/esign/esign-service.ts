@@ -5,9 +5,9 @@
 import * as v from "valibot";
 import { marksOf, stringField } from "../schema-marks.ts";
 import { MAX_IDENTITY_LENGTH, type UpstreamService } from "../service-contract.ts";
+import { ESIGN_CHAT_MESSAGES } from "./esign-chat-messages.ts";
 import { esignEnrichment } from "./esign-enrichment.ts";
 import { buildEsignSample } from "./esign-samples.ts";
-import { ESIGN_CHAT_MESSAGES } from "./esign-chat-messages.ts";
 import { ESIGN_TEMPLATES } from "./esign-templates.ts";
 import { ESIGN_EVENT_TYPES, EsignWebhookBody } from "./esign-webhook-schema.ts";
 import { signEsignWebhook } from "./sign-esign-webhook.ts";
