@@ -6,7 +6,7 @@
  * its deadline, and a runtime that hit a limit is thrown away and rebuilt for the next call.
  * The sandbox has no network, file system, timers or host objects: only the JSON it is given.
  */
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten";
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
 import { SANDBOX_PRELUDE } from "./sandbox-prelude.ts";
 import type { CompiledTransform, TransformContext, TransformLimits, TransformOutcome } from "./transform-contract.ts";
 

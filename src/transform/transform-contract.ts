@@ -3,7 +3,7 @@
  * answers, and how a runtime hands the sandbox its QuickJS WebAssembly module (the Node and
  * Workers adapters load it differently; nothing in src/ loads WebAssembly itself).
  */
-import type { QuickJSWASMModule } from "quickjs-emscripten";
+import type { QuickJSWASMModule } from "quickjs-emscripten-core";
 
 /** The second argument of `transform(event, context)`. */
 export interface TransformContext {
