@@ -5,7 +5,7 @@
  * quickjs-emscripten's examples/cloudflare-workers does. Instantiated once per isolate.
  */
 import RELEASE_SYNC from "@jitl/quickjs-wasmfile-release-sync";
-import wasmModule from "@jitl/quickjs-wasmfile-release-sync/wasm";
+import wasmModule from "@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm";
 import {
   newQuickJSWASMModuleFromVariant,
   newVariant,

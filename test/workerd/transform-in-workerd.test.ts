@@ -26,7 +26,14 @@ const arrivedAt = (path: string, eventId: string) =>
 interface DeliveryJson {
   event_id: string;
   state: string;
-  attempts: { ok: boolean; code?: string; error: string | null; transform?: string; logs?: string[]; skipped?: boolean }[];
+  attempts: {
+    ok: boolean;
+    code?: string;
+    error: string | null;
+    transform?: string;
+    logs?: string[];
+    skipped?: boolean;
+  }[];
 }
 
 const deliveryOf = (destination: string, id: string, state: string) =>
