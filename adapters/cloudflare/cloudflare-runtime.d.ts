@@ -15,7 +15,7 @@ declare module "cloudflare:workers" {
 }
 
 /** The QuickJS release build's WebAssembly, bundled by wrangler as a compiled module (quickjs-worker.ts). */
-declare module "@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm" {
+declare module "*/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm" {
   const module: WebAssembly.Module;
   export default module;
 }

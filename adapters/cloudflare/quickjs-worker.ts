@@ -5,7 +5,9 @@
  * quickjs-emscripten's examples/cloudflare-workers does. Instantiated once per isolate.
  */
 import RELEASE_SYNC from "@jitl/quickjs-wasmfile-release-sync";
-import wasmModule from "@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm";
+// By file path: wrangler picks `.wasm` imports up as compiled modules by their specifier, and the
+// package exports it only as `./wasm` (which vitest-pool-workers resolves but wrangler does not).
+import wasmModule from "../../node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm";
 import {
   newQuickJSWASMModuleFromVariant,
   newVariant,
