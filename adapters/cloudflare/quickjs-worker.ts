@@ -5,15 +5,15 @@
  * quickjs-emscripten's examples/cloudflare-workers does. Instantiated once per isolate.
  */
 import RELEASE_SYNC from "@jitl/quickjs-wasmfile-release-sync";
-// By file path: wrangler picks `.wasm` imports up as compiled modules by their specifier, and the
-// package exports it only as `./wasm` (which vitest-pool-workers resolves but wrangler does not).
-import wasmModule from "../../node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm";
 import {
   newQuickJSWASMModuleFromVariant,
   newVariant,
   type QuickJSSyncVariant,
   type QuickJSWASMModule,
 } from "quickjs-emscripten-core";
+// By file path: wrangler picks `.wasm` imports up as compiled modules by their specifier, and the
+// package exports it only as `./wasm` (which vitest-pool-workers resolves but wrangler does not).
+import wasmModule from "../../node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm";
 import type { LoadQuickJS } from "../../src/transform/transform-contract.ts";
 
 // The package's CommonJS typings make the default import look like the module object; the

@@ -37,8 +37,7 @@ export interface AttemptInfo {
 
 /** The payload a destination's transform made of the event (src/transform). */
 export interface TransformedPayload {
-  value: unknown;
-  /** `value` exactly as the transform serialised it: the bytes an http destination signs and sends. */
+  /** The payload exactly as the transform serialised it: the bytes an http destination signs and sends. */
   json: string;
 }
 

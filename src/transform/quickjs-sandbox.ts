@@ -8,7 +8,13 @@
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
 import { SANDBOX_PRELUDE } from "./sandbox-prelude.ts";
-import type { CompiledTransform, TransformContext, TransformLimits, TransformOutcome } from "./transform-contract.ts";
+import type {
+  CompiledTransform,
+  TransformContext,
+  TransformEvent,
+  TransformLimits,
+  TransformOutcome,
+} from "./transform-contract.ts";
 
 interface Instance {
   runtime: QuickJSRuntime;
@@ -44,14 +50,15 @@ export function compileTransform(
 
   return {
     version,
-    run(eventJson: string, context: TransformContext): TransformOutcome {
+    run(event: TransformEvent, context: TransformContext): TransformOutcome {
       instance ??= createInstance(quickjs, factorySource, limits, () => Date.now() > deadline);
       const { context: vm, runtime } = instance;
       deadline = Date.now() + limits.timeoutMs;
       try {
         let answer = callForString(vm, instance.run, [
           instance.factory,
-          vm.newString(eventJson),
+          vm.newString(event.envelope),
+          event.data === undefined ? vm.undefined : vm.newString(event.data),
           vm.newString(JSON.stringify(context)),
         ]);
         if (answer === "pending") {
@@ -152,7 +159,7 @@ function usedBytes(instance: Instance): number {
 
 /** Calls `fn` with `args` (disposing the arguments it created) and returns its string result. */
 function callForString(vm: QuickJSContext, fn: QuickJSHandle, args: QuickJSHandle[]): string {
-  const owned = args.slice(1);
+  const owned = args.slice(1).filter((handle) => handle !== vm.undefined);
   try {
     const result = vm.callFunction(fn, vm.undefined, ...args);
     if (result.error) throw takeError(vm, result.error);
@@ -187,18 +194,20 @@ function readLogsAfterFailure(instance: Instance): string[] {
     }
     const text = instance.context.getString(result.value);
     result.value.dispose();
-    return (JSON.parse(text) as { logs?: string[] }).logs ?? [];
+    return (JSON.parse(text.slice(1)) as { logs?: string[] }).logs ?? [];
   } catch {
     return [];
   }
 }
 
+/** Reads the prelude's answer (sandbox-prelude.ts): "J" + JSON, "S", or "A" + fields and logs. */
 function readAnswer(answer: string): TransformOutcome {
-  const parsed = JSON.parse(answer) as { error?: string; json?: string; skip?: boolean; logs: string[] };
+  if (answer.startsWith("J")) return { ok: true, skip: false, json: answer.slice(1), logs: [] };
+  if (answer === "S") return { ok: true, skip: true, logs: [] };
+  const parsed = JSON.parse(answer.slice(1)) as { error?: string; json?: string; skip?: boolean; logs: string[] };
   if (parsed.error !== undefined) return { ok: false, message: parsed.error, logs: parsed.logs };
   if (parsed.skip) return { ok: true, skip: true, logs: parsed.logs };
-  const json = parsed.json as string;
-  return { ok: true, skip: false, payload: JSON.parse(json), json, logs: parsed.logs };
+  return { ok: true, skip: false, json: parsed.json as string, logs: parsed.logs };
 }
 
 function unwrap(context: QuickJSContext, result: ReturnType<QuickJSContext["evalCode"]>): QuickJSHandle {

@@ -36,9 +36,11 @@ export const SANDBOX_PRELUDE = `(() => {
       return "the transform threw";
     }
   };
-  const answer = (fields) => JSON.stringify({ ...fields, logs });
+  // Answers: "J" + the result's JSON when nothing was logged (the common case, one string and no
+  // second encoding), "S" for a skip, else "A" + a JSON object with the fields and the logs.
+  const answer = (fields) => "A" + JSON.stringify({ ...fields, logs });
   const settle = (value) => {
-    if (value === null) return answer({ skip: true });
+    if (value === null) return logs.length === 0 ? "S" : answer({ skip: true });
     if (value === undefined) return answer({ error: "the transform returned undefined (return null to skip the event)" });
     let json;
     try {
@@ -47,16 +49,39 @@ export const SANDBOX_PRELUDE = `(() => {
       return answer({ error: "the result is not JSON-serialisable (" + describe(error) + ")" });
     }
     if (typeof json !== "string") return answer({ error: "the result is not JSON-serialisable" });
-    return answer({ json });
+    return logs.length === 0 ? "J" + json : answer({ json });
   };
-  const run = (factory, eventJson, contextJson) => {
+  // The event's data is parsed on first read: parsing is most of a call's cost, and many
+  // transforms read only the envelope. The property keeps its place and acts as a plain one.
+  const eventOf = (envelopeJson, dataJson) => {
+    const event = JSON.parse(envelopeJson);
+    if (dataJson === undefined) return event;
+    let data;
+    let parsed = false;
+    Object.defineProperty(event, "data", {
+      get() {
+        if (!parsed) {
+          data = JSON.parse(dataJson);
+          parsed = true;
+        }
+        return data;
+      },
+      set(value) {
+        Object.defineProperty(event, "data", { value, writable: true, enumerable: true, configurable: true });
+      },
+      enumerable: true,
+      configurable: true,
+    });
+    return event;
+  };
+  const run = (factory, envelopeJson, dataJson, contextJson) => {
     logs = [];
     pending = undefined;
     let value;
     try {
       const transform = factory();
       if (typeof transform !== "function") return answer({ error: "the default export is not a function" });
-      value = transform(JSON.parse(eventJson), JSON.parse(contextJson));
+      value = transform(eventOf(envelopeJson, dataJson), JSON.parse(contextJson));
     } catch (error) {
       return answer({ error: describe(error) });
     }

@@ -30,7 +30,9 @@ export interface TransformRegistry {
    * more than 10 ms since the last yield, then on the next macrotask. A transform runs
    * synchronously; this lets requests (e.g. `/healthz`) in between slow ones.
    */
-  turn(): Promise<void>;
+  turn(): Promise<void> | undefined;
+  /** The destination's transform when it is compiled already (the hot path skips a promise). */
+  compiledFor(destinationId: string): CompiledTransform | undefined;
   /** Counts `ms` of transform run time towards the next `turn`. */
   spent(ms: number): void;
   close(): void;
@@ -69,6 +71,7 @@ export function createTransformRegistry(options: TransformRegistryOptions): Tran
   }
   const compiled = new Map<string, Promise<CompiledTransform>>();
   let busyMs = 0;
+  const ready = new Map<string, CompiledTransform>();
 
   const compile = async (spec: TransformSpec): Promise<CompiledTransform> => {
     const source = sourceOf(spec, options.services);
@@ -83,11 +86,12 @@ export function createTransformRegistry(options: TransformRegistryOptions): Tran
 
   return {
     specOf: (id) => specs.get(id),
-    async turn() {
-      if (busyMs <= 10) return;
+    turn() {
+      if (busyMs <= 10) return undefined;
       busyMs = 0;
-      await yieldToEventLoop();
+      return yieldToEventLoop();
     },
+    compiledFor: (destinationId) => ready.get(destinationId),
     spent(ms) {
       busyMs += ms;
     },
@@ -100,6 +104,7 @@ export function createTransformRegistry(options: TransformRegistryOptions): Tran
       if (!entry) {
         entry = compile(spec);
         compiled.set(key, entry);
+        entry.then((transform) => ready.set(destinationId, transform)).catch(() => {});
         // A module that does not compile is reported on every attempt, not cached as a rejection forever.
         entry.catch(() => compiled.delete(key));
       }
@@ -108,6 +113,7 @@ export function createTransformRegistry(options: TransformRegistryOptions): Tran
     close() {
       for (const entry of compiled.values()) entry.then((t) => t.dispose()).catch(() => {});
       compiled.clear();
+      ready.clear();
     },
   };
 }

@@ -10,7 +10,7 @@ import { requireAdmin } from "../auth/admin-auth.ts";
 import { createGatewayError } from "../errors.ts";
 import type { GatewayContext } from "../gateway-context.ts";
 import { TransformCompileError } from "./quickjs-sandbox.ts";
-import type { CompiledTransform } from "./transform-contract.ts";
+import { type CompiledTransform, toTransformEvent } from "./transform-contract.ts";
 import { BUILTIN_TRANSFORMS } from "./transform-schema.ts";
 import { redactHeaders } from "./transforming-sink.ts";
 
@@ -97,7 +97,7 @@ export async function runTransformTest(
   }
   try {
     const started = performance.now();
-    const outcome = transform.run(JSON.stringify(record.event), {
+    const outcome = transform.run(toTransformEvent(record.event), {
       destination: body.destination ?? "test",
       attempt: 1,
       headers: redactHeaders(record.headers),
@@ -107,7 +107,7 @@ export async function runTransformTest(
     return {
       ok: true,
       skipped: outcome.skip,
-      result: outcome.skip ? null : outcome.payload,
+      result: outcome.skip ? null : JSON.parse(outcome.json),
       logs: outcome.logs,
       version: transform.version,
       durationMs,

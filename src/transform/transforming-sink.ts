@@ -7,6 +7,7 @@
 import type { AttemptInfo, DeliveryAttemptResult, Sink } from "../delivery/sink-contract.ts";
 import type { EventRecord } from "../store/contract.ts";
 import { TransformCompileError } from "./quickjs-sandbox.ts";
+import { toTransformEvent } from "./transform-contract.ts";
 import type { TransformRegistry } from "./transform-registry.ts";
 
 /** Received header names that carry credentials: shown to a transform as `[redacted]`. */
@@ -26,17 +27,18 @@ export function withTransform(sink: Sink, registry: TransformRegistry): Sink {
     destinationId: sink.destinationId,
     close: () => sink.close(),
     async deliver(record: EventRecord, signal: AbortSignal, info?: AttemptInfo): Promise<DeliveryAttemptResult> {
-      let transform: Awaited<ReturnType<TransformRegistry["forDestination"]>>;
+      let transform = registry.compiledFor(sink.destinationId);
       try {
-        transform = await registry.forDestination(sink.destinationId);
+        transform ??= await registry.forDestination(sink.destinationId);
       } catch (error) {
         const message = error instanceof TransformCompileError ? error.message : String(error);
         return { ok: false, permanent: true, code: "transform_error", error: `transform_error: ${message}`, logs: [] };
       }
       if (!transform) return sink.deliver(record, signal, info);
-      await registry.turn();
+      const turn = registry.turn();
+      if (turn) await turn;
       const started = performance.now();
-      const outcome = transform.run(JSON.stringify(record.event), {
+      const outcome = transform.run(toTransformEvent(record.event), {
         destination: sink.destinationId,
         attempt: info?.attempt ?? 1,
         headers: redactHeaders(record.headers),
@@ -54,11 +56,7 @@ export function withTransform(sink: Sink, registry: TransformRegistry): Sink {
         };
       }
       if (outcome.skip) return { ok: true, skipped: true, transform: version };
-      const result = await sink.deliver(
-        { ...record, transformed: { value: outcome.payload, json: outcome.json } },
-        signal,
-        info,
-      );
+      const result = await sink.deliver({ ...record, transformed: { json: outcome.json } }, signal, info);
       return { ...result, transform: version };
     },
   };

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { loadQuickJSNode } from "../../adapters/node/quickjs-node.ts";
 import { createWebCrypto } from "../../src/crypto/crypto-port.ts";
 import { builtinServices } from "../../src/services/registry.ts";
+import { toTransformEvent } from "../../src/transform/transform-contract.ts";
 import { createTransformRegistry } from "../../src/transform/transform-registry.ts";
 import { BUILTIN_TRANSFORMS } from "../../src/transform/transform-schema.ts";
 
@@ -45,9 +46,9 @@ describe("built-in transforms", () => {
             time: "2026-05-01T10:00:00.000Z",
             data: JSON.parse(sample.body),
           };
-          const outcome = transform.run(JSON.stringify(event), context);
+          const outcome = transform.run(toTransformEvent(event), context);
           if (!outcome.ok || outcome.skip) throw new Error(`${name} ${type}: ${JSON.stringify(outcome)}`);
-          const title = String(titleOf[name]?.(outcome.payload));
+          const title = String(titleOf[name]?.(JSON.parse(outcome.json)));
           const heading = service.chatMessages?.[type]?.title.split(":")[0] ?? "";
           expect(heading).not.toBe("");
           expect(title.startsWith(`${heading}: `), `${name} ${type}: ${title}`).toBe(true);
@@ -65,7 +66,7 @@ describe("built-in transforms", () => {
   it("formats an undocumented type generically", async () => {
     const transform = await registry.compile({ builtin: "slack", timeoutMs: 50, memoryLimitMb: 16 });
     const outcome = transform.run(
-      JSON.stringify({
+      toTransformEvent({
         id: "evt_1",
         type: "agreement.teleported",
         source: "/webhooks/esign",
@@ -73,7 +74,10 @@ describe("built-in transforms", () => {
       }),
       context,
     );
-    expect(outcome).toMatchObject({ ok: true, skip: false, payload: { text: "agreement.teleported: agreements/a1" } });
+    expect(outcome).toMatchObject({ ok: true, skip: false });
+    expect(JSON.parse(outcome.ok && !outcome.skip ? outcome.json : "{}").text).toBe(
+      "agreement.teleported: agreements/a1",
+    );
     transform.dispose();
   });
 });

@@ -60,7 +60,7 @@ function toHeaderValue(value: string): string {
 export function buildEmailMessage(destination: MailDestination, record: DeliverableRecord): BuildEmailResult {
   const { event } = record;
   // With a transform, its payload is what the templates render; recipients still come from the event.
-  const context: unknown = record.transformed ? record.transformed.value : event;
+  const context: unknown = record.transformed ? JSON.parse(record.transformed.json) : event;
   const recipients = resolveRecipients(destination, event);
   if (recipients.to.length === 0) {
     return {
