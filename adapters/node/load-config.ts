@@ -55,3 +55,10 @@ export async function inlineTransformFiles(raw: unknown, baseDir: string): Promi
   if (problems.length > 0) throw new ConfigError(problems);
   return { ...(raw as object), destinations: inlined };
 }
+
+/** The sqlite (alias disk) store directory of a raw config, if any (where dev secrets are kept). */
+export function dataDirOf(raw: unknown): string | undefined {
+  const store = (raw as { store?: { driver?: string; dir?: string } } | undefined)?.store;
+  if (!store || store.driver === "disk" || store.driver === "sqlite") return store?.dir ?? ".data";
+  return undefined;
+}
