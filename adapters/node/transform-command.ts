@@ -8,6 +8,7 @@ import { readFile } from "node:fs/promises";
 import { defineCommand } from "citty";
 import { BUILTIN_TRANSFORMS, type BuiltinTransformName } from "../../src/transform/transform-schema.ts";
 import type { TransformTestAnswer } from "../../src/transform/transform-test-api.ts";
+import { CliFailure, fetchGateway } from "./cli-errors.ts";
 
 /** The admin key: --key, then GATEWAY_API_KEY, then the development admin key of `npm start`. */
 async function adminKeyOf(given: string | undefined): Promise<string> {
@@ -17,7 +18,7 @@ async function adminKeyOf(given: string | undefined): Promise<string> {
     const dev = JSON.parse(await readFile(".data/dev-secrets.json", "utf8")) as { GATEWAY_ADMIN_KEY?: unknown };
     if (typeof dev.GATEWAY_ADMIN_KEY === "string") return dev.GATEWAY_ADMIN_KEY;
   } catch {}
-  throw new Error("no admin key: pass --key or set GATEWAY_API_KEY");
+  throw new CliFailure("no admin key: pass --key or set GATEWAY_API_KEY");
 }
 
 /** Prints one answer; false when the transform failed. */
@@ -48,18 +49,29 @@ const testCommand = defineCommand({
     const builtin = BUILTIN_TRANSFORMS.includes(args.transform as BuiltinTransformName);
     const body: Record<string, unknown> = { event: args.event };
     if (builtin) body.builtin = args.transform;
-    else body.code = await readFile(args.transform, "utf8");
+    else {
+      try {
+        body.code = await readFile(args.transform, "utf8");
+      } catch (error) {
+        const why = (error as { code?: string }).code ?? String(error);
+        throw new CliFailure(
+          `cannot read ${args.transform} (${why}); name a module file or one of ${BUILTIN_TRANSFORMS.join(", ")}`,
+        );
+      }
+    }
     if (args.timeout !== undefined) body.timeoutMs = Number(args.timeout);
-    const response = await fetch(`${args.url.replace(/\/$/, "")}/transforms/test`, {
+    const base = args.url.replace(/\/$/, "");
+    const response = await fetchGateway(`${base}/transforms/test`, base, "Pass its address with --url.", {
       method: "POST",
       headers: { authorization: `Bearer ${await adminKeyOf(args.key)}`, "content-type": "application/json" },
       body: JSON.stringify(body),
     });
-    const answer = (await response.json()) as TransformTestAnswer | { error: { code: string; message: string } };
+    const answer = (await response.json().catch(() => ({}))) as
+      | TransformTestAnswer
+      | { error?: { code: string; message: string } };
     if (!response.ok || !("logs" in answer)) {
-      console.error(`the gateway answered ${response.status}: ${JSON.stringify(answer)}`);
-      process.exitCode = 1;
-      return;
+      const error = "error" in answer ? answer.error : undefined;
+      throw new CliFailure(`the gateway answered ${response.status}: ${error?.message ?? "no details"}`);
     }
     if (!printTransformAnswer(answer, (line) => console.log(line))) process.exitCode = 1;
   },
