@@ -59,7 +59,9 @@ export function compileTransform(
           instance.factory,
           vm.newString(event.envelope),
           event.data === undefined ? vm.undefined : vm.newString(event.data),
-          vm.newString(JSON.stringify(context)),
+          vm.newString(context.destination),
+          vm.newNumber(context.attempt),
+          vm.newString(JSON.stringify(context.headers)),
         ]);
         if (answer === "pending") {
           // An async transform: run its jobs within the same deadline, then read the settled value.

@@ -51,37 +51,41 @@ export const SANDBOX_PRELUDE = `(() => {
     if (typeof json !== "string") return answer({ error: "the result is not JSON-serialisable" });
     return logs.length === 0 ? "J" + json : answer({ json });
   };
-  // The event's data is parsed on first read: parsing is most of a call's cost, and many
-  // transforms read only the envelope. The property keeps its place and acts as a plain one.
-  const eventOf = (envelopeJson, dataJson) => {
-    const event = JSON.parse(envelopeJson);
-    if (dataJson === undefined) return event;
-    let data;
+  // The event's data and the received headers are parsed on first read: parsing is most of a
+  // call's cost, and many transforms read neither. The property keeps its place and acts as a
+  // plain one (reads give the same object, writes replace it).
+  const lazyJson = (target, key, json) => {
+    let value;
     let parsed = false;
-    Object.defineProperty(event, "data", {
+    Object.defineProperty(target, key, {
       get() {
         if (!parsed) {
-          data = JSON.parse(dataJson);
+          value = JSON.parse(json);
           parsed = true;
         }
-        return data;
+        return value;
       },
-      set(value) {
-        Object.defineProperty(event, "data", { value, writable: true, enumerable: true, configurable: true });
+      set(next) {
+        Object.defineProperty(target, key, { value: next, writable: true, enumerable: true, configurable: true });
       },
       enumerable: true,
       configurable: true,
     });
-    return event;
+    return target;
   };
-  const run = (factory, envelopeJson, dataJson, contextJson) => {
+  const eventOf = (envelopeJson, dataJson) => {
+    const event = JSON.parse(envelopeJson);
+    return dataJson === undefined ? event : lazyJson(event, "data", dataJson);
+  };
+  const run = (factory, envelopeJson, dataJson, destination, attempt, headersJson) => {
     logs = [];
     pending = undefined;
     let value;
     try {
       const transform = factory();
       if (typeof transform !== "function") return answer({ error: "the default export is not a function" });
-      value = transform(eventOf(envelopeJson, dataJson), JSON.parse(contextJson));
+      const context = lazyJson({ destination, attempt, headers: null }, "headers", headersJson);
+      value = transform(eventOf(envelopeJson, dataJson), context);
     } catch (error) {
       return answer({ error: describe(error) });
     }
