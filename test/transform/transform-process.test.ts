@@ -167,6 +167,9 @@ describe("transforms in a gateway process", () => {
     expect(received("skip", completed)).toHaveLength(0);
     expect(second.get("skip")?.attempts[0]).toMatchObject({ ok: true, skipped: true });
     expect((JSON.parse(received("skip", sent)[0]?.body ?? "{}") as { id: string }).id).toBe(sent);
+    const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+    expect(metrics).toContain('gateway_deliveries_total{destination="skip",outcome="skipped"} 1');
+    expect(metrics).toContain('gateway_deliveries_total{destination="throws",outcome="dead"} 2');
 
     // The built-in Slack format, verified like any signed delivery.
     const slack = wh.verify(
