@@ -39,6 +39,7 @@ import { openEventStream } from "./stream/sse-transport.ts";
 import type { StreamOptionsInput } from "./stream/stream-options.ts";
 import { mintStreamToken } from "./stream/stream-token.ts";
 import { type CorkPeer, createWebSocketRoute, type PeerTextSender } from "./stream/websocket-transport.ts";
+import { createStreamEventTransform } from "./transform/stream-event-transform.ts";
 import type { LoadQuickJS } from "./transform/transform-contract.ts";
 import { createTransformRegistry } from "./transform/transform-registry.ts";
 import { registerTransformRoutes } from "./transform/transform-test-api.ts";
@@ -146,7 +147,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   };
   ctx.delivery = delivery && createDeliveryEngine({ ...ctx, destinations: config.destinations }, delivery);
 
-  const live = createLiveStream(ctx, options.stream);
+  const streamTransforms = config.destinations.some((d) => d.type === "stream" && d.transform);
+  const live = createLiveStream(
+    streamTransforms ? { ...ctx, transformEvent: createStreamEventTransform(transforms, logger) } : ctx,
+    options.stream,
+  );
 
   const app = new H3({
     onError(error, event) {

@@ -91,7 +91,7 @@ export const HubConfigSchema = v.variant("driver", [
  * (`http`, `queue`, `email` in src/delivery; `stream` in src/stream).
  */
 export const DestinationSchema = v.variant("type", [
-  StreamDestinationSchema,
+  transformable(StreamDestinationSchema),
   transformable(HttpDestinationSchema),
   // `driver` picks the queue backend: Redis Streams (default) or Cloudflare Queues (Workers).
   v.variant("driver", [transformable(QueueDestinationSchema), transformable(CloudflareQueueDestinationSchema)]),
