@@ -39,7 +39,9 @@ export function createLiveStream(
   const streamDestinationsOf = (record: EventRecord) =>
     streamIds.size === 0
       ? []
-      : resolveDestinations(ctx.routes, record.sourceId, record.event).filter((id) => streamIds.has(id));
+      : resolveDestinations(ctx.routes, record.sourceId, record.event, record.headers).filter((id) =>
+          streamIds.has(id),
+        );
 
   const { enricher } = ctx;
   const prepare =
@@ -109,7 +111,7 @@ export function createLiveStream(
       const release = session.cork();
       if (release) releases.push(release);
     }
-    records.forEach((record, i) => fanOut(record, frames?.[i]));
+    for (let i = 0; i < records.length; i++) fanOut(records[i] as EventRecord, frames?.[i]);
     for (const release of releases) release();
   };
   const unsubscribe = ctx.hub.subscribe((record) => {

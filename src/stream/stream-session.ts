@@ -221,7 +221,10 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
           }),
         );
         if ((state as string) === "closed") return;
-        batch.forEach((record, i) => deliverLive(record, host.streamDestinationsOf(record), () => frames[i]));
+        for (let i = 0; i < batch.length; i++) {
+          const record = batch[i] as EventRecord;
+          deliverLive(record, host.streamDestinationsOf(record), () => frames[i]);
+        }
       }
       const held = backlog.sort((a, b) => a.seq - b.seq);
       backlog = [];
