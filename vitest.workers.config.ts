@@ -9,6 +9,14 @@
 import { createHash } from "node:crypto";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import {
+  ENDLESS_LOOP,
+  ESCAPE_PROBE,
+  MEMORY_BOMB,
+  RESHAPE,
+  SKIP_COMPLETED,
+  THROWS,
+} from "./test/transform/transform-fixtures.ts";
 
 // Read by the tests through a test-only binding (the Worker reads only the hash): the operator credential.
 export const WORKERD_ADMIN_KEY = "workerd_test_admin_key_0123456789";
@@ -57,6 +65,24 @@ const GATEWAY_CONFIG = {
       secrets: [WORKERD_WHSEC],
       allowPrivateNetworks: true,
     },
+    // Transforms (test/workerd/transform-in-workerd.test.ts): one destination per case, own paths.
+    ...Object.entries({
+      reshape: { code: RESHAPE },
+      skip: { code: SKIP_COMPLETED.replace("agreement.completed", "agreement.viewed") },
+      slack: { builtin: "slack" },
+      loop: { code: ENDLESS_LOOP, timeoutMs: 100 },
+      bomb: { code: MEMORY_BOMB, memoryLimitMb: 8, timeoutMs: 1000 },
+      throws: { code: THROWS },
+      escape: { code: ESCAPE_PROBE },
+    }).map(([name, transform]) => ({
+      id: `t-${name}`,
+      type: "http",
+      url: `\${TEST_SINK_URL}/t-${name}`,
+      secrets: [WORKERD_WHSEC],
+      allowPrivateNetworks: true,
+      retry: { schedule: [0.05], jitter: 0 },
+      transform,
+    })),
     {
       id: "events-queue",
       type: "queue",
@@ -70,6 +96,11 @@ const GATEWAY_CONFIG = {
     { sources: ["esign"], types: ["agreement.expired"], destinations: ["slow-hooks"] },
     { destinations: ["live"] },
     { types: ["matrix.test"], destinations: ["matrix-cloudevents", "matrix-relay"] },
+    {
+      sources: ["esign"],
+      types: ["agreement.sent", "agreement.viewed"],
+      destinations: ["t-reshape", "t-skip", "t-slack", "t-loop", "t-bomb", "t-throws", "t-escape"],
+    },
   ],
   upstreams: [
     {

@@ -41,6 +41,11 @@ import { openEventStream } from "./stream/sse-transport.ts";
 import type { StreamOptionsInput } from "./stream/stream-options.ts";
 import { mintStreamToken } from "./stream/stream-token.ts";
 import { type CorkPeer, createWebSocketRoute, type PeerTextSender } from "./stream/websocket-transport.ts";
+import { createStreamEventTransform } from "./transform/stream-event-transform.ts";
+import type { LoadQuickJS } from "./transform/transform-contract.ts";
+import { createTransformRegistry } from "./transform/transform-registry.ts";
+import { registerTransformRoutes } from "./transform/transform-test-api.ts";
+import { withTransform } from "./transform/transforming-sink.ts";
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -67,6 +72,12 @@ export interface GatewayOptions {
   corkWebSocket?: CorkPeer;
   /** Sends live frames to a WebSocket peer for less than `peer.send`, where the runtime can (Node adapter). */
   sendWebSocketText?: PeerTextSender;
+  /**
+   * Loads the QuickJS WebAssembly module of the transform sandbox (adapters/node/quickjs-node.ts,
+   * adapters/cloudflare/quickjs-worker.ts); called on the first transform only. Without it,
+   * destinations with a transform fail their attempts with `transform_error`.
+   */
+  loadQuickJS?: LoadQuickJS;
   /** The outbox and sinks of the delivery engine. Default: nothing is delivered (no transports). */
   delivery?: DeliveryEngineOptions;
   /**
@@ -130,10 +141,23 @@ export function createGateway(options: GatewayOptions): Gateway {
   if (ctx.routes.some((route) => route.enrich)) {
     ctx.enricher = createEnricher({ ...ctx, fetch: ctx.upstreamFetch, now: clock.now, upstreams: proxy.upstreams });
   }
-  ctx.delivery =
-    options.delivery && createDeliveryEngine({ ...ctx, destinations: config.destinations }, options.delivery);
+  ctx.transforms = createTransformRegistry({
+    destinations: config.destinations,
+    services: ctx.services,
+    loadQuickJS: options.loadQuickJS ?? (() => Promise.reject(new Error("this runtime has no transform sandbox"))),
+  });
+  const transforms = ctx.transforms;
+  const delivery = options.delivery && {
+    ...options.delivery,
+    sinks: options.delivery.sinks.map((sink) => withTransform(sink, transforms)),
+  };
+  ctx.delivery = delivery && createDeliveryEngine({ ...ctx, destinations: config.destinations }, delivery);
 
-  const live = createLiveStream(ctx, options.stream);
+  const streamTransforms = config.destinations.some((d) => d.type === "stream" && d.transform);
+  const live = createLiveStream(
+    streamTransforms ? { ...ctx, transformEvent: createStreamEventTransform(transforms, logger) } : ctx,
+    options.stream,
+  );
 
   const app = new H3({
     // Every answer carries X-Request-Id; ingress and the proxy set their own (one id per request).
@@ -178,6 +202,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.get("/stream", (event) => openEventStream(ctx, live, event.req, event.url));
   app.post("/auth/stream-token", (event) => mintStreamToken(ctx, event.req, live.options));
   registerDeliveryRoutes(app, ctx);
+  registerTransformRoutes(app, ctx);
   const testEvents = config.testEvents || options.development !== undefined;
   registerTestEventRoutes(app, ctx, testEvents);
   registerConsoleRoutes(app, options.development, { testEvents, streamTokens: !!config.auth.jwt?.hs256Secret });
@@ -217,6 +242,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     close: async () => {
       // The engine stops (attempts finish or are aborted) before the stores it writes close.
       await ctx.delivery?.stop();
+      transforms.close();
       await options.delivery?.outbox.close();
       live.shutdown();
       await ctx.hub.close();

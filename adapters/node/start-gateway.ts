@@ -23,6 +23,7 @@ import { listNodeHeaders } from "./list-node-headers.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
 import { sendNodeWebSocketText } from "./node-websocket-text.ts";
+import { loadQuickJSNode } from "./quickjs-node.ts";
 import { readNodeBody } from "./read-node-body.ts";
 import { createStdoutLogWriter } from "./stdout-log-writer.ts";
 
@@ -89,6 +90,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     readBody: readNodeBody,
     listHeaders: listNodeHeaders,
     upstreamFetch: createNodeUpstreamFetch(),
+    loadQuickJS: loadQuickJSNode,
     logger,
     stream,
     corkWebSocket: corkNodeWebSocket,

@@ -67,7 +67,7 @@ const filterFields = {
 
 const BulkReplayBody = v.strictObject({
   /** Default: dead letters only. */
-  states: v.optional(v.pipe(v.array(v.picklist(["dead", "delivered", "failed-retrying"])), v.minLength(1))),
+  states: v.optional(v.pipe(v.array(v.picklist(["dead", "delivered", "failed-retrying", "skipped"])), v.minLength(1))),
   from: v.optional(time),
   to: v.optional(time),
   ...filterFields,

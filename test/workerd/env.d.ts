@@ -18,6 +18,8 @@ declare module "cloudflare:workers" {
     /** The HS256 secret of client JWTs (a test-only binding GATEWAY_CONFIG references). */
     WORKERD_TEST_JWT_SECRET: string;
     GATEWAY_LOG_LEVEL: string;
+    /** The http destinations' Standard Webhooks secret (a test-only binding). */
+    WORKERD_TEST_WHSEC: string;
     /** The loopback HTTP receiver (test/helpers/http-sink-receiver.ts). */
     TEST_SINK_URL: string;
     GATEWAY_STORE_SHARDS?: string;

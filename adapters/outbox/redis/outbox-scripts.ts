@@ -226,7 +226,7 @@ for i = 3, #KEYS do
     lost[#lost + 1] = i - 3
   else
     redis.call('HSET', KEYS[i], 'l', ARGV[1])
-    if r[2] ~= 'delivered' and r[2] ~= 'dead' then
+    if r[2] ~= 'delivered' and r[2] ~= 'dead' and r[2] ~= 'skipped' then
       redis.call('ZADD', KEYS[1], math.max(tonumber(r[3]), tonumber(ARGV[1])), KEYS[i])
     end
     if r[4] and subject_owner(KEYS[2], r[4]) == ARGV[2] then
