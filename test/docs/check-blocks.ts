@@ -10,6 +10,7 @@ import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { transform } from "esbuild";
+import { inlineTransformFiles } from "../../adapters/node/load-config.ts";
 import { resolveConfig } from "../../src/config/resolve-config.ts";
 import type { DocBlock } from "./extract-blocks.ts";
 
@@ -38,13 +39,22 @@ export function configEnv(block: DocBlock): Record<string, string> {
   return { ...DOCUMENTED_ENV, ...block.annotation.env };
 }
 
-/** Validates a `json config` block; returns the problems (empty when it is a valid complete config). */
-export function checkJsonConfig(block: DocBlock): string[] {
+/**
+ * Validates a `json config` block as `gateway serve --config` reads it: parsed, transform `file`s
+ * read (relative to `filesDir`, where the page's `file:` blocks are written), then resolved.
+ * Returns the problems (none when it is a valid complete config).
+ */
+export async function checkJsonConfig(block: DocBlock, filesDir: string): Promise<string[]> {
   let raw: unknown;
   try {
     raw = JSON.parse(block.body);
   } catch (error) {
     return [`not valid JSON: ${(error as Error).message}`];
+  }
+  try {
+    raw = await inlineTransformFiles(raw, filesDir);
+  } catch (error) {
+    return [(error as Error).message];
   }
   return validate(raw, block);
 }

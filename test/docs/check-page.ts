@@ -2,8 +2,8 @@
  * One page through the doc test: its blocks extracted, the static ones checked, the recipes
  * grouped into sessions for run-recipes.ts. The doc test and the broken-fixture test share it.
  */
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { checkCode, checkJson, checkJsonConfig, checkLinks, checkTsConfig } from "./check-blocks.ts";
 import { type BlockKind, type DocBlock, extractBlocks, misplacedDirectives } from "./extract-blocks.ts";
 import { INSTALLS, planSessions, type Session } from "./run-recipes.ts";
@@ -27,21 +27,29 @@ export async function checkPage(page: string, repoRoot: string, workDir: string)
   const markdown = await readFile(join(repoRoot, page), "utf8");
   const blocks = extractBlocks(page, markdown);
   const problems: BlockProblem[] = [];
+  // Blocks with `file:` (a config, a transform module) are written first: configs may name them.
+  const filesDir = join(workDir, `files-${page.replaceAll("/", "-")}`);
+  for (const block of blocks) {
+    const name = block.annotation.file;
+    if (name === undefined) continue;
+    await mkdir(dirname(join(filesDir, name)), { recursive: true });
+    await writeFile(join(filesDir, name), block.body);
+  }
   for (const block of blocks) {
     const found = [
       ...block.problems,
       ...misplacedDirectives(block).map((d) => `directive "${d}" does not apply to a ${block.kind} block`),
     ];
-    found.push(...(await checkBlock(block, repoRoot, workDir)));
+    found.push(...(await checkBlock(block, repoRoot, workDir, filesDir)));
     if (found.length > 0) problems.push({ block, problems: found });
   }
   return { page, blocks, problems, linkProblems: checkLinks(page, markdown, repoRoot), sessions: planSessions(blocks) };
 }
 
-async function checkBlock(block: DocBlock, repoRoot: string, workDir: string): Promise<string[]> {
+async function checkBlock(block: DocBlock, repoRoot: string, workDir: string, filesDir: string): Promise<string[]> {
   switch (block.kind) {
     case "json-config":
-      return checkJsonConfig(block);
+      return checkJsonConfig(block, filesDir);
     case "ts-config":
       return checkTsConfig(block, workDir, repoRoot);
     case "json":

@@ -192,7 +192,7 @@ export function misplacedDirectives(block: DocBlock): string[] {
     "json-config": ["env", "file", "session"],
     "ts-config": ["env"],
     json: [],
-    code: [],
+    code: ["file", "session"],
     output: [],
     diagram: [],
     unknown: [],

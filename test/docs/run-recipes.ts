@@ -7,9 +7,9 @@
  * the recipes started ends with the session. docs/contributing.md describes the annotations.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import type { DocBlock } from "./extract-blocks.ts";
 
@@ -18,7 +18,7 @@ export interface Session {
   name: string;
   /** Recipe blocks in page order (skipped ones included, not run). */
   recipes: DocBlock[];
-  /** Config blocks with `file:`: written into the session directory first. */
+  /** Blocks with `file:` (configs, transform modules): written into the session directory first. */
   files: DocBlock[];
 }
 
@@ -72,7 +72,7 @@ export function planSessions(blocks: DocBlock[]): Session[] {
   const sessions = new Map<string, Session>();
   for (const block of blocks) {
     const runs = block.kind === "recipe";
-    const file = block.kind === "json-config" && block.annotation.file !== undefined;
+    const file = block.kind !== "recipe" && block.annotation.file !== undefined;
     if (!runs && !file) continue;
     const name = block.annotation.session ?? "page";
     let session = sessions.get(name);
@@ -102,7 +102,11 @@ export async function runSession(session: Session, repoRoot: string): Promise<Re
     for (const entry of await readdir(repoRoot)) {
       if (!NOT_LINKED.has(entry)) await symlink(join(repoRoot, entry), join(dir, entry));
     }
-    for (const block of session.files) await writeFile(join(dir, block.annotation.file as string), block.body);
+    for (const block of session.files) {
+      const file = join(dir, block.annotation.file as string);
+      await mkdir(dirname(file), { recursive: true });
+      await writeFile(file, block.body);
+    }
     return await runIn(dir, session);
   } finally {
     await rm(dir, { recursive: true, force: true });
