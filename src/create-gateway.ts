@@ -18,6 +18,9 @@ import type { GatewayContext } from "./gateway-context.ts";
 import { readRawBody } from "./ingress/read-raw-body.ts";
 import { receiveWebhook } from "./ingress/receive-webhook.ts";
 import { createVerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
+import { applyRetention } from "./lifecycle/apply-retention.ts";
+import { registerLifecycleRoutes } from "./lifecycle/lifecycle-api.ts";
+import { compileRetention } from "./lifecycle/retention-rules.ts";
 import { getEvent, listEvents } from "./log/event-log-api.ts";
 import { checkHealth } from "./ops/check-health.ts";
 import { type Clock, systemClock } from "./ops/clock.ts";
@@ -82,7 +85,7 @@ export interface Gateway {
   fetch(request: Request): Promise<Response>;
   /** Starts background work (the delivery engine resumes from its outbox). */
   start(): Promise<void>;
-  /** Enforces retention (drops events older than `retentionDays`); returns how many went. */
+  /** Enforces retention (`retentionDays` and the `retention` rules); returns how many events went. */
   runMaintenance(): Promise<number>;
   close(): Promise<void>;
 }
@@ -117,6 +120,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     routes: compileRoutes(config.routes),
     hub: isolateListeners(options.hub, (error) => logger.error("event subscriber failed", { error: String(error) })),
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
+    retention: compileRetention(config.retentionDays, config.retention),
     writeHealth: createWriteHealth(),
     verificationLimiter: createVerificationFailureLimiter(config.ingress.failedVerificationLimit, () => clock.now()),
   };
@@ -146,6 +150,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     await requireEventsAccess(ctx, event.req);
     return listEvents(ctx, event.url);
   });
+  registerLifecycleRoutes(app, ctx);
   app.get("/events/:id", async (event) => {
     await requireEventsAccess(ctx, event.req);
     return getEvent(ctx, event.context.params?.id ?? "");
@@ -177,10 +182,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       await ctx.delivery?.start();
     },
     runMaintenance: async () => {
-      const before = ctx.clock.now() - config.retentionDays * 86_400_000;
-      const purged = await store.purge(before);
-      await ctx.delivery?.purge(before);
-      return purged;
+      const now = ctx.clock.now();
+      const report = await applyRetention(store, ctx.retention, now);
+      // Delivery records hold no event content (ids, states, attempt outcomes): they follow the
+      // global retention (docs/data-lifecycle.md).
+      await ctx.delivery?.purge(now - config.retentionDays * 86_400_000);
+      return report.events;
     },
     close: async () => {
       // The engine stops (attempts finish or are aborted) before the stores it writes close.

@@ -14,7 +14,14 @@ import type { LiveHub } from "../stream/hub-contract.ts";
 import { resolveDeliveryPolicy } from "./delivery-policy.ts";
 import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
 import { createLeasePoller, type LeasePoller } from "./lease-poller.ts";
-import type { DeliveryPage, DeliveryQuery, DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
+import {
+  type DeliveryPage,
+  type DeliveryQuery,
+  type DeliveryRecord,
+  type DeliveryState,
+  isTerminal,
+  type OutboxStore,
+} from "./outbox-contract.ts";
 import { createRetryingPersist } from "./outbox-write-retry.ts";
 import { type BulkReplayFilter, type ReplayDeps, replayBulk, replayEvent } from "./replay-deliveries.ts";
 import { createRouteDispatcher } from "./route-dispatcher.ts";
@@ -244,6 +251,26 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
 
     /** Replays one destination's records in `states` (default dead) received in [from, to). */
     replayBulk: (destinationId: string, filter: BulkReplayFilter) => replayBulk(replayDeps, destinationId, filter),
+
+    /**
+     * Cancels the unfinished deliveries of one event (it was erased): they end dead with
+     * `cancelled: <reason>` and are never attempted again; returns how many.
+     */
+    async cancelEvent(eventId: string, reason: string): Promise<number> {
+      const open = (await outbox.listByEvent(eventId)).map(writes.overlay).filter((r) => !isTerminal(r.state));
+      if (open.length === 0) return 0;
+      const at = clock.now();
+      await persist(
+        open.map((r) => ({
+          ...r,
+          state: "dead" as const,
+          lastError: `cancelled: ${reason}`,
+          updatedAt: at,
+          nextAttemptAt: at,
+        })),
+      );
+      return open.length;
+    },
 
     /** Drops final records older than `before`; returns the count. */
     purge: (before: number) => outbox.purge(before),

@@ -3,6 +3,7 @@
  * describe it for the attempt log. A sink that throws (it should not) or an event that retention
  * already removed become results like any other, so the lane only ever deals with outcomes.
  */
+import { isErased } from "../events/erased-event.ts";
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { DeliveryAttempt } from "./outbox-contract.ts";
 import type { DeliveryAttemptResult, Sink } from "./sink-contract.ts";
@@ -27,9 +28,10 @@ export async function runAttempt(
   let result: DeliveryAttemptResult;
   try {
     const event = await store.get(eventId);
-    result = event
-      ? await sink.deliver(prepare ? await prepare(event) : event, signal)
-      : { ok: false, permanent: true, error: "the event is no longer in the journal" };
+    if (!event) result = { ok: false, permanent: true, error: "the event is no longer in the journal" };
+    // An erased event is never delivered: its content is gone (docs/data-lifecycle.md).
+    else if (isErased(event)) result = { ok: false, permanent: true, error: "cancelled: the event was erased" };
+    else result = await sink.deliver(prepare ? await prepare(event) : event, signal);
   } catch (error) {
     result = { ok: false, error: error instanceof Error ? error.message : String(error) };
   }
