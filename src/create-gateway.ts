@@ -12,6 +12,7 @@ import { type CryptoPort, createWebCrypto } from "./crypto/crypto-port.ts";
 import { registerDeliveryRoutes } from "./delivery/delivery-admin-api.ts";
 import { createDeliveryEngine, type DeliveryEngineOptions } from "./delivery/delivery-engine.ts";
 import { DELIVERY_METRICS } from "./delivery/delivery-metrics.ts";
+import { systemScheduler } from "./delivery/scheduler.ts";
 import { createEnricher } from "./enrich/create-enricher.ts";
 import { createGatewayError, toErrorResponse } from "./errors.ts";
 import type { GatewayContext } from "./gateway-context.ts";
@@ -22,6 +23,8 @@ import { applyRetention } from "./lifecycle/apply-retention.ts";
 import { registerLifecycleRoutes } from "./lifecycle/lifecycle-api.ts";
 import { compileRetention } from "./lifecycle/retention-rules.ts";
 import { getEvent, listEvents } from "./log/event-log-api.ts";
+import { registerConditionsRoute } from "./operational-events/conditions-api.ts";
+import { createOperationalEvents, type OperationalEvents } from "./operational-events/create-operational-events.ts";
 import { checkHealth } from "./ops/check-health.ts";
 import { type Clock, systemClock } from "./ops/clock.ts";
 import { createLogger, type Logger } from "./ops/logger.ts";
@@ -104,6 +107,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   const metrics: Metrics = createMetrics({ ...GATEWAY_METRICS, ...PROXY_METRICS, ...DELIVERY_METRICS });
   const crypto = options.crypto ?? createWebCrypto();
   const clock = options.clock ?? systemClock;
+  // Created once the context exists; the write-health tracker below already reports to it.
+  let operational: OperationalEvents | undefined;
   const ctx: GatewayContext = {
     config,
     sources: new Map(config.sources.map((s) => [s.id, s])),
@@ -121,15 +126,27 @@ export function createGateway(options: GatewayOptions): Gateway {
     hub: isolateListeners(options.hub, (error) => logger.error("event subscriber failed", { error: String(error) })),
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
     retention: compileRetention(config.retentionDays, config.retention),
-    writeHealth: createWriteHealth(),
+    writeHealth: createWriteHealth((failing, what, at) => operational?.onWriteHealth(failing, what, at)),
     verificationLimiter: createVerificationFailureLimiter(config.ingress.failedVerificationLimit, () => clock.now()),
   };
   const proxy = createProxy(ctx);
   if (ctx.routes.some((route) => route.enrich)) {
     ctx.enricher = createEnricher({ ...ctx, fetch: ctx.upstreamFetch, now: clock.now, upstreams: proxy.upstreams });
   }
+  if (config.operationalEvents.enabled) {
+    const events = createOperationalEvents(
+      { ...ctx, scheduler: options.delivery?.scheduler ?? systemScheduler },
+      config.operationalEvents,
+    );
+    operational = events;
+    ctx.onWebhookRejected = (sourceId, code) => events.onWebhookRejected(sourceId, code);
+  }
   ctx.delivery =
-    options.delivery && createDeliveryEngine({ ...ctx, destinations: config.destinations }, options.delivery);
+    options.delivery &&
+    createDeliveryEngine(
+      { ...ctx, destinations: config.destinations, observeLane: operational?.observeLane },
+      options.delivery,
+    );
 
   const live = createLiveStream(ctx, options.stream);
 
@@ -151,6 +168,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     return listEvents(ctx, event.url);
   });
   registerLifecycleRoutes(app, ctx);
+  registerConditionsRoute(app, ctx, operational);
   app.get("/events/:id", async (event) => {
     await requireEventsAccess(ctx, event.req);
     return getEvent(ctx, event.context.params?.id ?? "");
@@ -193,6 +211,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       // The engine stops (attempts finish or are aborted) before the stores it writes close.
       await ctx.delivery?.stop();
       await options.delivery?.outbox.close();
+      // Dead letters collected for a batch are reported before the store closes.
+      await operational?.stop();
       live.shutdown();
       await ctx.hub.close();
       return store.close();

@@ -61,6 +61,8 @@ export interface GatewayContext {
   writeHealth?: WriteHealth;
   /** How long each event stays in the log (`retentionDays` and `retention` rules, compiled). */
   retention: RetentionPolicy;
+  /** Told each webhook refused with an error code (operational events count verification failures). */
+  onWebhookRejected?: (sourceId: string, code: string) => void;
   /** Hashes (`sha256:<hex>`) of the admin API keys. */
   adminKeyHashes: ReadonlySet<string>;
 }

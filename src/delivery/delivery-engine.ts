@@ -13,6 +13,7 @@ import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { LiveHub } from "../stream/hub-contract.ts";
 import { resolveDeliveryPolicy } from "./delivery-policy.ts";
 import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
+import type { LaneObserver } from "./lane-observer.ts";
 import { createLeasePoller, type LeasePoller } from "./lease-poller.ts";
 import {
   type DeliveryPage,
@@ -66,6 +67,8 @@ export interface DeliveryEngineDeps {
   logger: Logger;
   /** Told whether outbox writes succeed (`/healthz` "cannot record"). */
   writeHealth?: WriteHealth;
+  /** Told every attempt's outcome and every disable/resume of a lane (operational events). */
+  observeLane?: LaneObserver;
   /** Attaches upstream resources before delivery for routes with `enrich` (src/enrich), when any. */
   enricher?: Pick<Enricher, "enrich">;
 }
@@ -157,6 +160,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
           track: tracker.track,
           prepare: enricherFor(sink.destinationId),
           onSignal: options.onLaneSignal,
+          observe: ctx.observeLane,
         };
         lanes.set(sink.destinationId, createDestinationLane(sink.destinationId, deps, saved.get(sink.destinationId)));
       }

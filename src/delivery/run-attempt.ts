@@ -13,6 +13,8 @@ export interface AttemptOutcome {
   /** The attempt as the outbox logs it. */
   attempt: DeliveryAttempt;
   latencyMs: number;
+  /** Source of the event, when it was still in the log. */
+  sourceId?: string;
 }
 
 /** Runs one attempt of `eventId` through `sink` (after `prepare`, e.g. enrichment), started at `at` (epoch ms). */
@@ -26,8 +28,10 @@ export async function runAttempt(
 ): Promise<AttemptOutcome> {
   const started = performance.now();
   let result: DeliveryAttemptResult;
+  let sourceId: string | undefined;
   try {
     const event = await store.get(eventId);
+    sourceId = event?.sourceId;
     if (!event) result = { ok: false, permanent: true, error: "the event is no longer in the journal" };
     // An erased event is never delivered: its content is gone (docs/data-lifecycle.md).
     else if (isErased(event)) result = { ok: false, permanent: true, error: "cancelled: the event was erased" };
@@ -39,5 +43,5 @@ export async function runAttempt(
   const attempt: DeliveryAttempt = { at, ok: result.ok, latencyMs: Math.round(latencyMs * 10) / 10 };
   if (result.status !== undefined) attempt.status = result.status;
   if (!result.ok) attempt.error = result.error ?? (result.status ? `HTTP ${result.status}` : "failed");
-  return { result, attempt, latencyMs };
+  return { result, attempt, latencyMs, sourceId };
 }
