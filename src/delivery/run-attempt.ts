@@ -3,8 +3,9 @@
  * describe it for the attempt log. A sink that throws (it should not) or an event that retention
  * already removed become results like any other, so the lane only ever deals with outcomes.
  */
-import { isErased } from "../store/erased-event.ts";
+
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
+import { isErased } from "../store/erased-event.ts";
 import type { DeliveryAttempt } from "./outbox-contract.ts";
 import type { DeliveryAttemptResult, Sink } from "./sink-contract.ts";
 

@@ -8,8 +8,8 @@
  */
 import type { DeliveryEngine } from "../delivery/delivery-engine.ts";
 import type { Enricher } from "../enrich/create-enricher.ts";
-import { ERASED_MARK, isErased } from "../store/erased-event.ts";
 import type { EventQuery, EventRecord, StoreDriver } from "../store/contract.ts";
+import { ERASED_MARK, isErased } from "../store/erased-event.ts";
 import { type GatewayEventDeps, recordGatewayEvent } from "./gateway-events.ts";
 
 const PAGE = 200;

@@ -7,10 +7,10 @@ import * as v from "valibot";
 import { toDeliveryJson } from "../delivery/delivery-view.ts";
 import { rawBodyBase64 } from "../encoding/raw-body-text.ts";
 import { createGatewayError } from "../errors.ts";
-import { isErased } from "../store/erased-event.ts";
 import { isEventId } from "../events/event-id.ts";
 import type { GatewayContext } from "../gateway-context.ts";
 import type { EventRecord } from "../store/contract.ts";
+import { isErased } from "../store/erased-event.ts";
 
 const timeParam = v.pipe(
   v.string(),

@@ -7,10 +7,12 @@
  * cancelled (never attempted again), and the audit record `gateway.events.erased` says who,
  * when, what and how many.
  */
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, test } from "vitest";
 import {
@@ -23,6 +25,8 @@ import { type SinkReceiver, startSinkReceiver } from "../helpers/http-sink-recei
 import { type RedisServer, startRedisServer } from "../helpers/redis-server.ts";
 import { adminGet, adminKeyHash, esignDelivery, postWebhook, staffingDelivery } from "../helpers/signed-requests.ts";
 
+const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
+const run = promisify(execFile);
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -160,6 +164,11 @@ describe.each(["sqlite", "redis"] as const)("erase by subject (%s store)", (stor
       body: { dryRun: true, events: 2, already_erased: 0, deliveries_cancelled: 0 },
     });
     expect((await adminGet(gateway.url, `/events/${ids[0]}`, gateway.secrets.adminKey)).body.state).toBe("recorded");
+    // The same through the CLI, as typed (the admin key from the environment).
+    const cli = await run(process.execPath, [BIN, "erase", "--subject", subject, "--dry-run", "--url", gateway.url], {
+      env: { ...process.env, GATEWAY_ADMIN_KEY: gateway.secrets.adminKey },
+    });
+    expect(cli.stdout.trim()).toBe(`would erase 2 events of ${subject} (0 erased before)`);
 
     const erased = await post(gateway, "/events/erase", { subject });
     expect(erased.status).toBe(200);
