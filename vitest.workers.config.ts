@@ -41,6 +41,15 @@ const GATEWAY_CONFIG = {
       retry: { schedule: [1], jitter: 0 },
     },
     { id: "live", type: "stream" },
+    // Operational events (test/workerd/lifecycle-in-workerd.test.ts).
+    {
+      id: "ops",
+      type: "http",
+      url: "${TEST_SINK_URL}/ops",
+      secrets: [WORKERD_WHSEC],
+      allowPrivateNetworks: true,
+      retry: { schedule: [0.05], jitter: 0 },
+    },
     {
       id: "events-queue",
       type: "queue",
@@ -53,7 +62,11 @@ const GATEWAY_CONFIG = {
     { sources: ["esign"], types: ["agreement.*"], destinations: ["hooks", "events-queue"] },
     { sources: ["esign"], types: ["agreement.expired"], destinations: ["slow-hooks"] },
     { destinations: ["live"] },
+    { sources: ["gateway"], destinations: ["ops"] },
   ],
+  operationalEvents: { deadBatchSeconds: 1 },
+  // Per-type retention (test/workerd/lifecycle-in-workerd.test.ts ages an event past it).
+  retention: [{ sources: ["esign"], types: ["agreement.viewed"], days: 1 }],
   upstreams: [
     {
       id: "esign",

@@ -85,6 +85,7 @@ describe("delivery on Workers", () => {
     expect(health.destinations.map((d) => [d.id, d.type])).toEqual([
       ["hooks", "http"],
       ["slow-hooks", "http"],
+      ["ops", "http"],
       ["events-queue", "queue"],
     ]);
   });
