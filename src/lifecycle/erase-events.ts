@@ -12,7 +12,7 @@ import type { EventQuery, EventRecord, StoreDriver } from "../store/contract.ts"
 import { ERASED_MARK, isErased } from "../store/erased-event.ts";
 import { type GatewayEventDeps, recordGatewayEvent } from "./gateway-events.ts";
 
-const PAGE = 200;
+const PAGE = 500;
 
 export interface EraseSelection {
   /** The store query that finds the candidates (`subject`, `sourceId`, `type`, ...). */
@@ -87,7 +87,10 @@ export async function eraseEvents(
     after = page.next;
   }
   if (options.dryRun) return { dryRun: true, events, already_erased: alreadyErased, deliveries_cancelled: 0 };
-  if (events > 0) deps.enricher?.clear();
+  if (events > 0) {
+    await deps.store.compact?.();
+    deps.enricher?.clear();
+  }
   const audit = await recordGatewayEvent(deps, "gateway.events.erased", {
     by: options.actor,
     at: new Date(now).toISOString(),

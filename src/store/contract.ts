@@ -120,6 +120,12 @@ export interface StoreDriver {
    * many were replaced. Used by erasure (src/lifecycle/erase-events.ts), which writes tombstones.
    */
   redactEvents(records: readonly EventRecord[]): Promise<number>;
+  /**
+   * Optional: after `redactEvents`, makes sure no copy of the replaced content stays in the
+   * store's files either (SQLite: the write-ahead log is checkpointed and truncated). Called
+   * once per erasure, not per batch.
+   */
+  compact?(): Promise<void>;
   /** Throws when the store is unreachable. */
   ping(): Promise<void>;
   /** Small shared values with a TTL (token cache, locks). */

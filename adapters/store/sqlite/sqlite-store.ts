@@ -191,15 +191,17 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
     async redactEvents(records) {
       ensureOpen();
       if (records.length === 0) return 0;
-      const replaced = await writer.run(() => {
+      return writer.run(() => {
         let n = 0;
         for (const record of records) n += prepare(EVENT_SQL.redactById).run(eventRedactParams(record)).changes;
         return n;
       });
+    },
+    async compact() {
+      ensureOpen();
       // secure_delete (open-database.ts) zeroed the old content in the database pages; the WAL
       // may still hold frames written before the change, so it is checkpointed and cut back.
       parts.checkpoint?.();
-      return replaced;
     },
     async ping() {
       ensureOpen();
