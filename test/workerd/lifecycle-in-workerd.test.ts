@@ -93,8 +93,10 @@ describe("data lifecycle on Workers", () => {
     await failHooks(eventId, 4, 500);
     const id = await record(body("agreement.completed", eventId, "ag-op"));
     const alert = await waitFor(async () => {
-      const got = (await received("/ops")).map((r: Received) => JSON.parse(r.body) as Record<string, any>);
-      return got.find((e) => e.type === "gateway.deliveries.dead" && e.data.events.includes(id));
+      const got = (await received("/ops")).map(
+        (r: Received) => JSON.parse(r.body) as { type: string; data: { events?: string[] } },
+      );
+      return got.find((e) => e.type === "gateway.deliveries.dead" && e.data.events?.includes(id));
     });
     expect(alert).toMatchObject({ source: "/gateway", data: { destination: "hooks" } });
   });
