@@ -23,6 +23,7 @@ import { applyRetention } from "./lifecycle/apply-retention.ts";
 import { registerLifecycleRoutes } from "./lifecycle/lifecycle-api.ts";
 import { compileRetention } from "./lifecycle/retention-rules.ts";
 import { getEvent, listEvents } from "./log/event-log-api.ts";
+import { testFilter } from "./log/filter-test-api.ts";
 import { registerConditionsRoute } from "./operational-events/conditions-api.ts";
 import { createOperationalEvents, type OperationalEvents } from "./operational-events/create-operational-events.ts";
 import { checkHealth } from "./ops/check-health.ts";
@@ -169,6 +170,10 @@ export function createGateway(options: GatewayOptions): Gateway {
   });
   registerLifecycleRoutes(app, ctx);
   registerConditionsRoute(app, ctx, operational);
+  app.post("/filters/test", async (event) => {
+    await requireEventsAccess(ctx, event.req);
+    return testFilter(ctx, event.req);
+  });
   app.get("/events/:id", async (event) => {
     await requireEventsAccess(ctx, event.req);
     return getEvent(ctx, event.context.params?.id ?? "");
