@@ -36,7 +36,7 @@ export const eraseCommand = defineCommand({
     subject: {
       type: "string",
       valueHint: "subject",
-      description: "The events' CloudEvents subject, e.g. agreements/<id> or staffing-requests/<id>",
+      description: "The events' CloudEvents subject, as GET /events shows it",
     },
     "dry-run": { type: "boolean", description: "Count what would be erased, erase nothing" },
     url: { type: "string", valueHint: "url", default: "http://127.0.0.1:8787", description: "The gateway" },
