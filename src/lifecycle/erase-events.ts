@@ -10,15 +10,17 @@ import type { DeliveryEngine } from "../delivery/delivery-engine.ts";
 import type { Enricher } from "../enrich/create-enricher.ts";
 import type { EventQuery, EventRecord, StoreDriver } from "../store/contract.ts";
 import { ERASED_MARK, isErased } from "../store/erased-event.ts";
+import { listMatching } from "../store/list-matching.ts";
 import { type GatewayEventDeps, recordGatewayEvent } from "./gateway-events.ts";
 
 const PAGE = 500;
 
 export interface EraseSelection {
-  /** The store query that finds the candidates (`subject`, `sourceId`, `type`, ...). */
+  /**
+   * The store query of the events to erase: `subject` and/or a content `filter` (src/filters),
+   * applied in the store's SQL where it can be, else in memory (store/list-matching.ts).
+   */
   query: Omit<EventQuery, "after" | "limit">;
-  /** Further condition on each candidate (a compiled filter). Default: every candidate. */
-  matches?: (record: EventRecord) => boolean;
   /** What the audit record says was asked for (the subject and/or the filter as given). */
   described: Record<string, unknown>;
 }
@@ -70,10 +72,9 @@ export async function eraseEvents(
   let cancelled = 0;
   let after: number | undefined;
   for (let pages = 0; pages < 1_000_000; pages++) {
-    const page = await deps.store.list({ ...selection.query, after, limit: PAGE });
+    const page = await listMatching(deps.store, { ...selection.query, after, limit: PAGE }, Number.POSITIVE_INFINITY);
     const chosen: EventRecord[] = [];
     for (const record of page.events) {
-      if (selection.matches && !selection.matches(record)) continue;
       if (isErased(record)) alreadyErased++;
       else chosen.push(record);
     }

@@ -229,4 +229,48 @@ describe.each(["sqlite", "redis"] as const)("erase by subject (%s store)", (stor
     const received = (await (await fetch(`${setup.receiver.url}/received?path=/hook`)).json()) as unknown[];
     expect(JSON.stringify(received)).not.toContain(marker);
   });
+
+  test("erases by content filter (with the dialects), leaves the others, and refuses an invalid filter", async () => {
+    const setup = await startSetup(store);
+    const { gateway } = setup;
+    const marker = `ZZFILTER${randomBytes(6).toString("hex")}`;
+    const send = async (email: string) => {
+      const delivery = await esignDelivery(gateway.secrets.esign, "agreement.signed", {
+        edit: (body: Record<string, unknown>) => {
+          const participant = { id: "p-2", email, name: `${marker} Someone` };
+          body.participant = participant;
+          (body.data as Record<string, unknown>).participant = participant;
+        },
+      });
+      const response = await postWebhook(gateway.url, "esign", delivery);
+      expect(response.status).toBe(202);
+      return ((await response.json()) as { id: string }).id;
+    };
+    const erasedIds = [await send("anna@erase.example"), await send("bo@erase.example")];
+    const keptId = await send("cleo@keep.example");
+    const body = {
+      filter: { data: { participant: { email: { $endsWith: "@erase.example" } } } },
+      filters: [{ prefix: { type: "agreement." } }],
+    };
+    const dry = await post(gateway, "/events/erase", { ...body, dryRun: true });
+    expect(dry.body).toMatchObject({ dryRun: true, events: 2 });
+    const erased = await post(gateway, "/events/erase", body);
+    expect(erased.body).toMatchObject({ dryRun: false, events: 2 });
+    for (const id of erasedIds) {
+      const { body: event } = await adminGet(gateway.url, `/events/${id}`, gateway.secrets.adminKey);
+      expect(event.state).toBe("erased");
+      expect(JSON.stringify(event)).not.toContain(marker);
+    }
+    const kept = await adminGet(gateway.url, `/events/${keptId}`, gateway.secrets.adminKey);
+    expect(kept.body.state).toBe("recorded");
+    const audit = await adminGet(gateway.url, `/events/${erased.body.audit_event_id}`, gateway.secrets.adminKey);
+    expect(audit.body.event.data.selection).toEqual(body);
+
+    const invalid = await post(gateway, "/events/erase", { filter: { data: { amount: { $gtx: 1 } } } });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.error.code).toBe("invalid_request");
+    expect(JSON.stringify(invalid.body.error.details)).toContain("filter.data.amount.$gtx");
+    const nothing = await post(gateway, "/events/erase", {});
+    expect(nothing.status).toBe(400);
+  });
 });
