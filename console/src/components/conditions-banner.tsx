@@ -58,7 +58,7 @@ export function ConditionsBanner() {
   if (conditions.length === 0) return null;
   return (
     <section class="conditions" role="status" aria-label="Active conditions">
-      <ul>
+      <ul class="conditions-list">
         {conditions.map((c) => (
           <li key={`${c.type} ${c.subject}`}>
             <strong>{describe(c)}</strong> <span class="since">since {formatTime(c.since)}</span>
