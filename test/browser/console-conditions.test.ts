@@ -71,6 +71,8 @@ test("shows a failing destination on every view, and clears once it recovers", a
   await page.goto(`${gateway.url}/console`);
   await page.fill("#api-key", gateway.secrets.adminKey);
   await page.click("button[type=submit]");
+  // Signed in once the shell shows (the key is kept only after the gateway accepted it).
+  await page.waitForSelector("header.top nav");
   for (const path of ["", "/live", "/search", "/destinations"]) {
     await page.goto(`${gateway.url}/console${path}`);
     const banner = page.locator("section.conditions");
