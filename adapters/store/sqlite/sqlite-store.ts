@@ -26,7 +26,7 @@ import {
   eventInsertParams,
 } from "../../../src/store/sql/event-sql.ts";
 import { META, META_SQL } from "../../../src/store/sql/schema.ts";
-import type { GroupCommit } from "./group-commit.ts";
+import type { GroupCommit, WriteStatement } from "./group-commit.ts";
 
 export interface SqliteStoreParts {
   db: Database;
@@ -75,14 +75,12 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
   const toRecords = (rows: EventRow[]) => rows.map(eventFromRow);
 
   /** Deletes in batches of `purgeBatchSize`, one transaction each, until a batch comes back short. */
-  const purgeInBatches = async (sql: string, cutoff: number, afterBatch?: () => void): Promise<number> => {
+  const purgeInBatches = async (sql: string, cutoff: number, afterBatch?: () => WriteStatement): Promise<number> => {
     let removed = 0;
     for (let batches = 0; batches < 1_000_000; batches++) {
-      const changes = await writer.run(() => {
-        const count = prepare(sql).run(cutoff, purgeBatchSize).changes;
-        afterBatch?.();
-        return count;
-      });
+      const batch: WriteStatement[] = [[sql, [cutoff, purgeBatchSize]]];
+      if (afterBatch) batch.push(afterBatch());
+      const [changes = 0] = await writer.run(batch);
       removed += changes;
       if (changes < purgeBatchSize) break;
     }
@@ -106,33 +104,26 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
       const expiresAt = now() + dedupeTtlMs;
       const running = inflight.get(record.id);
       if (running) return running.then((r) => ({ inserted: false, seq: r.seq }));
-      const existing = prepare(EVENT_SQL.seqOfId).get(record.id) as { seq: number } | undefined;
-      let promise: Promise<AppendResult>;
-      if (existing) {
-        // Already recorded (a retry or a lost race): only the mark is renewed, durably.
-        promise = writer
-          .run(
-            () => prepare(EVENT_SQL.upsertMark).run(key, record.id, expiresAt),
-            () => claims.delete(key),
-          )
-          .then(() => ({ inserted: false, seq: existing.seq }));
-      } else {
-        assignedSeq = Math.max(assignedSeq, durableSeq) + 1;
-        const stored: EventRecord = { ...record, seq: assignedSeq };
-        const params = eventInsertParams(stored);
-        promise = writer
-          .run(
-            () => {
-              prepare(EVENT_SQL.insert).run(params);
-              prepare(EVENT_SQL.upsertMark).run(key, stored.id, expiresAt);
-            },
-            () => {
-              durableSeq = Math.max(durableSeq, stored.seq);
-              claims.delete(key);
-            },
-          )
-          .then(() => ({ inserted: true, seq: stored.seq }));
-      }
+      // No read before the write: the insert is skipped when the id is recorded (a retry or a
+      // lost race), and only then is its seq looked up. The mark is renewed either way, durably.
+      assignedSeq = Math.max(assignedSeq, durableSeq) + 1;
+      const seq = assignedSeq;
+      let promise = writer
+        .run(
+          [
+            [EVENT_SQL.insert, eventInsertParams(record, seq)],
+            [EVENT_SQL.upsertMark, [key, record.id, expiresAt]],
+          ],
+          ([inserted]) => {
+            if (inserted === 1) durableSeq = Math.max(durableSeq, seq);
+            claims.delete(key);
+          },
+        )
+        .then(([inserted]): AppendResult => {
+          if (inserted === 1) return { inserted: true, seq };
+          const existing = prepare(EVENT_SQL.seqOfId).get(record.id) as { seq: number };
+          return { inserted: false, seq: existing.seq };
+        });
       promise = promise.finally(() => inflight.delete(record.id));
       inflight.set(record.id, promise);
       return promise;
@@ -167,9 +158,10 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
       for (const [key, until] of claims) if (until <= t) claims.delete(key);
       // The floor is raised in each batch's transaction: seq never goes back, even when the
       // batch removed the newest event.
-      const removed = await purgeInBatches(EVENT_SQL.purgeBatch, before, () =>
-        prepare(META_SQL.raise).run(META.seqFloor, durableSeq),
-      );
+      const removed = await purgeInBatches(EVENT_SQL.purgeBatch, before, () => [
+        META_SQL.raise,
+        [META.seqFloor, durableSeq],
+      ]);
       await purgeInBatches(EVENT_SQL.purgeMarksBatch, t);
       await purgeInBatches(EVENT_SQL.purgeKvBatch, t);
       return removed;
@@ -186,17 +178,18 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
     async kvSet(key, value, ttlMs) {
       ensureOpen();
       const expiresAt = now() + ttlMs;
-      await writer.run(() => prepare(EVENT_SQL.kvSet).run(key, value, expiresAt));
+      await writer.run([[EVENT_SQL.kvSet, [key, value, expiresAt]]]);
     },
     async kvSetIfAbsent(key, value, ttlMs) {
       ensureOpen();
       const t = now();
       // Decided inside the transaction, in call order: of concurrent takers exactly one wins.
-      return writer.run(() => prepare(EVENT_SQL.kvSetIfAbsent).run(key, value, t + ttlMs, t).changes === 1);
+      const [changes] = await writer.run([[EVENT_SQL.kvSetIfAbsent, [key, value, t + ttlMs, t]]]);
+      return changes === 1;
     },
     async kvDelete(key) {
       ensureOpen();
-      await writer.run(() => prepare(EVENT_SQL.kvDelete).run(key));
+      await writer.run([[EVENT_SQL.kvDelete, [key]]]);
     },
     close() {
       closing ??= parts.release();

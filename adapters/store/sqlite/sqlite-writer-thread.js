@@ -1,0 +1,103 @@
+// @ts-check
+/**
+ * The sqlite store's writer thread (started by group-commit.ts): the only connection that writes
+ * the database. Each message is one group of writes from the event loop; every group waiting
+ * when the thread comes round runs in ONE transaction, then the WAL is synced, then the thread
+ * answers. Index maintenance, JSON columns, the WAL sync and the automatic checkpoint all cost
+ * this thread's CPU, not the event loop's. Plain JavaScript: a worker thread does not inherit
+ * the tsx loader the gateway runs under.
+ *
+ * Durability: `wal-fdatasync` runs SQLite with `synchronous=NORMAL` and fdatasyncs the WAL after
+ * each commit before answering; `full` lets SQLite sync inside the commit. Either way nothing is
+ * answered before it is on disk (README "Storage").
+ */
+import { closeSync, fdatasyncSync, openSync } from "node:fs";
+import { parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";
+import Database from "better-sqlite3";
+
+/** @typedef {[sql: string, params: unknown[]]} Statement */
+/** @typedef {{ id: number, writes: Statement[][] }} Group */
+
+const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort);
+const { path, cacheKiB, durability, walSizeLimit } =
+  /** @type {{ path: string, cacheKiB: number, durability: "wal-fdatasync" | "full", walSizeLimit: number }} */ (
+    workerData
+  );
+
+const db = new Database(path, { timeout: 10_000 });
+db.pragma("journal_mode = WAL");
+db.pragma(durability === "full" ? "synchronous = FULL" : "synchronous = NORMAL");
+db.pragma(`cache_size = -${cacheKiB}`);
+db.pragma("mmap_size = 0");
+db.pragma("temp_store = MEMORY");
+db.pragma(`journal_size_limit = ${walSizeLimit}`);
+// The WAL exists from the open connection's first write until the last connection closes, and
+// a checkpoint truncates it in place, so this descriptor always names the live WAL.
+const wal = durability === "wal-fdatasync" ? openSync(`${path}-wal`, "r+") : undefined;
+if (wal !== undefined) fdatasyncSync(wal);
+
+/** @type {Map<string, import("better-sqlite3").Statement>} */
+const statements = new Map();
+/** @param {string} sql */
+const prepare = (sql) => {
+  let statement = statements.get(sql);
+  if (!statement) {
+    statement = db.prepare(sql);
+    statements.set(sql, statement);
+  }
+  return statement;
+};
+
+/** @param {Group[]} groups */
+const runAll = (groups) =>
+  groups.map((group) => group.writes.map((write) => write.map(([sql, params]) => prepare(sql).run(params).changes)));
+const transaction = db.transaction(runAll);
+
+/** @param {Group[]} groups */
+function commit(groups) {
+  const ids = groups.map((group) => group.id);
+  /** @type {number[][][]} */
+  let results;
+  try {
+    results = transaction.immediate(groups);
+  } catch (cause) {
+    if (db.inTransaction) {
+      try {
+        db.exec("ROLLBACK");
+      } catch {}
+    }
+    port.postMessage({ ids, error: /** @type {Error} */ (cause).message });
+    return;
+  }
+  if (wal !== undefined) {
+    try {
+      fdatasyncSync(wal);
+    } catch (cause) {
+      port.postMessage({ ids, error: /** @type {Error} */ (cause).message, syncFailed: true });
+      return;
+    }
+  }
+  port.postMessage({ ids, results });
+}
+
+port.on("message", (/** @type {Group | { close: true }} */ first) => {
+  /** @type {Group[]} */
+  const groups = [];
+  let closing = false;
+  /** @param {Group | { close: true }} message */
+  const take = (message) => {
+    if ("close" in message) closing = true;
+    else groups.push(message);
+  };
+  take(first);
+  // Everything the event loop sent while the last commit and sync ran joins this transaction.
+  for (let next = receiveMessageOnPort(port); next; next = receiveMessageOnPort(port)) take(next.message);
+  if (groups.length > 0) commit(groups);
+  if (closing) {
+    if (wal !== undefined) closeSync(wal);
+    db.close();
+    port.postMessage({ closed: true });
+    port.close();
+  }
+});
+port.postMessage({ ready: true });
