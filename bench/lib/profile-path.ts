@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { Agent, request } from "undici";
 import { startBenchGateway } from "../cases/ingress.ts";
 import { runLoad } from "./autocannon-run.ts";
-import { cpuSecondsOf } from "./cpu-meter.ts";
+import { cpuSecondsOf, mainThreadCpuSecondsOf } from "./cpu-meter.ts";
 import { createWebhookGenerator } from "./signed-webhooks.ts";
 import { profileFlags, type Spawned, spawnAndWait } from "./spawn-process.ts";
 
@@ -40,11 +40,14 @@ const connections = Number(connectionsArg);
 async function measured<T extends { total: number }>(gateway: Spawned, work: () => Promise<T>) {
   const pid = gateway.child.pid as number;
   const before = await cpuSecondsOf(pid);
+  const mainBefore = await mainThreadCpuSecondsOf(pid);
   const started = performance.now();
   const result = await work();
   const wall = (performance.now() - started) / 1000;
   const cpu = (await cpuSecondsOf(pid)) - before;
-  return { result, cpu, wall, usPerRequest: Math.round((cpu * 1e6) / Math.max(1, result.total)) };
+  const mainCpu = (await mainThreadCpuSecondsOf(pid)) - mainBefore;
+  const per = (seconds: number) => Math.round((seconds * 1e6) / Math.max(1, result.total));
+  return { result, cpu, wall, usPerRequest: per(cpu), mainUsPerRequest: per(mainCpu) };
 }
 
 async function ingress() {
@@ -54,8 +57,9 @@ async function ingress() {
     await runLoad(gateway.url, generate, { connections, durationSeconds: 2 });
     const m = await measured(gateway, () => runLoad(gateway.url, generate, { connections, durationSeconds: seconds }));
     console.log(
-      `ingress (memory store, default log level): ${m.result.requestsPerSecond} req/s, p99 ${m.result.p99Ms} ms, ` +
-        `non-2xx ${m.result.non2xx}; gateway CPU ${m.usPerRequest} µs/request (${Math.round((100 * m.cpu) / m.wall)} % of a core)`,
+      `ingress (${process.env.PROFILE_STORE === "disk" ? "sqlite" : "memory"} store, default log level): ${m.result.requestsPerSecond} req/s, p99 ${m.result.p99Ms} ms, ` +
+        `non-2xx ${m.result.non2xx}; gateway CPU ${m.usPerRequest} µs/request (${Math.round((100 * m.cpu) / m.wall)} % of a core), ` +
+        `main thread ${m.mainUsPerRequest} µs/request`,
     );
   } finally {
     await cleanup();

@@ -133,6 +133,8 @@ export async function createGroupCommit(options: GroupCommitOptions): Promise<Gr
     onClosed?.();
   });
 
+  /** SQL texts already sent to the writer, by the number that names them in later messages. */
+  const known = new Map<string, number>();
   const flush = () => {
     scheduled = undefined;
     if (queue.length === 0) return;
@@ -140,8 +142,21 @@ export async function createGroupCommit(options: GroupCommitOptions): Promise<Gr
     queue = [];
     const id = nextId++;
     sent.set(id, writes);
+    // Each SQL text crosses to the thread once; afterwards only its number and the parameters.
+    const defs: [number, string][] = [];
+    const numbered = writes.map((write) =>
+      write.statements.map(([sql, params]) => {
+        let n = known.get(sql);
+        if (n === undefined) {
+          n = known.size;
+          known.set(sql, n);
+          defs.push([n, sql]);
+        }
+        return [n, params];
+      }),
+    );
     worker.ref();
-    worker.postMessage({ id, writes: writes.map((write) => write.statements) });
+    worker.postMessage({ id, defs, writes: numbered });
   };
 
   return {

@@ -13,6 +13,10 @@
  * retry is answered "in progress", never "duplicate" of an event a power cut could still take.
  * For the same reason reads by seq (list, readAfter, get) stop at the highest durable seq: the
  * router and the live stream never act on an event that is not durable yet.
+ *
+ * The last `RECENT_EVENTS` events appended here stay in memory once durable, so the router and
+ * live-stream resumes, which read right behind the ingress, take them from there instead of
+ * reading back (and parsing) each event they were just handed.
  */
 import type { Database, Statement } from "better-sqlite3";
 import type { AppendResult, ClaimResult, EventRecord, StoreDriver } from "../../../src/store/contract.ts";
@@ -38,6 +42,9 @@ export interface SqliteStoreParts {
   release(): Promise<void>;
 }
 
+/** Durable events kept in memory for `readAfter` right behind the ingress. */
+const RECENT_EVENTS = 2048;
+
 /** Builds the store on an open database. */
 export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
   const { db, writer, now, purgeBatchSize } = parts;
@@ -62,6 +69,26 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
   let durableSeq = readLastSeq();
   let assignedSeq = durableSeq;
   let closing: Promise<void> | undefined;
+  /**
+   * Every event appended since `recentFrom`, in seq order (all durable): together they are
+   * exactly the events with seq >= `recentFrom`, until retention removes some (then reset).
+   */
+  let recent: EventRecord[] = [];
+  let recentFrom = durableSeq + 1;
+  const remember = (record: EventRecord) => {
+    recent.push(record);
+    if (recent.length > 2 * RECENT_EVENTS) {
+      recent = recent.slice(-RECENT_EVENTS);
+      recentFrom = (recent[0] as EventRecord).seq;
+    }
+  };
+  /** `readAfter` served from memory, or undefined when memory does not hold the whole range. */
+  const readRecent = (afterSeq: number, limit: number): EventRecord[] | undefined => {
+    if (afterSeq + 1 < recentFrom) return undefined;
+    let start = recent.length;
+    while (start > 0 && (recent[start - 1] as EventRecord).seq > afterSeq) start--;
+    return recent.slice(start, start + limit);
+  };
 
   const ensureOpen = () => {
     if (closing) throw new StoreUnavailableError("sqlite store is closed");
@@ -115,7 +142,10 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
             [EVENT_SQL.upsertMark, [key, record.id, expiresAt]],
           ],
           ([inserted]) => {
-            if (inserted === 1) durableSeq = Math.max(durableSeq, seq);
+            if (inserted === 1) {
+              durableSeq = Math.max(durableSeq, seq);
+              remember({ ...record, seq });
+            }
             claims.delete(key);
           },
         )
@@ -146,6 +176,9 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
     },
     async readAfter(afterSeq, limit, filter) {
       ensureOpen();
+      const fromMemory =
+        filter === undefined || Object.keys(filter).length === 0 ? readRecent(afterSeq, limit) : undefined;
+      if (fromMemory) return fromMemory;
       const { sql, params } = buildReadAfterQuery(afterSeq, limit, filter, durableSeq);
       return toRecords(prepare(sql).all(params) as EventRow[]);
     },
@@ -162,6 +195,10 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
         META_SQL.raise,
         [META.seqFloor, durableSeq],
       ]);
+      if (removed > 0) {
+        recent = [];
+        recentFrom = assignedSeq + 1;
+      }
       await purgeInBatches(EVENT_SQL.purgeMarksBatch, t);
       await purgeInBatches(EVENT_SQL.purgeKvBatch, t);
       return removed;

@@ -15,8 +15,8 @@ import { closeSync, fdatasyncSync, openSync } from "node:fs";
 import { parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 
-/** @typedef {[sql: string, params: unknown[]]} Statement */
-/** @typedef {{ id: number, writes: Statement[][] }} Group */
+/** @typedef {[sql: number, params: unknown[]]} Statement */
+/** @typedef {{ id: number, defs: [number, string][], writes: Statement[][] }} Group */
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort);
 const { path, cacheKiB, durability, walSizeLimit } =
@@ -36,21 +36,24 @@ db.pragma(`journal_size_limit = ${walSizeLimit}`);
 const wal = durability === "wal-fdatasync" ? openSync(`${path}-wal`, "r+") : undefined;
 if (wal !== undefined) fdatasyncSync(wal);
 
-/** @type {Map<string, import("better-sqlite3").Statement>} */
-const statements = new Map();
-/** @param {string} sql */
-const prepare = (sql) => {
-  let statement = statements.get(sql);
+/** SQL texts by the number the event loop gave them (each sent once, in `defs`), and their statements. */
+/** @type {string[]} */
+const texts = [];
+/** @type {import("better-sqlite3").Statement[]} */
+const statements = [];
+/** @param {number} n */
+const prepared = (n) => {
+  let statement = statements[n];
   if (!statement) {
-    statement = db.prepare(sql);
-    statements.set(sql, statement);
+    statement = db.prepare(/** @type {string} */ (texts[n]));
+    statements[n] = statement;
   }
   return statement;
 };
 
 /** @param {Group[]} groups */
 const runAll = (groups) =>
-  groups.map((group) => group.writes.map((write) => write.map(([sql, params]) => prepare(sql).run(params).changes)));
+  groups.map((group) => group.writes.map((write) => write.map(([n, params]) => prepared(n).run(params).changes)));
 const transaction = db.transaction(runAll);
 
 /** @param {Group[]} groups */
@@ -87,7 +90,11 @@ port.on("message", (/** @type {Group | { close: true }} */ first) => {
   /** @param {Group | { close: true }} message */
   const take = (message) => {
     if ("close" in message) closing = true;
-    else groups.push(message);
+    else {
+      // Kept even when this group fails: later groups name these texts by number only.
+      for (const [n, sql] of message.defs) texts[n] = sql;
+      groups.push(message);
+    }
   };
   take(first);
   // Everything the event loop sent while the last commit and sync ran joins this transaction.
