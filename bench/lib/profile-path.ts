@@ -7,7 +7,9 @@
  *
  *   node --import tsx bench/lib/profile-path.ts ingress|proxy|fanout [seconds] [connections]
  *
- * `PROFILE_STORE=disk` runs ingress and fan-out on the disk store instead.
+ * `PROFILE_STORE=disk` runs ingress and fan-out on the disk store instead; `PROFILE_RATE=<n>`
+ * offers ingress a fixed n requests/s (CPU per request compared at equal load, A/B on a busy
+ * machine); it prints the CPU of the whole process and of its main thread (the event loop).
  * `fanout` is one HTTP destination: closed loop of `connections` webhooks in flight, then waits
  * until the destination has every accepted event; prints accepted/s, delivered/s and the
  * gateway CPU per delivered event, next to an ingress-only gateway measured the same way.
@@ -55,7 +57,10 @@ async function ingress() {
   try {
     const generate = createWebhookGenerator(secrets, randomBytes(4).toString("hex"));
     await runLoad(gateway.url, generate, { connections, durationSeconds: 2 });
-    const m = await measured(gateway, () => runLoad(gateway.url, generate, { connections, durationSeconds: seconds }));
+    const overallRate = Number(process.env.PROFILE_RATE) || undefined;
+    const m = await measured(gateway, () =>
+      runLoad(gateway.url, generate, { connections, durationSeconds: seconds, overallRate }),
+    );
     console.log(
       `ingress (${process.env.PROFILE_STORE === "disk" ? "sqlite" : "memory"} store, default log level): ${m.result.requestsPerSecond} req/s, p99 ${m.result.p99Ms} ms, ` +
         `non-2xx ${m.result.non2xx}; gateway CPU ${m.usPerRequest} µs/request (${Math.round((100 * m.cpu) / m.wall)} % of a core), ` +

@@ -1,10 +1,11 @@
 /**
  * Group commit for the SQLite store: every write (event appends, dedupe marks, shared values,
- * outbox changes, retention batches) is a list of statements queued here; everything queued by
- * the time the event loop comes round goes to the writer thread (sqlite-writer-thread.js) as one
- * message, and the writer runs every message waiting for it in ONE transaction followed by one
- * WAL sync. So N concurrent webhooks cost one fsync instead of N, and the event loop spends no
- * CPU on SQLite's write path (B-tree and index updates, the WAL, the sync, checkpoints).
+ * outbox changes, retention batches) is a list of statements queued here. While the writer
+ * thread (sqlite-writer-thread.js) commits and syncs one group, the next one gathers; when it
+ * answers, everything queued goes over as one message and runs in ONE transaction followed by
+ * one WAL sync. So N concurrent webhooks cost one fsync and one message instead of N, and the
+ * event loop spends no CPU on SQLite's write path (B-tree and index updates, the WAL, the sync,
+ * checkpoints).
  *
  * Durability (README "Storage"): a write's promise resolves only once the writer thread reports
  * its transaction committed and the WAL synced, which is the contract's durability rule
@@ -65,83 +66,27 @@ const WRITER = new URL("./sqlite-writer-thread.js", import.meta.url);
 export async function createGroupCommit(options: GroupCommitOptions): Promise<GroupCommit> {
   const worker = new Worker(WRITER, { workerData: options });
   let queue: QueuedWrite[] = [];
-  /** Groups sent to the writer, by id, waiting for its answer. */
-  const sent = new Map<number, QueuedWrite[]>();
+  /** The group the writer is committing (at most one), or undefined when it is free. */
+  let inFlight: QueuedWrite[] | undefined;
   let nextId = 1;
   let scheduled: NodeJS.Immediate | undefined;
   let closed = false;
   let healthy = true;
   let transactions = 0;
-  let onClosed: (() => void) | undefined;
   let failure: Error | undefined;
-
-  /** Forgets answered groups once their writes are taken; lets the process exit when none is left. */
-  const settled = (ids: number[]) => {
-    const groups = ids.map((id) => sent.get(id) ?? []);
-    for (const id of ids) sent.delete(id);
-    if (sent.size === 0) worker.unref();
-    return groups;
-  };
-
-  const rejectAll = (error: Error) => {
-    for (const writes of sent.values()) for (const write of writes) write.reject(error);
-    sent.clear();
-  };
-
-  await new Promise<void>((resolve, reject) => {
-    worker.once("error", reject);
-    worker.once("message", () => {
-      worker.off("error", reject);
-      resolve();
-    });
-  });
-  // From here the thread keeps the process alive only while it holds writes (`flush`, `settled`).
-  worker.unref();
-  worker.on("message", (message: WriterMessage) => {
-    if ("closed" in message) return onClosed?.();
-    if (!("ids" in message)) return;
-    if ("error" in message) {
-      if (message.syncFailed) healthy = false;
-      const what = message.syncFailed ? "store sync failed" : "store write failed";
-      const error = new StoreUnavailableError(`${what}: ${message.error}`);
-      for (const writes of settled(message.ids)) for (const write of writes) write.reject(error);
-      return;
-    }
-    transactions++;
-    settled(message.ids).forEach((writes, i) => {
-      const results = message.results[i] ?? [];
-      writes.forEach((write, j) => {
-        const changes = results[j] ?? [];
-        try {
-          write.onDurable?.(changes);
-          write.resolve(changes);
-        } catch (error) {
-          write.reject(error);
-        }
-      });
-    });
-  });
-  worker.on("error", (error) => {
-    failure = new StoreUnavailableError(`the sqlite writer thread failed: ${error.message}`, { cause: error });
-    healthy = false;
-    rejectAll(failure);
-    onClosed?.();
-  });
-  worker.on("exit", () => {
-    failure ??= new StoreUnavailableError("the sqlite writer thread stopped");
-    rejectAll(failure);
-    onClosed?.();
-  });
-
+  /** Called when nothing is queued or in flight any more (close waits for it). */
+  let onIdle: (() => void) | undefined;
+  let onClosed: (() => void) | undefined;
   /** SQL texts already sent to the writer, by the number that names them in later messages. */
   const known = new Map<string, number>();
+
   const flush = () => {
     scheduled = undefined;
-    if (queue.length === 0) return;
+    // One group at a time: the rest gathers until the writer answers (`answered`).
+    if (queue.length === 0 || inFlight || failure) return;
     const writes = queue;
     queue = [];
-    const id = nextId++;
-    sent.set(id, writes);
+    inFlight = writes;
     // Each SQL text crosses to the thread once; afterwards only its number and the parameters.
     const defs: [number, string][] = [];
     const numbered = writes.map((write) =>
@@ -156,8 +101,69 @@ export async function createGroupCommit(options: GroupCommitOptions): Promise<Gr
       }),
     );
     worker.ref();
-    worker.postMessage({ id, defs, writes: numbered });
+    worker.postMessage({ id: nextId++, defs, writes: numbered });
   };
+
+  /** Takes the answered group and sends what gathered meanwhile; the thread no longer holds the process when idle. */
+  const answered = (): QueuedWrite[] => {
+    const writes = inFlight ?? [];
+    inFlight = undefined;
+    flush();
+    if (!inFlight) {
+      worker.unref();
+      onIdle?.();
+    }
+    return writes;
+  };
+
+  const fail = (error: Error) => {
+    failure = error;
+    healthy = false;
+    for (const write of [...(inFlight ?? []), ...queue]) write.reject(error);
+    inFlight = undefined;
+    queue = [];
+    onIdle?.();
+    onClosed?.();
+  };
+
+  await new Promise<void>((resolve, reject) => {
+    worker.once("error", reject);
+    worker.once("message", () => {
+      worker.off("error", reject);
+      resolve();
+    });
+  });
+  // From here the thread keeps the process alive only while it holds writes (`flush`, `answered`).
+  worker.unref();
+  worker.on("message", (message: WriterMessage) => {
+    if ("closed" in message) return onClosed?.();
+    if (!("ids" in message)) return;
+    const writes = answered();
+    if ("error" in message) {
+      if (message.syncFailed) healthy = false;
+      const what = message.syncFailed ? "store sync failed" : "store write failed";
+      const error = new StoreUnavailableError(`${what}: ${message.error}`);
+      for (const write of writes) write.reject(error);
+      return;
+    }
+    transactions++;
+    const results = message.results[0] ?? [];
+    writes.forEach((write, i) => {
+      const changes = results[i] ?? [];
+      try {
+        write.onDurable?.(changes);
+        write.resolve(changes);
+      } catch (error) {
+        write.reject(error);
+      }
+    });
+  });
+  worker.on("error", (error) => {
+    fail(new StoreUnavailableError(`the sqlite writer thread failed: ${error.message}`, { cause: error }));
+  });
+  worker.on("exit", () => {
+    if (!failure) fail(new StoreUnavailableError("the sqlite writer thread stopped"));
+  });
 
   return {
     run(statements, onDurable) {
@@ -178,10 +184,9 @@ export async function createGroupCommit(options: GroupCommitOptions): Promise<Gr
     async close() {
       if (closed) return;
       closed = true;
-      if (scheduled) {
-        clearImmediate(scheduled);
-        flush();
-      }
+      if (scheduled) clearImmediate(scheduled);
+      flush();
+      if (inFlight) await new Promise<void>((resolve) => (onIdle = resolve));
       if (failure) return;
       const done = new Promise<void>((resolve) => {
         onClosed = resolve;
