@@ -7,6 +7,7 @@
  * WebSocket subscribers (default 2,000) for the same purpose.
  */
 import { existsSync } from "node:fs";
+import { printTargetSummary, recordedTargets } from "./lib/targets.ts";
 
 type Case = (options: { durationSeconds?: number }) => Promise<Record<string, number | string>>;
 
@@ -38,6 +39,7 @@ for (const name of names) {
   summary[name] = await run({ durationSeconds: Number(process.env.BENCH_SECONDS) || undefined });
 }
 
+printTargetSummary();
 console.log("\n=== summary (JSON)");
 console.log(
   JSON.stringify(
@@ -46,6 +48,7 @@ console.log(
       cores: (await import("node:os")).cpus().length,
       node: process.version,
       results: summary,
+      targets: recordedTargets(),
     },
     null,
     2,
