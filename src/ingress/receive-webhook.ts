@@ -17,6 +17,7 @@ import { clientAddressOf } from "../http/client-address.ts";
 import { redactHeaders } from "../ops/logger.ts";
 import { type EventRecord, toDedupeKey } from "../store/contract.ts";
 import { guardBeforeBody } from "./ingress-guards.ts";
+import { signatureFormOf } from "./precheck-signature.ts";
 import { verifyWebhook } from "./verify-webhook.ts";
 
 const STORE_RETRY_AFTER_SECONDS = "5";
@@ -81,7 +82,15 @@ export async function receiveWebhook(
   }
   const started = performance.now();
   const receivedAt = ctx.clock.now();
-  const verified = await verifyWebhook(source, request.headers, body.bytes, receivedAt, ctx.crypto, ctx.services);
+  const verified = await verifyWebhook(
+    source,
+    request.headers,
+    body.bytes,
+    receivedAt,
+    ctx.crypto,
+    ctx.services,
+    signatureFormOf(request.headers),
+  );
   if (!verified.ok) {
     if (verified.reason !== "timestamp_out_of_tolerance")
       ctx.verificationLimiter?.recordFailure(clientAddressOf(request));

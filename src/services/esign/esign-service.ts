@@ -10,15 +10,24 @@ import { buildEsignSample } from "./esign-samples.ts";
 import { ESIGN_TEMPLATES } from "./esign-templates.ts";
 import { ESIGN_EVENT_TYPES, EsignWebhookBody } from "./esign-webhook-schema.ts";
 import { signEsignWebhook } from "./sign-esign-webhook.ts";
-import { verifyEsignSignature } from "./verify-esign-signature.ts";
+import { checkEsignSignatureForm, verifyEsignSignature } from "./verify-esign-signature.ts";
 
 const knownTypes = new Set<string>(ESIGN_EVENT_TYPES);
 
 export const esignService: UpstreamService = {
   name: "esign",
   eventTypes: ESIGN_EVENT_TYPES,
-  verifyWebhook: ({ source, headers, rawBody }, crypto) =>
-    verifyEsignSignature({ signature: headers.get("x-svc-signature"), rawBody, secrets: source.secrets }, crypto),
+  verifyWebhook: ({ source, headers, rawBody, signatureForm }, crypto) =>
+    verifyEsignSignature(
+      {
+        signature: headers.get("x-svc-signature"),
+        rawBody,
+        secrets: source.secrets,
+        mac: signatureForm instanceof Uint8Array ? signatureForm : undefined,
+      },
+      crypto,
+    ),
+  checkSignatureForm: (headers) => checkEsignSignatureForm(headers.get("x-svc-signature")),
   async describeEvent(body, { headers }) {
     const eventId = stringField(body.event_id);
     if (!eventId || eventId.length > MAX_IDENTITY_LENGTH) {

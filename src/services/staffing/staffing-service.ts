@@ -12,14 +12,18 @@ import { staffingEnrichment } from "./staffing-enrichment.ts";
 import { buildStaffingSample } from "./staffing-samples.ts";
 import { STAFFING_TEMPLATES } from "./staffing-templates.ts";
 import { STAFFING_EVENT_TYPES, staffingSchemaFor } from "./staffing-webhook-schema.ts";
-import { verifyStaffingSignature } from "./verify-staffing-signature.ts";
+import {
+  checkStaffingSignatureForm,
+  type ParsedStaffingSignature,
+  verifyStaffingSignature,
+} from "./verify-staffing-signature.ts";
 
 const knownTypes = new Set<string>(STAFFING_EVENT_TYPES);
 
 export const staffingService: UpstreamService = {
   name: "staffing",
   eventTypes: STAFFING_EVENT_TYPES,
-  verifyWebhook: ({ source, headers, rawBody, nowMs }, crypto) =>
+  verifyWebhook: ({ source, headers, rawBody, nowMs, signatureForm }, crypto) =>
     verifyStaffingSignature(
       {
         signature: headers.get("x-svc-signature"),
@@ -28,9 +32,13 @@ export const staffingService: UpstreamService = {
         secrets: source.secrets,
         toleranceSeconds: source.toleranceSeconds,
         nowSeconds: Math.floor(nowMs / 1000),
+        // Only ever this service's own `checkSignatureForm` result for the same headers.
+        parsed: signatureForm as ParsedStaffingSignature | undefined,
       },
       crypto,
     ),
+  checkSignatureForm: (headers) =>
+    checkStaffingSignatureForm(headers.get("x-svc-signature"), headers.get("x-svc-timestamp")),
   async describeEvent(body, { source, headers, rawBody }, crypto) {
     const deliveryId = stringField(headers.get("x-svc-delivery-id"));
     const byDeliveryId =
