@@ -1,6 +1,7 @@
 /**
  * The old disk journal's reader, which the sqlite store's upgrade import reads old data
- * directories with (adapters/store/sqlite/import-disk-journal.ts): reopening keeps everything, a
+ * directories with (adapters/store/sqlite/journal-import/), driven through the old writer kept as a
+ * fixture (test/store/old-journal/): reopening keeps everything, a
  * torn tail is told from damage to acknowledged data (which stops without touching the file),
  * the format header is checked, and one owner per journal (the import takes the old lock).
  */

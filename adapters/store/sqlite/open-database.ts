@@ -1,7 +1,7 @@
 /**
  * Opening the sqlite store's database file, with everything that is Node-only: the pragmas,
  * the lock, the marker that records a database exists, the honest report of a recovered WAL,
- * and the import of an old journal (import-disk-journal.ts).
+ * and the import of an old journal (journal-import/import-disk-journal.ts).
  *
  * Durability: WAL mode. The connection opened here only reads (on the event loop); the writer
  * thread (sqlite-writer-thread.js, through group-commit.ts) is the only connection that writes,
@@ -20,9 +20,8 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "../../../src/ops/logger.ts";
 import { META, META_SQL, SCHEMA_STATEMENTS, SCHEMA_VERSION } from "../../../src/store/sql/schema.ts";
-import { syncDirectory } from "../disk/compact-journal.ts";
-import { importDiskJournal, OLD_JOURNAL, OLD_OUTBOX } from "./import-disk-journal.ts";
 import { inspectWal } from "./inspect-wal.ts";
+import { importDiskJournal, OLD_JOURNAL, OLD_OUTBOX } from "./journal-import/import-disk-journal.ts";
 
 /** The database file in the store directory. */
 export const DATABASE_FILE = "gateway.db";
@@ -183,6 +182,16 @@ function prepareDatabase(path: string, cacheKiB: number): Database.Database {
 
 async function syncFile(path: string): Promise<void> {
   const handle = await open(path, "r+");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** fsyncs a directory, so that a created or renamed file in it survives power loss. */
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, "r");
   try {
     await handle.sync();
   } finally {
