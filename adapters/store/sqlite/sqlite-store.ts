@@ -31,6 +31,7 @@ import {
 } from "../../../src/store/sql/event-sql.ts";
 import { META, META_SQL } from "../../../src/store/sql/schema.ts";
 import type { GroupCommit, WriteStatement } from "./group-commit.ts";
+import { createMarkFilter } from "./mark-filter.ts";
 
 export interface SqliteStoreParts {
   db: Database;
@@ -94,7 +95,11 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
     if (closing) throw new StoreUnavailableError("sqlite store is closed");
   };
 
+  // Nearly every claim is of an identity never seen: answered from memory (mark-filter.ts).
+  const marked = createMarkFilter();
+  marked.fill(db, () => closing !== undefined).catch(() => {});
   const recordedMark = (key: string, t: number) => {
+    if (!marked.mightHave(key)) return undefined;
     const mark = prepare(EVENT_SQL.markOf).get(key) as { event_id: string; expires_at: number } | undefined;
     return mark && mark.expires_at > t ? mark.event_id : undefined;
   };
@@ -135,6 +140,7 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
       // lost race), and only then is its seq looked up. The mark is renewed either way, durably.
       assignedSeq = Math.max(assignedSeq, durableSeq) + 1;
       const seq = assignedSeq;
+      marked.add(key);
       let promise = writer
         .run(
           [
