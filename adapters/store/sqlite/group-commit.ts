@@ -21,21 +21,6 @@ import { StoreUnavailableError } from "../../../src/store/contract.ts";
 /** One statement and its parameters, run by the writer thread. */
 export type WriteStatement = [sql: string, params: unknown[]];
 
-/**
- * A parameter the writer thread serializes: `value` as JSON, without its property `omit`. Spares
- * the event loop the serialization (the thread receives a structured clone, taken when the group
- * is sent: in the same turn of the event loop as the write or the next).
- */
-export interface JsonParam {
-  json: object;
-  omit?: string;
-}
-
-/** `value` as a JSON text parameter, serialized by the writer thread. */
-export function jsonParam(value: object, omit?: string): JsonParam {
-  return { json: value, omit };
-}
-
 interface QueuedWrite {
   statements: WriteStatement[];
   onDurable?(changes: number[]): void;

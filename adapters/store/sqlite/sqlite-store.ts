@@ -26,11 +26,11 @@ import {
   buildReadAfterQuery,
   EVENT_SQL,
   type EventRow,
-  eventColumns,
   eventFromRow,
+  eventInsertParams,
 } from "../../../src/store/sql/event-sql.ts";
 import { META, META_SQL } from "../../../src/store/sql/schema.ts";
-import { type GroupCommit, jsonParam, type WriteStatement } from "./group-commit.ts";
+import type { GroupCommit, WriteStatement } from "./group-commit.ts";
 import { createMarkFilter } from "./mark-filter.ts";
 
 export interface SqliteStoreParts {
@@ -144,8 +144,7 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
       let promise = writer
         .run(
           [
-            // The record's JSON is written by the writer thread (a clone taken when the group goes).
-            [EVENT_SQL.insert, [...eventColumns(record, seq), jsonParam(record, "seq")]],
+            [EVENT_SQL.insert, eventInsertParams(record, seq)],
             [EVENT_SQL.upsertMark, [key, record.id, expiresAt]],
           ],
           ([inserted]) => {

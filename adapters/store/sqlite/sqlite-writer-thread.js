@@ -51,24 +51,9 @@ const prepared = (n) => {
   return statement;
 };
 
-/**
- * Parameters are strings, numbers and null, or `{ json, omit }` (group-commit.ts `jsonParam`):
- * an object to store as JSON text without its property `omit`.
- * @param {unknown} param
- */
-const toSql = (param) => {
-  if (param === null || typeof param !== "object") return param;
-  const { json, omit } = /** @type {{ json: Record<string, unknown>, omit?: string }} */ (param);
-  if (omit === undefined) return JSON.stringify(json);
-  const { [omit]: _omitted, ...rest } = json;
-  return JSON.stringify(rest);
-};
-
 /** @param {Group[]} groups */
 const runAll = (groups) =>
-  groups.map((group) =>
-    group.writes.map((write) => write.map(([n, params]) => prepared(n).run(params.map(toSql)).changes)),
-  );
+  groups.map((group) => group.writes.map((write) => write.map(([n, params]) => prepared(n).run(params).changes)));
 const transaction = db.transaction(runAll);
 
 /** @param {Group[]} groups */

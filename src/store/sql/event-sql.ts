@@ -46,13 +46,10 @@ export interface EventRow {
   record: string;
 }
 
-/**
- * The parameters of `EVENT_SQL.insert` for a record at `seq` (default: the record's own) but the
- * last one, the record's JSON (`eventJson`): a driver that serializes elsewhere (a writer thread)
- * appends it there.
- */
-export function eventColumns(record: EventRecord, seq = record.seq): unknown[] {
+/** The parameters of `EVENT_SQL.insert` for a record at `seq` (default: the record's own). */
+export function eventInsertParams(record: EventRecord, seq = record.seq): unknown[] {
   const summary = summarizeEvent(record);
+  const { seq: _seq, ...rest } = record;
   return [
     seq,
     record.id,
@@ -61,18 +58,8 @@ export function eventColumns(record: EventRecord, seq = record.seq): unknown[] {
     summary.subject ?? null,
     summary.externalId ?? null,
     record.receivedAt,
+    JSON.stringify(rest),
   ];
-}
-
-/** The `record` column: the record as JSON without its seq (the row's own column). */
-export function eventJson(record: EventRecord): string {
-  const { seq: _seq, ...rest } = record;
-  return JSON.stringify(rest);
-}
-
-/** The parameters of `EVENT_SQL.insert` for a record at `seq` (default: the record's own). */
-export function eventInsertParams(record: EventRecord, seq = record.seq): unknown[] {
-  return [...eventColumns(record, seq), eventJson(record)];
 }
 
 /** The record of a selected row. */
