@@ -69,7 +69,9 @@ async function redisReceiver(id: string): Promise<Destination | undefined> {
   const receipts: Receipts = new Map();
   let running = true;
   const loop = (async () => {
-    let last = "$";
+    // From the start of the (fresh) stream: "$" would drop entries added between two reads
+    // before the first entry arrived (each XREAD with "$" starts at that moment's end).
+    let last = "0-0";
     while (running) {
       const batch = (await client.xread("COUNT", 1000, "BLOCK", 200, "STREAMS", "gw-bench", last)) as
         | [string, [string, string[]][]][]
