@@ -90,7 +90,10 @@ describe("routing cursor without deliveries", () => {
   });
 
   it("reads events back when a route names a delivered destination, even if none matches yet", async () => {
-    const t = await setup([{ types: ["never.*"], destinations: ["hook"] }, { types: ["*"], destinations: ["unknown"] }]);
+    const t = await setup([
+      { types: ["never.*"], destinations: ["hook"] },
+      { types: ["*"], destinations: ["unknown"] },
+    ]);
     await t.dispatcher.start();
     for (let n = 1; n <= 3; n++) await t.append(n);
     t.dispatcher.wake();
