@@ -64,7 +64,8 @@ const WRITER = new URL("./sqlite-writer-thread.js", import.meta.url);
 
 /** Starts the writer thread of the database at `options.path`; resolves once it is ready. */
 export async function createGroupCommit(options: GroupCommitOptions): Promise<GroupCommit> {
-  const worker = new Worker(WRITER, { workerData: options });
+  // Plain JavaScript: no loader flags of this process (tsx) are needed, and they cost the start.
+  const worker = new Worker(WRITER, { workerData: options, execArgv: [] });
   let queue: QueuedWrite[] = [];
   /** The group the writer is committing (at most one), or undefined when it is free. */
   let inFlight: QueuedWrite[] | undefined;

@@ -79,8 +79,11 @@ function takeLock(dir: string): Database.Database {
   const lock = new Database(join(dir, LOCK_FILE), { timeout: 0 });
   try {
     lock.pragma("locking_mode = EXCLUSIVE");
+    // Only the lock matters, not the file's content: no journal, no syncs.
+    lock.pragma("journal_mode = OFF");
+    lock.pragma("synchronous = OFF");
     // The write that takes (and, in exclusive mode, keeps) the lock.
-    lock.exec("BEGIN IMMEDIATE; CREATE TABLE IF NOT EXISTS owner (pid INTEGER); DELETE FROM owner; COMMIT");
+    lock.exec("CREATE TABLE IF NOT EXISTS owner (pid INTEGER); DELETE FROM owner");
     lock.prepare("INSERT INTO owner (pid) VALUES (?)").run(process.pid);
     return lock;
   } catch (error) {
