@@ -38,6 +38,11 @@ const CASES: Record<string, { file: string; exportName: string; about: string }>
     about: "a million events in the sqlite store (minutes; only when named)",
   },
   worker: { file: "./cases/worker.ts", exportName: "benchWorker", about: "Workers bundle size and cold start" },
+  transform: {
+    file: "./cases/transform.ts",
+    exportName: "benchTransform",
+    about: "CPU per delivery with and without a trivial transform; memory per compiled transform",
+  },
 };
 
 /** Cases that take minutes (the scale case fills a million events) run only when named. */

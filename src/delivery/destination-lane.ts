@@ -72,7 +72,11 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
     success: { ...labels, outcome: "success" },
     failure: { ...labels, outcome: "failure" },
   };
-  const finalLabels = { delivered: { ...labels, outcome: "delivered" }, dead: { ...labels, outcome: "dead" } };
+  const finalLabels = {
+    delivered: { ...labels, outcome: "delivered" },
+    dead: { ...labels, outcome: "dead" },
+    skipped: { ...labels, outcome: "skipped" },
+  };
   const backlog = createGauge(deps.metrics, "gateway_delivery_backlog", labels);
   const breakerGauge = createGauge(deps.metrics, "gateway_destination_breaker_open", labels);
   let paused = saved?.paused ?? false;
@@ -148,7 +152,9 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
   };
 
   const run = async (record: DeliveryRecord, at: number) => {
-    const outcome = await runAttempt(deps.store, deps.sink, record.eventId, at, lifetime.signal, deps.prepare);
+    const outcome = await runAttempt(deps.store, deps.sink, record.eventId, at, lifetime.signal, deps.prepare, {
+      attempt: record.failures + 1,
+    });
     inflight.delete(record.eventId);
     // An attempt cut short by shutdown is not an outcome: the outbox still says "delivering"
     // and the next start attempts it again.

@@ -5,7 +5,7 @@
  */
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { DeliveryAttempt } from "./outbox-contract.ts";
-import type { DeliveryAttemptResult, Sink } from "./sink-contract.ts";
+import type { AttemptInfo, DeliveryAttemptResult, Sink } from "./sink-contract.ts";
 
 export interface AttemptOutcome {
   result: DeliveryAttemptResult;
@@ -22,13 +22,14 @@ export async function runAttempt(
   at: number,
   signal: AbortSignal,
   prepare?: (record: EventRecord) => Promise<EventRecord>,
+  info?: AttemptInfo,
 ): Promise<AttemptOutcome> {
   const started = performance.now();
   let result: DeliveryAttemptResult;
   try {
     const event = await store.get(eventId);
     result = event
-      ? await sink.deliver(prepare ? await prepare(event) : event, signal)
+      ? await sink.deliver(prepare ? await prepare(event) : event, signal, info)
       : { ok: false, permanent: true, error: "the event is no longer in the journal" };
   } catch (error) {
     result = { ok: false, error: error instanceof Error ? error.message : String(error) };
@@ -37,5 +38,9 @@ export async function runAttempt(
   const attempt: DeliveryAttempt = { at, ok: result.ok, latencyMs: Math.round(latencyMs * 10) / 10 };
   if (result.status !== undefined) attempt.status = result.status;
   if (!result.ok) attempt.error = result.error ?? (result.status ? `HTTP ${result.status}` : "failed");
+  if (result.code !== undefined) attempt.code = result.code;
+  if (result.skipped) attempt.skipped = true;
+  if (result.transform !== undefined) attempt.transform = result.transform;
+  if (result.logs !== undefined && result.logs.length > 0) attempt.logs = result.logs;
   return { result, attempt, latencyMs };
 }
