@@ -39,6 +39,8 @@ export interface Enricher {
   wants(record: EventRecord, destinationIds: readonly string[]): boolean;
   /** The record to deliver to `destinationIds`: enriched, marked, or as it was. Never rejects. */
   enrich(record: EventRecord, destinationIds: readonly string[]): Promise<EventRecord>;
+  /** Drops every cached resource (after an erasure). */
+  clear(): void;
 }
 
 /** Creates the enricher of a gateway (one cache for every destination). */
@@ -66,6 +68,7 @@ export function createEnricher(deps: EnricherDeps): Enricher {
   });
 
   return {
+    clear: () => cache.clear(),
     wants: (record, destinationIds) => enriching.length > 0 && ruleOf(record, destinationIds) !== undefined,
     async enrich(record, destinationIds) {
       if (enriching.length === 0) return record;

@@ -9,7 +9,6 @@ import { spawn } from "node:child_process";
 import { appendFile, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { StoreDriver } from "../../src/store/contract.ts";
 import {
   appendRecord,
   createClock,
@@ -20,6 +19,7 @@ import {
   readJournalLines,
   WINDOW,
 } from "./disk-journal-helpers.ts";
+import type { LegacyDiskStore as StoreDriver } from "./old-journal/disk-store.ts";
 import { idsOf, keyOf, makeRecord, T0 } from "./sample-records.ts";
 
 const dirs = createTempDirs();

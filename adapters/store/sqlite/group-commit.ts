@@ -31,6 +31,7 @@ interface QueuedWrite {
 type WriterMessage =
   | { ready: true }
   | { closed: true }
+  | { checkpointed: true; error?: string }
   | { ids: number[]; results: number[][][] }
   | { ids: number[]; error: string; syncFailed?: boolean };
 
@@ -45,6 +46,11 @@ export interface GroupCommit {
   readonly healthy: boolean;
   /** Transactions committed so far (tests and benchmarks read how writes were grouped). */
   readonly transactions: number;
+  /**
+   * Copies the WAL into the database and cuts it to zero bytes, on the writer thread, after the
+   * writes already sent (erasure: no old page stays in the WAL).
+   */
+  checkpoint(): Promise<void>;
   /** Commits and syncs what is queued, then stops the writer thread; later `run` calls reject. */
   close(): Promise<void>;
 }
@@ -78,6 +84,8 @@ export async function createGroupCommit(options: GroupCommitOptions): Promise<Gr
   /** Called when nothing is queued or in flight any more (close waits for it). */
   let onIdle: (() => void) | undefined;
   let onClosed: (() => void) | undefined;
+  /** Checkpoints asked for, answered in order. */
+  const checkpoints: { resolve(): void; reject(error: Error): void }[] = [];
   /** SQL texts already sent to the writer, by the number that names them in later messages. */
   const known = new Map<string, number>();
 
@@ -111,7 +119,7 @@ export async function createGroupCommit(options: GroupCommitOptions): Promise<Gr
     inFlight = undefined;
     flush();
     if (!inFlight) {
-      worker.unref();
+      if (checkpoints.length === 0) worker.unref();
       onIdle?.();
     }
     return writes;
@@ -120,6 +128,7 @@ export async function createGroupCommit(options: GroupCommitOptions): Promise<Gr
   const fail = (error: Error) => {
     failure = error;
     healthy = false;
+    for (const waiting of checkpoints.splice(0)) waiting.reject(error);
     for (const write of [...(inFlight ?? []), ...queue]) write.reject(error);
     inFlight = undefined;
     queue = [];
@@ -138,6 +147,13 @@ export async function createGroupCommit(options: GroupCommitOptions): Promise<Gr
   worker.unref();
   worker.on("message", (message: WriterMessage) => {
     if ("closed" in message) return onClosed?.();
+    if ("checkpointed" in message) {
+      const waiting = checkpoints.shift();
+      if (message.error) waiting?.reject(new StoreUnavailableError(`checkpoint failed: ${message.error}`));
+      else waiting?.resolve();
+      if (checkpoints.length === 0 && !inFlight) worker.unref();
+      return;
+    }
     if (!("ids" in message)) return;
     const writes = answered();
     if ("error" in message) {
@@ -181,6 +197,14 @@ export async function createGroupCommit(options: GroupCommitOptions): Promise<Gr
     },
     get transactions() {
       return transactions;
+    },
+    checkpoint() {
+      if (closed || failure) return Promise.reject(failure ?? new StoreUnavailableError("the store is closed"));
+      return new Promise<void>((resolve, reject) => {
+        checkpoints.push({ resolve, reject });
+        worker.ref();
+        worker.postMessage({ checkpoint: true });
+      });
     },
     async close() {
       if (closed) return;

@@ -126,6 +126,7 @@ export const sqliteStore: StoreFactory<SqliteStorageOptions> = async (options) =
     writer: storage.writer,
     now: storage.options.now,
     purgeBatchSize: storage.options.purgeBatchSize,
+    checkpoint: () => storage.writer.checkpoint(),
     release: storage.release,
   });
 };

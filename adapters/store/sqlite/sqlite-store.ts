@@ -28,6 +28,7 @@ import {
   type EventRow,
   eventFromRow,
   eventInsertParams,
+  eventRedactParams,
 } from "../../../src/store/sql/event-sql.ts";
 import { META, META_SQL } from "../../../src/store/sql/schema.ts";
 import type { GroupCommit, WriteStatement } from "./group-commit.ts";
@@ -39,6 +40,8 @@ export interface SqliteStoreParts {
   now: () => number;
   /** Rows deleted per retention transaction (each is one short write between appends). */
   purgeBatchSize: number;
+  /** Copies the WAL into the database and truncates it (after an erasure). */
+  checkpoint?: () => Promise<void>;
   /** Gives the store's share of the database back (the outbox may still use it). */
   release(): Promise<void>;
 }
@@ -82,6 +85,11 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
       recent = recent.slice(-RECENT_EVENTS);
       recentFrom = (recent[0] as EventRecord).seq;
     }
+  };
+  /** Empties memory after events were removed or changed: reads go to the database until new appends. */
+  const forgetRecent = () => {
+    recent = [];
+    recentFrom = assignedSeq + 1;
   };
   /** `readAfter` served from memory, or undefined when memory does not hold the whole range. */
   const readRecent = (afterSeq: number, limit: number): EventRecord[] | undefined => {
@@ -203,13 +211,37 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
         META_SQL.raise,
         [META.seqFloor, durableSeq],
       ]);
-      if (removed > 0) {
-        recent = [];
-        recentFrom = assignedSeq + 1;
-      }
+      if (removed > 0) forgetRecent();
       await purgeInBatches(EVENT_SQL.purgeMarksBatch, t);
       await purgeInBatches(EVENT_SQL.purgeKvBatch, t);
       return removed;
+    },
+    async removeEvents(ids) {
+      ensureOpen();
+      if (ids.length === 0) return 0;
+      const changes = await writer.run([
+        ...ids.map((id): WriteStatement => [EVENT_SQL.removeById, [id]]),
+        // seq never goes back, even when the newest event went.
+        [META_SQL.raise, [META.seqFloor, durableSeq]],
+      ]);
+      forgetRecent();
+      return changes.slice(0, ids.length).reduce((sum, n) => sum + n, 0);
+    },
+    async redactEvents(records) {
+      ensureOpen();
+      if (records.length === 0) return 0;
+      const changes = await writer.run(
+        records.map((record): WriteStatement => [EVENT_SQL.redactById, eventRedactParams(record)]),
+      );
+      // The events kept in memory still carry what was just erased.
+      forgetRecent();
+      return changes.reduce((sum, n) => sum + n, 0);
+    },
+    async compact() {
+      ensureOpen();
+      // secure_delete (open-database.ts) zeroed the old content in the database pages; the WAL
+      // may still hold frames written before the change, so it is checkpointed and cut back.
+      await parts.checkpoint?.();
     },
     async ping() {
       ensureOpen();

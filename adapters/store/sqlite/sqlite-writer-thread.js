@@ -30,6 +30,9 @@ db.pragma(durability === "full" ? "synchronous = FULL" : "synchronous = NORMAL")
 db.pragma(`cache_size = -${cacheKiB}`);
 db.pragma("mmap_size = 0");
 db.pragma("temp_store = MEMORY");
+// This connection deletes and replaces rows: their old content is zeroed in the file, so an
+// erased event body leaves no bytes behind (docs/data-lifecycle.md).
+db.pragma("secure_delete = ON");
 db.pragma(`journal_size_limit = ${walSizeLimit}`);
 // The WAL exists from the open connection's first write until the last connection closes, and
 // a checkpoint truncates it in place, so this descriptor always names the live WAL.
@@ -83,13 +86,28 @@ function commit(groups) {
   port.postMessage({ ids, results });
 }
 
-port.on("message", (/** @type {Group | { close: true }} */ first) => {
+/**
+ * Copies the WAL into the database and cuts it to zero bytes, retrying while a reader of the
+ * event loop's connection holds an older snapshot (a few milliseconds at most).
+ */
+function checkpoint() {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const [result] = /** @type {{ busy: number }[]} */ (db.pragma("wal_checkpoint(TRUNCATE)"));
+    if (!result || result.busy === 0) return;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+  }
+}
+
+/** @typedef {Group | { close: true } | { checkpoint: true }} Message */
+port.on("message", (/** @type {Message} */ first) => {
   /** @type {Group[]} */
   const groups = [];
   let closing = false;
-  /** @param {Group | { close: true }} message */
+  let checkpoints = 0;
+  /** @param {Message} message */
   const take = (message) => {
     if ("close" in message) closing = true;
+    else if ("checkpoint" in message) checkpoints++;
     else {
       // Kept even when this group fails: later groups name these texts by number only.
       for (const [n, sql] of message.defs) texts[n] = sql;
@@ -100,6 +118,14 @@ port.on("message", (/** @type {Group | { close: true }} */ first) => {
   // Everything the event loop sent while the last commit and sync ran joins this transaction.
   for (let next = receiveMessageOnPort(port); next; next = receiveMessageOnPort(port)) take(next.message);
   if (groups.length > 0) commit(groups);
+  for (; checkpoints > 0; checkpoints--) {
+    try {
+      checkpoint();
+      port.postMessage({ checkpointed: true });
+    } catch (cause) {
+      port.postMessage({ checkpointed: true, error: /** @type {Error} */ (cause).message });
+    }
+  }
   if (closing) {
     if (wal !== undefined) closeSync(wal);
     db.close();
