@@ -113,7 +113,8 @@ export async function fill(dir: string, count: number) {
   return sampleId;
 }
 
-async function startGateway(dataDir: string, secrets: { esign: string; staffing: string }) {
+/** Starts a gateway process on the sqlite store in `dataDir`; resolves once it answers /healthz. */
+export async function startGateway(dataDir: string, secrets: { esign: string; staffing: string }) {
   const config = {
     server: { host: "127.0.0.1", port: 0 },
     store: { driver: "sqlite", dir: dataDir },
