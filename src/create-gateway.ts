@@ -39,6 +39,8 @@ import { openEventStream } from "./stream/sse-transport.ts";
 import type { StreamOptionsInput } from "./stream/stream-options.ts";
 import { mintStreamToken } from "./stream/stream-token.ts";
 import { type CorkPeer, createWebSocketRoute, type PeerTextSender } from "./stream/websocket-transport.ts";
+import { traceHttpServer } from "./tracing/trace-http-server.ts";
+import type { Tracing } from "./tracing/tracing-port.ts";
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -72,6 +74,8 @@ export interface GatewayOptions {
    * secrets): the console offers the dev admin key and test events are enabled. Default off.
    */
   development?: ConsoleOptions;
+  /** OpenTelemetry tracing (the runtime adapter builds it from `OTEL_*`); default off. */
+  tracing?: Tracing;
 }
 
 export interface Gateway {
@@ -119,6 +123,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
     writeHealth: createWriteHealth(),
     verificationLimiter: createVerificationFailureLimiter(config.ingress.failedVerificationLimit, () => clock.now()),
+    tracing: options.tracing,
   };
   const proxy = createProxy(ctx);
   if (ctx.routes.some((route) => route.enrich)) {
@@ -139,9 +144,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
   });
 
-  app.post("/webhooks/:sourceId", (event) =>
-    receiveWebhook(ctx, event.context.params?.sourceId ?? "", event.req, requestIdOf(event.req)),
-  );
+  app.post("/webhooks/:sourceId", (event) => {
+    const sourceId = event.context.params?.sourceId ?? "";
+    const { tracing } = ctx;
+    if (!tracing) return receiveWebhook(ctx, sourceId, event.req, requestIdOf(event.req));
+    return traceHttpServer(tracing, "/webhooks/{sourceId}", event.req, { "gateway.source.id": sourceId }, (span) =>
+      receiveWebhook(ctx, sourceId, event.req, requestIdOf(event.req), span),
+    );
+  });
   app.get("/events", async (event) => {
     await requireEventsAccess(ctx, event.req);
     return listEvents(ctx, event.url);
@@ -161,9 +171,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     await requireOpsAccess(ctx, event.req);
     return new Response(metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
   });
-  app.all("/api/:upstreamId/**", (event) =>
-    proxy.handle(event.context.params?.upstreamId ?? "", event.req, requestIdOf(event.req)),
-  );
+  app.all("/api/:upstreamId/**", (event) => {
+    const upstreamId = event.context.params?.upstreamId ?? "";
+    const { tracing } = ctx;
+    if (!tracing) return proxy.handle(upstreamId, event.req, requestIdOf(event.req));
+    return traceHttpServer(tracing, "/api/{upstreamId}/{path}", event.req, { "gateway.upstream.id": upstreamId }, (span) =>
+      proxy.handle(upstreamId, event.req, requestIdOf(event.req), span),
+    );
+  });
   app.all("/**", () => {
     throw createGatewayError(404, "not_found", "no such route");
   });
@@ -188,7 +203,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       await options.delivery?.outbox.close();
       live.shutdown();
       await ctx.hub.close();
-      return store.close();
+      await store.close();
+      await ctx.tracing?.shutdown();
     },
   };
 }

@@ -21,6 +21,7 @@ import type { CompiledRoute } from "./routes/match-routes.ts";
 import type { ServiceRegistry } from "./services/service-contract.ts";
 import type { StoreDriver } from "./store/contract.ts";
 import type { LiveHub } from "./stream/hub-contract.ts";
+import type { Tracing } from "./tracing/tracing-port.ts";
 
 export type { Clock } from "./ops/clock.ts";
 export type { UpstreamFetch, UpstreamRequestInit } from "./proxy/upstream-fetch.ts";
@@ -60,4 +61,6 @@ export interface GatewayContext {
   writeHealth?: WriteHealth;
   /** Hashes (`sha256:<hex>`) of the admin API keys. */
   adminKeyHashes: ReadonlySet<string>;
+  /** OpenTelemetry tracing (docs/tracing.md), when configured; undefined means off. */
+  tracing?: Tracing;
 }
