@@ -11,6 +11,7 @@ import type { WriteHealth } from "../ops/write-health.ts";
 import type { CompiledRoute } from "../routes/match-routes.ts";
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { LiveHub } from "../stream/hub-contract.ts";
+import type { TraceSpan, Tracing } from "../tracing/tracing-port.ts";
 import { resolveDeliveryPolicy } from "./delivery-policy.ts";
 import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
 import { createLeasePoller, type LeasePoller } from "./lease-poller.ts";
@@ -20,6 +21,7 @@ import { type BulkReplayFilter, type ReplayDeps, replayBulk, replayEvent } from 
 import { createRouteDispatcher } from "./route-dispatcher.ts";
 import { type Scheduler, systemScheduler } from "./scheduler.ts";
 import type { DestinationShape, Sink } from "./sink-contract.ts";
+import { createAttemptTracer } from "./delivery-spans.ts";
 import { createWorkTracker } from "./work-tracker.ts";
 
 export interface DeliveryEngineOptions {
@@ -61,6 +63,8 @@ export interface DeliveryEngineDeps {
   writeHealth?: WriteHealth;
   /** Attaches upstream resources before delivery for routes with `enrich` (src/enrich), when any. */
   enricher?: Pick<Enricher, "enrich">;
+  /** Spans of attempts, routing and replays (docs/tracing.md), when tracing is on. */
+  tracing?: Tracing;
 }
 
 export interface DestinationHealth extends LaneHealth {
@@ -100,6 +104,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     clock,
     scheduler,
     logger,
+    tracing: ctx.tracing,
     initialState: (id) => lanes.get(id)?.initialState(),
     onCreated: (records) => {
       if (leases) return leases.wake();
@@ -113,7 +118,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
   const laneOf = (id: string) => lanes.get(id);
   const enricherFor = (destinationId: string) => {
     const { enricher } = ctx;
-    return enricher && ((record: EventRecord) => enricher.enrich(record, [destinationId]));
+    return enricher && ((record: EventRecord, span?: TraceSpan) => enricher.enrich(record, [destinationId], span));
   };
 
   // With leases, a replayed record is saved due now and claimed by whichever instance polls first.
@@ -123,7 +128,14 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
       return lane && leases ? { ...lane, add: () => leases?.wake() } : lane;
     },
   };
-  const replayDeps: ReplayDeps = { store: ctx.store, outbox, routes: ctx.routes, clock, lanes: leasedLanes };
+  const replayDeps: ReplayDeps = {
+    store: ctx.store,
+    outbox,
+    routes: ctx.routes,
+    clock,
+    lanes: leasedLanes,
+    tracing: ctx.tracing,
+  };
 
   return {
     /** Loads destination states and unfinished deliveries, then starts routing. */
@@ -149,6 +161,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
             outbox.saveDestinationState(state),
           track: tracker.track,
           prepare: enricherFor(sink.destinationId),
+          traceAttempt: ctx.tracing && createAttemptTracer(ctx.tracing, destination),
           onSignal: options.onLaneSignal,
         };
         lanes.set(sink.destinationId, createDestinationLane(sink.destinationId, deps, saved.get(sink.destinationId)));

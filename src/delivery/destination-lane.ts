@@ -17,6 +17,8 @@ import type { DeliveryRecord, DeliveryState, DestinationState } from "./outbox-c
 import { createRateLimiter } from "./rate-limiter.ts";
 import { applyAttemptResult } from "./retry-schedule.ts";
 import { type AttemptOutcome, runAttempt } from "./run-attempt.ts";
+import type { TraceSpan } from "../tracing/tracing-port.ts";
+import type { AttemptTracer } from "./delivery-spans.ts";
 import type { Scheduler } from "./scheduler.ts";
 import type { Sink } from "./sink-contract.ts";
 import { createSubjectOrder } from "./subject-order.ts";
@@ -34,7 +36,9 @@ export interface LaneDeps {
   persist(records: DeliveryRecord[]): Promise<void>;
   persistDestination(state: DestinationState): Promise<void>;
   /** Turns the recorded event into the one delivered (enrichment); default as recorded. */
-  prepare?(record: EventRecord): Promise<EventRecord>;
+  prepare?(record: EventRecord, span?: TraceSpan): Promise<EventRecord>;
+  /** Starts each attempt's span, when tracing is on (delivery-spans.ts). */
+  traceAttempt?: AttemptTracer;
   /** Registers background work so the engine can wait for it (`settled`) and stop cleanly. */
   track(work: Promise<unknown>): void;
   /** Told the lane's shutdown signal, shared by all its attempts (DeliveryEngineOptions.onLaneSignal). */
@@ -148,7 +152,9 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
   };
 
   const run = async (record: DeliveryRecord, at: number) => {
-    const outcome = await runAttempt(deps.store, deps.sink, record.eventId, at, lifetime.signal, deps.prepare);
+    // Attempts so far are the failures since creation or replay: this is number failures + 1.
+    const trace = deps.traceAttempt && { tracer: deps.traceAttempt, attempt: record.failures + 1 };
+    const outcome = await runAttempt(deps.store, deps.sink, record.eventId, at, lifetime.signal, deps.prepare, trace);
     inflight.delete(record.eventId);
     // An attempt cut short by shutdown is not an outcome: the outbox still says "delivering"
     // and the next start attempts it again.

@@ -6,6 +6,7 @@
  * return the outcome, which the engine turns into the next state.
  */
 import type { EventRecord } from "../store/contract.ts";
+import type { TraceHeaders } from "../tracing/tracing-port.ts";
 
 export interface DeliveryAttemptResult {
   ok: boolean;
@@ -24,8 +25,11 @@ export interface DeliveryAttemptResult {
 export interface Sink {
   /** The destination id this sink delivers to. */
   readonly destinationId: string;
-  /** Makes one attempt; resolves with its outcome (never rejects for delivery failures). */
-  deliver(record: EventRecord, signal: AbortSignal): Promise<DeliveryAttemptResult>;
+  /**
+   * Makes one attempt; resolves with its outcome (never rejects for delivery failures). `trace`:
+   * the W3C context the attempt carries to the destination (`traceparent` header or field).
+   */
+  deliver(record: EventRecord, signal: AbortSignal, trace?: TraceHeaders): Promise<DeliveryAttemptResult>;
   /** Releases connections. */
   close(): Promise<void>;
 }
@@ -50,17 +54,17 @@ export type SinkFactory<Destination extends DestinationShape = DestinationShape,
 export function createSink(
   destinationId: string,
   transportName: string,
-  attempt: (record: EventRecord, signal: AbortSignal) => Promise<DeliveryAttemptResult>,
+  attempt: (record: EventRecord, signal: AbortSignal, trace?: TraceHeaders) => Promise<DeliveryAttemptResult>,
   closeTransport: () => Promise<void>,
 ): Sink {
   let closed: Promise<void> | undefined;
   return {
     destinationId,
-    async deliver(record, signal) {
+    async deliver(record, signal, trace) {
       if (closed) return { ok: false, error: "sink closed" };
       if (signal.aborted) return { ok: false, error: "attempt aborted" };
       try {
-        return await attempt(record, signal);
+        return await attempt(record, signal, trace);
       } catch (error) {
         const name = error instanceof Error ? error.name : "unknown";
         return { ok: false, error: `${transportName} transport failed (${name})` };

@@ -4,7 +4,7 @@
  * its own context upstream as `traceparent` (docs/tracing.md).
  */
 import { setTraceHeaders } from "../tracing/trace-context.ts";
-import { errorType } from "../tracing/trace-http-server.ts";
+import { errorType } from "../tracing/error-type.ts";
 import type { SpanAttributes, TraceSpan } from "../tracing/tracing-port.ts";
 import { TokenFetchError } from "./fetch-access-token.ts";
 import type { UpstreamFetch } from "./upstream-fetch.ts";

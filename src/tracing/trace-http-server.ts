@@ -4,6 +4,7 @@
  * answer's status code; 5xx answers (and handler failures) mark it failed.
  */
 import { clientAddressOf } from "../http/client-address.ts";
+import { errorType } from "./error-type.ts";
 import { readTraceHeaders } from "./trace-context.ts";
 import type { SpanAttributes, TraceSpan, Tracing } from "./tracing-port.ts";
 
@@ -43,9 +44,4 @@ export async function traceHttpServer<T extends { status?: number }>(
     span.end(typeof status === "number" ? (status >= 500 ? String(status) : undefined) : errorType(error));
     throw error;
   }
-}
-
-/** The `error.type` of an unexpected failure: its class name, never its message. */
-export function errorType(error: unknown): string {
-  return error instanceof Error ? error.name : "unknown";
 }

@@ -3,6 +3,7 @@
  * subject, text and HTML, resolves the recipients and derives the Message-ID. Pure: the same
  * record and destination always give the same message.
  */
+import type { TraceHeaders } from "../../tracing/tracing-port.ts";
 import type { EventRecord } from "../../store/contract.ts";
 import { compileTypePattern } from "../../store/match-event-query.ts";
 import { DEFAULT_TEMPLATES, GENERIC_TEMPLATE } from "./default-templates.ts";
@@ -56,7 +57,11 @@ function toHeaderValue(value: string): string {
 }
 
 /** The mail of `record` for `destination`, or why none can be sent (a permanent condition). */
-export function buildEmailMessage(destination: MailDestination, record: EventRecord): BuildEmailResult {
+export function buildEmailMessage(
+  destination: MailDestination,
+  record: EventRecord,
+  trace?: TraceHeaders,
+): BuildEmailResult {
   const { event } = record;
   const recipients = resolveRecipients(destination, event);
   if (recipients.to.length === 0) {
@@ -86,6 +91,8 @@ export function buildEmailMessage(destination: MailDestination, record: EventRec
       "Auto-Submitted": "auto-generated",
     },
   };
+  // W3C Trace Context as a mail header, so a consumer of the mail can join the event's trace.
+  if (trace?.traceparent) message.headers.traceparent = trace.traceparent;
   if (template.html !== undefined) message.html = guardUrlAttributes(renderTemplate(template.html, event, "html"));
   if (destination.replyTo) message.replyTo = destination.replyTo;
   return { ok: true, message, skippedRecipients: recipients.skipped };
