@@ -21,6 +21,7 @@ import { applyConnectionLimits, nodeServerOptions } from "./connection-limits.ts
 import { allowListenerPerAttempt } from "./lane-signal.ts";
 import { listNodeHeaders } from "./list-node-headers.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
+import { createNodeTracing } from "./node-tracing.ts";
 import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
 import { sendNodeWebSocketText } from "./node-websocket-text.ts";
 import { readNodeBody } from "./read-node-body.ts";
@@ -67,6 +68,8 @@ const corkNodeWebSocket: CorkPeer = (peer) => {
 export async function startNodeGateway(options: NodeGatewayOptions): Promise<RunningGateway> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
+  // Read before anything opens, so a bad OTEL_* value stops start-up.
+  const tracing = createNodeTracing(process.env, logger);
   const store =
     options.store ??
     (await openConfiguredStore(config.store, {
@@ -101,6 +104,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
       onLaneSignal: allowListenerPerAttempt,
     },
     development: options.development,
+    tracing,
   });
   await gateway.runMaintenance();
   await gateway.start();

@@ -1,0 +1,19 @@
+/**
+ * Tracing on Node: the `OTEL_*` variables of the process environment (adapters/tracing), or
+ * nothing when no OTLP endpoint is set (docs/tracing.md). Export failures are logged as
+ * warnings, without the exporter's headers.
+ */
+import type { Logger } from "../../src/ops/logger.ts";
+import type { Tracing } from "../../src/tracing/tracing-port.ts";
+import { createOtelTracing } from "../tracing/otel-tracing.ts";
+import { readOtelEnv } from "../tracing/read-otel-env.ts";
+
+/** The tracing `env` configures, or undefined when it is off. Throws a ConfigError for bad values. */
+export function createNodeTracing(env: Record<string, string | undefined>, logger: Logger): Tracing | undefined {
+  const options = readOtelEnv(env);
+  if (!options) return undefined;
+  logger.info("tracing on", { endpoint: options.url, protocol: options.protocol, sampler: options.sampler });
+  return createOtelTracing(options, {
+    onExportError: (message) => logger.warn("trace export failed", { message }),
+  });
+}
