@@ -175,8 +175,12 @@ export function createGateway(options: GatewayOptions): Gateway {
     const upstreamId = event.context.params?.upstreamId ?? "";
     const { tracing } = ctx;
     if (!tracing) return proxy.handle(upstreamId, event.req, requestIdOf(event.req));
-    return traceHttpServer(tracing, "/api/{upstreamId}/{path}", event.req, { "gateway.upstream.id": upstreamId }, (span) =>
-      proxy.handle(upstreamId, event.req, requestIdOf(event.req), span),
+    return traceHttpServer(
+      tracing,
+      "/api/{upstreamId}/{path}",
+      event.req,
+      { "gateway.upstream.id": upstreamId },
+      (span) => proxy.handle(upstreamId, event.req, requestIdOf(event.req), span),
     );
   });
   app.all("/**", () => {

@@ -18,8 +18,8 @@ import {
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
 import type {
-  SpanAttributes,
   SpanKind as PortSpanKind,
+  SpanAttributes,
   SpanStart,
   TraceHeaders,
   TraceSpan,
@@ -39,7 +39,8 @@ const KINDS: Record<PortSpanKind, SpanKind> = {
 const propagator = new W3CTraceContextPropagator();
 const headerGetter = {
   keys: (carrier: TraceHeaders) => Object.keys(carrier),
-  get: (carrier: TraceHeaders, key: string) => (key === "traceparent" || key === "tracestate" ? carrier[key] : undefined),
+  get: (carrier: TraceHeaders, key: string) =>
+    key === "traceparent" || key === "tracestate" ? carrier[key] : undefined,
 };
 const headerSetter = {
   set: (carrier: TraceHeaders, key: string, value: string) => {

@@ -29,19 +29,27 @@ export interface OtelOptions {
   sampler: SamplerName;
   /** `OTEL_TRACES_SAMPLER_ARG` for the ratio samplers (default 1). */
   samplerRatio: number;
-  batch: { scheduledDelayMillis: number; exportTimeoutMillis: number; maxQueueSize: number; maxExportBatchSize: number };
+  batch: {
+    scheduledDelayMillis: number;
+    exportTimeoutMillis: number;
+    maxQueueSize: number;
+    maxExportBatchSize: number;
+  };
 }
 
 export type OtelEnv = Record<string, unknown>;
 
-const int = (min: number) => v.pipe(v.string(), v.trim(), v.regex(/^\d{1,9}$/, "an integer"), v.transform(Number), v.minValue(min));
+const int = (min: number) =>
+  v.pipe(v.string(), v.trim(), v.regex(/^\d{1,9}$/, "an integer"), v.transform(Number), v.minValue(min));
 const url = v.pipe(v.string(), v.trim(), v.url("an http(s) URL"), v.regex(/^https?:/i, "an http(s) URL"));
 
 const EnvSchema = v.object({
   OTEL_SDK_DISABLED: v.optional(v.picklist(["true", "false", "TRUE", "FALSE", ""])),
   OTEL_EXPORTER_OTLP_ENDPOINT: v.optional(url),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: v.optional(url),
-  OTEL_EXPORTER_OTLP_PROTOCOL: v.optional(v.picklist(["http/protobuf", "http/json"], 'one of "http/protobuf", "http/json"')),
+  OTEL_EXPORTER_OTLP_PROTOCOL: v.optional(
+    v.picklist(["http/protobuf", "http/json"], 'one of "http/protobuf", "http/json"'),
+  ),
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: v.optional(
     v.picklist(["http/protobuf", "http/json"], 'one of "http/protobuf", "http/json"'),
   ),
@@ -111,7 +119,9 @@ function otelStrings(env: OtelEnv): Record<string, string> {
 export function readOtelEnv(env: OtelEnv): OtelOptions | undefined {
   const parsed = v.safeParse(EnvSchema, otelStrings(env));
   if (!parsed.success) {
-    throw new ConfigError(parsed.issues.map((issue) => `${v.getDotPath(issue) ?? "OTEL_*"}: expected ${issue.expected ?? issue.message}`));
+    throw new ConfigError(
+      parsed.issues.map((issue) => `${v.getDotPath(issue) ?? "OTEL_*"}: expected ${issue.expected ?? issue.message}`),
+    );
   }
   const e = parsed.output;
   if (e.OTEL_SDK_DISABLED?.toLowerCase() === "true") return undefined;

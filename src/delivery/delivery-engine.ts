@@ -13,6 +13,7 @@ import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { LiveHub } from "../stream/hub-contract.ts";
 import type { TraceSpan, Tracing } from "../tracing/tracing-port.ts";
 import { resolveDeliveryPolicy } from "./delivery-policy.ts";
+import { createAttemptTracer } from "./delivery-spans.ts";
 import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
 import { createLeasePoller, type LeasePoller } from "./lease-poller.ts";
 import type { DeliveryPage, DeliveryQuery, DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
@@ -21,7 +22,6 @@ import { type BulkReplayFilter, type ReplayDeps, replayBulk, replayEvent } from 
 import { createRouteDispatcher } from "./route-dispatcher.ts";
 import { type Scheduler, systemScheduler } from "./scheduler.ts";
 import type { DestinationShape, Sink } from "./sink-contract.ts";
-import { createAttemptTracer } from "./delivery-spans.ts";
 import { createWorkTracker } from "./work-tracker.ts";
 
 export interface DeliveryEngineOptions {

@@ -6,9 +6,10 @@
  * One per routed event (which destinations it went to), and one per replay request, linked to
  * the event's trace.
  */
+
+import type { EventRecord } from "../store/contract.ts";
 import { eventSpanAttributes } from "../tracing/event-span-attributes.ts";
 import type { SpanAttributes, SpanKind, TraceSpan, Tracing } from "../tracing/tracing-port.ts";
-import type { EventRecord } from "../store/contract.ts";
 import type { DeliveryAttemptResult, DestinationShape } from "./sink-contract.ts";
 
 /** Starts the span of attempt number `attempt` (1 for the first) of `record`. */

@@ -9,16 +9,16 @@
 import type { Logger } from "../ops/logger.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
+import type { TraceSpan } from "../tracing/tracing-port.ts";
 import { type CircuitBreaker, createCircuitBreaker } from "./circuit-breaker.ts";
 import { createGauge } from "./delivery-metrics.ts";
 import type { DeliveryPolicy } from "./delivery-policy.ts";
+import type { AttemptTracer } from "./delivery-spans.ts";
 import { createDueQueue } from "./due-queue.ts";
 import type { DeliveryRecord, DeliveryState, DestinationState } from "./outbox-contract.ts";
 import { createRateLimiter } from "./rate-limiter.ts";
 import { applyAttemptResult } from "./retry-schedule.ts";
 import { type AttemptOutcome, runAttempt } from "./run-attempt.ts";
-import type { TraceSpan } from "../tracing/tracing-port.ts";
-import type { AttemptTracer } from "./delivery-spans.ts";
 import type { Scheduler } from "./scheduler.ts";
 import type { Sink } from "./sink-contract.ts";
 import { createSubjectOrder } from "./subject-order.ts";

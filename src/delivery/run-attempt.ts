@@ -7,9 +7,9 @@
  */
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { TraceSpan } from "../tracing/tracing-port.ts";
+import { type AttemptTracer, endAttemptSpan } from "./delivery-spans.ts";
 import type { DeliveryAttempt } from "./outbox-contract.ts";
 import type { DeliveryAttemptResult, Sink } from "./sink-contract.ts";
-import { type AttemptTracer, endAttemptSpan } from "./delivery-spans.ts";
 
 export interface AttemptOutcome {
   result: DeliveryAttemptResult;

@@ -17,8 +17,8 @@ import type { ApiProxy, ProxyDeps, ProxyUpstream } from "./proxy-deps.ts";
 import { checkProxyPath, isProxyCallAllowed } from "./proxy-scopes.ts";
 import { prepareProxyBody } from "./replayable-body.ts";
 import { sendUpstream } from "./send-upstream.ts";
-import { startUpstreamSpan } from "./upstream-span.ts";
 import { passOnBody, UpstreamNetworkError, UpstreamTimeoutError } from "./upstream-fetch.ts";
+import { startUpstreamSpan } from "./upstream-span.ts";
 
 const AUTH_MESSAGES = {
   missing_credentials: "an API key or token is required (Authorization: Bearer <credential>)",

@@ -8,9 +8,9 @@
 
 import pRetry from "p-retry";
 import type { UpstreamConfig } from "../config/upstreams-schema.ts";
+import { parseRetryAfter } from "../http/parse-retry-after.ts";
 import { setTraceHeaders } from "../tracing/trace-context.ts";
 import type { TraceSpan } from "../tracing/tracing-port.ts";
-import { parseRetryAfter } from "../http/parse-retry-after.ts";
 import type { UpstreamCredentials } from "./proxy-deps.ts";
 import type { ProxyBody } from "./replayable-body.ts";
 import type { UpstreamFetch } from "./upstream-fetch.ts";

@@ -9,9 +9,9 @@ import type { OAuthUpstreamConfig, UpstreamConfig } from "../config/upstreams-sc
 import { toHex, utf8 } from "../crypto/crypto-port.ts";
 import type { ProxyCredentialKind } from "../services/service-contract.ts";
 import { fetchAccessToken } from "./fetch-access-token.ts";
-import { traceTokenFetch } from "./upstream-span.ts";
 import type { ProxyDeps, UpstreamCredentials } from "./proxy-deps.ts";
 import { createTokenCache, type TokenCache } from "./token-cache.ts";
+import { traceTokenFetch } from "./upstream-span.ts";
 
 /** Store key of an upstream's token: per upstream id and account, so a changed client id starts afresh. */
 async function tokenKeyOf(ctx: ProxyDeps, upstream: OAuthUpstreamConfig): Promise<string> {

@@ -3,8 +3,9 @@
  * upstream (retries and a token refresh included) and one per access-token request, each sending
  * its own context upstream as `traceparent` (docs/tracing.md).
  */
-import { setTraceHeaders } from "../tracing/trace-context.ts";
+
 import { errorType } from "../tracing/error-type.ts";
+import { setTraceHeaders } from "../tracing/trace-context.ts";
 import type { SpanAttributes, TraceSpan } from "../tracing/tracing-port.ts";
 import { TokenFetchError } from "./fetch-access-token.ts";
 import type { UpstreamFetch } from "./upstream-fetch.ts";

@@ -10,9 +10,9 @@ import { resolveDestinations } from "../routes/match-routes.ts";
 import type { EventRecord } from "../store/contract.ts";
 import type { StreamDeps } from "./stream-deps.ts";
 import { eventFrame } from "./stream-frames.ts";
-import { traceFanOut } from "./trace-fan-out.ts";
 import { resolveStreamOptions, type StreamOptionsInput } from "./stream-options.ts";
 import type { LiveStreamHost, StreamSession } from "./stream-session.ts";
+import { traceFanOut } from "./trace-fan-out.ts";
 
 export type { LiveStreamHost } from "./stream-session.ts";
 

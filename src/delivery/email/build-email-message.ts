@@ -3,9 +3,10 @@
  * subject, text and HTML, resolves the recipients and derives the Message-ID. Pure: the same
  * record and destination always give the same message.
  */
-import type { TraceHeaders } from "../../tracing/tracing-port.ts";
+
 import type { EventRecord } from "../../store/contract.ts";
 import { compileTypePattern } from "../../store/match-event-query.ts";
+import type { TraceHeaders } from "../../tracing/tracing-port.ts";
 import { DEFAULT_TEMPLATES, GENERIC_TEMPLATE } from "./default-templates.ts";
 import type { EmailTemplate } from "./email-destination-schema.ts";
 import { guardUrlAttributes } from "./guard-url-attributes.ts";
