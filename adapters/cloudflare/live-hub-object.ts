@@ -17,6 +17,7 @@ import type { DurableObjectState, HibernatableWebSocket } from "./cloudflare-typ
 import { createHibernatableWebSockets } from "./hibernatable-websocket.ts";
 import { createWorkerConfig } from "./worker-config.ts";
 import { type LiveHubObjectRpc, openWorkerStore, type WorkerEnv } from "./worker-env.ts";
+import { createWorkerTracing } from "./worker-tracing.ts";
 
 type Server = ReturnType<typeof serve>;
 
@@ -39,6 +40,7 @@ export class LiveHubObject extends DurableObject<WorkerEnv> implements LiveHubOb
         config: createWorkerConfig(this.env),
         store: openWorkerStore(this.env),
         hub: inProcessHub(undefined),
+        tracing: createWorkerTracing(this.env),
       });
       this.server = serve(this.gateway.app, { manual: true });
     }

@@ -6,14 +6,18 @@
 import type { GatewayEvent } from "../events/envelope.ts";
 import type { SpanAttributes, TraceSpan } from "./tracing-port.ts";
 
+/** What the attributes name of an event (a recorded one, or one a listener received). */
+export type EventFacts = Pick<GatewayEvent, "id" | "type"> &
+  Partial<Pick<GatewayEvent, "source" | "subject" | "upstreamid">>;
+
 /** The attributes of a span about `event`. */
-export function eventSpanAttributes(sourceId: string, event: GatewayEvent): SpanAttributes {
+export function eventSpanAttributes(sourceId: string, event: EventFacts): SpanAttributes {
   return {
     "cloudevents.event_id": event.id,
     "cloudevents.event_source": event.source,
     "cloudevents.event_type": event.type,
     "cloudevents.event_subject": event.subject,
-    "cloudevents.event_spec_version": event.specversion,
+    "cloudevents.event_spec_version": "1.0",
     "gateway.event.id": event.id,
     "gateway.source.id": sourceId,
     "gateway.upstream_event.id": event.upstreamid,
@@ -21,6 +25,6 @@ export function eventSpanAttributes(sourceId: string, event: GatewayEvent): Span
 }
 
 /** Adds the event's attributes to `span`. */
-export function describeEventSpan(span: TraceSpan, sourceId: string, event: GatewayEvent): void {
+export function describeEventSpan(span: TraceSpan, sourceId: string, event: EventFacts): void {
   span.setAttributes(eventSpanAttributes(sourceId, event));
 }

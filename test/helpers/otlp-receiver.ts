@@ -3,6 +3,7 @@
  * `application/x-protobuf` (decoded here by the field numbers of opentelemetry-proto's
  * trace.proto and common.proto) or `application/json` (OTLP/JSON: hex ids, camelCase fields).
  * Both decode into the same span shape, so tests assert on what arrived, not on an encoding.
+ * `GET /spans` lists them as JSON (for the workerd tests, which cannot share memory with it).
  */
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -206,6 +207,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const waiters = new Set<() => void>();
   const server = createServer(async (request, response) => {
     const body = await readBody(request);
+    if (request.method === "GET" && request.url === "/spans") {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify(spans));
+      return;
+    }
     if (request.method !== "POST" || request.url !== "/v1/traces") {
       response.writeHead(404).end();
       return;
