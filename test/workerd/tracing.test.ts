@@ -6,7 +6,7 @@
  * and the queue message, to what the destination received.
  */
 import { abortAllDurableObjects } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createWorkerConfig } from "../../adapters/cloudflare/worker-config.ts";
 import { createWorkerTracing } from "../../adapters/cloudflare/worker-tracing.ts";
