@@ -19,6 +19,7 @@ const CASES: Record<string, { file: string; exportName: string }> = {
   scaleout: { file: "./cases/scaleout.ts", exportName: "benchScaleout" },
   scale: { file: "./cases/scale.ts", exportName: "benchScale" },
   worker: { file: "./cases/worker.ts", exportName: "benchWorker" },
+  tracing: { file: "./cases/tracing.ts", exportName: "benchTracing" },
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
