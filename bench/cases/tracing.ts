@@ -8,8 +8,8 @@
  * commit before tracing) as a third variant. Targets: off within noise of before; on <= 15 %.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { createServer } from "node:http";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -96,7 +96,9 @@ async function runVariant(
 }
 
 /** Runs the tracing case and returns its figures. */
-export async function benchTracing(options: { durationSeconds?: number } = {}): Promise<Record<string, number | string>> {
+export async function benchTracing(
+  options: { durationSeconds?: number } = {},
+): Promise<Record<string, number | string>> {
   const load = { connections: 100, durationSeconds: options.durationSeconds ?? 10 };
   const drain = await startDrain();
   const secrets = { esign: randomBytes(24).toString("hex"), staffing: randomBytes(24).toString("hex") };
@@ -108,7 +110,8 @@ export async function benchTracing(options: { durationSeconds?: number } = {}): 
       env: { OTEL_EXPORTER_OTLP_ENDPOINT: drain.url, OTEL_TRACES_SAMPLER: "always_on", OTEL_BSP_SCHEDULE_DELAY: "200" },
     },
   ];
-  if (process.env.BENCH_BASELINE_BIN) variants.unshift({ name: "before", bin: process.env.BENCH_BASELINE_BIN, env: {} });
+  if (process.env.BENCH_BASELINE_BIN)
+    variants.unshift({ name: "before", bin: process.env.BENCH_BASELINE_BIN, env: {} });
   const rounds = Number(process.env.BENCH_TRACING_ROUNDS) || 2;
   const samples = new Map<string, Sample[]>(variants.map((v) => [v.name, []]));
   try {

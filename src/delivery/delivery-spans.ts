@@ -12,8 +12,13 @@ import { eventSpanAttributes } from "../tracing/event-span-attributes.ts";
 import type { SpanAttributes, SpanKind, TraceSpan, Tracing } from "../tracing/tracing-port.ts";
 import type { DeliveryAttemptResult, DestinationShape } from "./sink-contract.ts";
 
-/** Starts the span of attempt number `attempt` (1 for the first) of `record`. */
-export type AttemptTracer = (record: EventRecord, attempt: number) => TraceSpan;
+/** The attempt spans of one destination. */
+export interface AttemptTracer {
+  /** Starts the span of attempt number `attempt` (1 for the first) of `record`. */
+  start(record: EventRecord, attempt: number): TraceSpan;
+  /** Records the attempt's outcome on its span and ends it (ERROR status when it failed). */
+  end(span: TraceSpan, result: DeliveryAttemptResult): void;
+}
 
 interface SpanShape {
   name: string;
@@ -60,17 +65,30 @@ function shapeOf(destination: DestinationShape): SpanShape {
 /** The attempt tracer of one destination. */
 export function createAttemptTracer(tracing: Tracing, destination: DestinationShape): AttemptTracer {
   const shape = shapeOf(destination);
-  return (record, attempt) =>
-    tracing.startSpan(shape.name, {
-      kind: shape.kind,
-      parent: record.event,
-      attributes: {
-        ...shape.attributes,
-        ...eventSpanAttributes(record.sourceId, record.event),
-        "messaging.message.id": shape.kind === "producer" ? record.id : undefined,
-        "gateway.delivery.attempt": attempt,
-      },
-    });
+  // The transport's status: an HTTP status for `http`, an SMTP reply code for `email`.
+  const statusAttribute = destination.type === "http" ? "http.response.status_code" : "gateway.delivery.status";
+  return {
+    start: (record, attempt) =>
+      tracing.startSpan(shape.name, {
+        kind: shape.kind,
+        parent: record.event,
+        attributes: {
+          ...shape.attributes,
+          ...eventSpanAttributes(record.sourceId, record.event),
+          "messaging.message.id": shape.kind === "producer" ? record.id : undefined,
+          "gateway.delivery.attempt": attempt,
+        },
+      }),
+    end(span, result) {
+      span.setAttributes({
+        "gateway.delivery.outcome": result.ok ? "delivered" : result.permanent ? "failed_permanently" : "failed",
+        [statusAttribute]: result.status,
+        "gateway.delivery.error": result.ok ? undefined : result.error,
+      });
+      const failure = result.status ? String(result.status) : result.permanent ? "permanent" : "failed";
+      span.end(result.ok ? undefined : failure);
+    },
+  };
 }
 
 /** Records the routing of `record` to `destinationIds` as a span in the event's trace. */
@@ -89,14 +107,4 @@ export function startReplaySpan(tracing: Tracing, record: EventRecord): TraceSpa
     links: record.event.traceparent ? [record.event] : undefined,
     attributes: eventSpanAttributes(record.sourceId, record.event),
   });
-}
-
-/** Records the attempt's outcome on its span and ends it (ERROR status when it failed). */
-export function endAttemptSpan(span: TraceSpan, result: DeliveryAttemptResult): void {
-  span.setAttributes({
-    "gateway.delivery.outcome": result.ok ? "delivered" : result.permanent ? "failed_permanently" : "failed",
-    "http.response.status_code": result.status,
-    "gateway.delivery.error": result.ok ? undefined : result.error,
-  });
-  span.end(result.ok ? undefined : result.status ? String(result.status) : result.permanent ? "permanent" : "failed");
 }

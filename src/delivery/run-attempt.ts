@@ -7,7 +7,7 @@
  */
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { TraceSpan } from "../tracing/tracing-port.ts";
-import { type AttemptTracer, endAttemptSpan } from "./delivery-spans.ts";
+import type { AttemptTracer } from "./delivery-spans.ts";
 import type { DeliveryAttempt } from "./outbox-contract.ts";
 import type { DeliveryAttemptResult, Sink } from "./sink-contract.ts";
 
@@ -39,14 +39,14 @@ export async function runAttempt(
   let span: TraceSpan | undefined;
   try {
     const event = await store.get(eventId);
-    span = event && trace?.tracer(event, trace.attempt);
+    span = event && trace?.tracer.start(event, trace.attempt);
     result = event
       ? await sink.deliver(prepare ? await prepare(event, span) : event, signal, span ? span.headers() : event.event)
       : { ok: false, permanent: true, error: "the event is no longer in the journal" };
   } catch (error) {
     result = { ok: false, error: error instanceof Error ? error.message : String(error) };
   }
-  if (span) endAttemptSpan(span, result);
+  if (span) trace?.tracer.end(span, result);
   const latencyMs = performance.now() - started;
   const attempt: DeliveryAttempt = { at, ok: result.ok, latencyMs: Math.round(latencyMs * 10) / 10 };
   if (result.status !== undefined) attempt.status = result.status;
