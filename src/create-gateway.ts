@@ -148,8 +148,13 @@ export function createGateway(options: GatewayOptions): Gateway {
     const sourceId = event.context.params?.sourceId ?? "";
     const { tracing } = ctx;
     if (!tracing) return receiveWebhook(ctx, sourceId, event.req, requestIdOf(event.req));
-    return traceHttpServer(tracing, "/webhooks/{sourceId}", event.req, { "gateway.source.id": sourceId }, (span) =>
-      receiveWebhook(ctx, sourceId, event.req, requestIdOf(event.req), span),
+    return traceHttpServer(
+      tracing,
+      "/webhooks/{sourceId}",
+      event.req,
+      event.url,
+      { "gateway.source.id": sourceId },
+      (span) => receiveWebhook(ctx, sourceId, event.req, requestIdOf(event.req), span),
     );
   });
   app.get("/events", async (event) => {
@@ -179,6 +184,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       tracing,
       "/api/{upstreamId}/{path}",
       event.req,
+      event.url,
       { "gateway.upstream.id": upstreamId },
       (span) => proxy.handle(upstreamId, event.req, requestIdOf(event.req), span),
     );

@@ -42,15 +42,56 @@ const headerGetter = {
   get: (carrier: TraceHeaders, key: string) =>
     key === "traceparent" || key === "tracestate" ? carrier[key] : undefined,
 };
-const headerSetter = {
-  set: (carrier: TraceHeaders, key: string, value: string) => {
-    if (key === "traceparent" || key === "tracestate") carrier[key] = value;
-  },
-};
 
 /** The context a W3C header pair describes (the root context when there is none or it is invalid). */
 function contextOf(headers: TraceHeaders | undefined): Context {
   return headers?.traceparent ? propagator.extract(ROOT_CONTEXT, headers, headerGetter) : ROOT_CONTEXT;
+}
+
+/** Sets the defined attributes one by one (no intermediate copies: this runs per span). */
+function setDefined(span: Span, attributes: SpanAttributes | undefined): void {
+  if (!attributes) return;
+  for (const name in attributes) {
+    const value = attributes[name];
+    if (value !== undefined) span.setAttribute(name, value);
+  }
+}
+
+/** One span of the port; its context object is built only when a child or a header needs it. */
+class OtelSpan implements TraceSpan {
+  private context: Context | undefined;
+
+  constructor(
+    private readonly span: Span,
+    private readonly start: (context: Context, name: string, options?: Omit<SpanStart, "parent">) => Span,
+  ) {}
+
+  setAttributes(attributes: SpanAttributes): void {
+    if (this.span.isRecording()) setDefined(this.span, attributes);
+  }
+
+  startChild(name: string, options?: Omit<SpanStart, "parent">): TraceSpan {
+    this.context ??= trace.setSpan(ROOT_CONTEXT, this.span);
+    return new OtelSpan(this.start(this.context, name, options), this.start);
+  }
+
+  headers(): TraceHeaders {
+    // The W3C format written directly: the ids are already valid hex from the SDK.
+    const { traceId, spanId, traceFlags, traceState } = this.span.spanContext();
+    const flags = (traceFlags & 0xff).toString(16).padStart(2, "0");
+    const headers: TraceHeaders = { traceparent: `00-${traceId}-${spanId}-${flags}` };
+    const state = traceState?.serialize();
+    if (state) headers.tracestate = state;
+    return headers;
+  }
+
+  end(error?: string): void {
+    if (error !== undefined && this.span.isRecording()) {
+      this.span.setAttribute("error.type", error);
+      this.span.setStatus({ code: SpanStatusCode.ERROR, message: error });
+    }
+    this.span.end();
+  }
 }
 
 function samplerOf(options: OtelOptions): Sampler {
@@ -69,12 +110,6 @@ function samplerOf(options: OtelOptions): Sampler {
     default:
       return new ParentBasedSampler({ root: new AlwaysOnSampler() });
   }
-}
-
-function clean(attributes: SpanAttributes | undefined): Record<string, string | number | boolean | string[]> {
-  const out: Record<string, string | number | boolean | string[]> = {};
-  if (attributes) for (const [name, value] of Object.entries(attributes)) if (value !== undefined) out[name] = value;
-  return out;
 }
 
 export interface OtelTracingDeps {
@@ -105,43 +140,20 @@ export function createOtelTracing(options: OtelOptions, deps: OtelTracingDeps = 
   });
   const tracer = provider.getTracer("svc-gateway");
 
-  const wrap = (span: Span): TraceSpan => {
-    const parent = trace.setSpan(ROOT_CONTEXT, span);
-    return {
-      setAttributes: (attributes) => {
-        span.setAttributes(clean(attributes));
-      },
-      startChild: (name, start) => wrap(startIn(parent, name, start)),
-      headers() {
-        const carrier: TraceHeaders = {};
-        propagator.inject(parent, carrier, headerSetter);
-        return carrier;
-      },
-      end(error) {
-        if (error !== undefined) {
-          span.setAttribute("error.type", error);
-          span.setStatus({ code: SpanStatusCode.ERROR, message: error });
-        }
-        span.end();
-      },
-    };
-  };
-
   const startIn = (context: Context, name: string, start: Omit<SpanStart, "parent"> = {}): Span => {
-    const links: Link[] = [];
+    let links: Link[] | undefined;
     for (const link of start.links ?? []) {
       const linked = trace.getSpanContext(contextOf(link));
-      if (linked) links.push({ context: linked });
+      if (linked) (links ??= []).push({ context: linked });
     }
-    return tracer.startSpan(
-      name,
-      { kind: KINDS[start.kind ?? "internal"], attributes: clean(start.attributes), links },
-      context,
-    );
+    const span = tracer.startSpan(name, { kind: KINDS[start.kind ?? "internal"], links }, context);
+    // Attributes are set after the start (the samplers here do not read them), and only when recorded.
+    if (span.isRecording()) setDefined(span, start.attributes);
+    return span;
   };
 
   return {
-    startSpan: (name, start = {}) => wrap(startIn(contextOf(start.parent), name, start)),
+    startSpan: (name, start = {}) => new OtelSpan(startIn(contextOf(start.parent), name, start), startIn),
     flush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),
   };

@@ -17,7 +17,6 @@ export function eventSpanAttributes(sourceId: string, event: EventFacts): SpanAt
     "cloudevents.event_source": event.source,
     "cloudevents.event_type": event.type,
     "cloudevents.event_subject": event.subject,
-    "cloudevents.event_spec_version": "1.0",
     "gateway.event.id": event.id,
     "gateway.source.id": sourceId,
     "gateway.upstream_event.id": event.upstreamid,

@@ -8,15 +8,15 @@ import { errorType } from "./error-type.ts";
 import { readTraceHeaders } from "./trace-context.ts";
 import type { SpanAttributes, TraceSpan, Tracing } from "./tracing-port.ts";
 
-/** Runs `handle` inside a server span for `route` (e.g. `/webhooks/{sourceId}`). */
+/** Runs `handle` inside a server span for `route` (e.g. `/webhooks/{sourceId}`); `url`: the request's, parsed. */
 export async function traceHttpServer<T extends { status?: number }>(
   tracing: Tracing,
   route: string,
   request: Request,
+  url: URL,
   attributes: SpanAttributes,
   handle: (span: TraceSpan) => Promise<T>,
 ): Promise<T> {
-  const url = new URL(request.url);
   const span = tracing.startSpan(`${request.method} ${route}`, {
     kind: "server",
     parent: readTraceHeaders(request.headers),
@@ -25,9 +25,7 @@ export async function traceHttpServer<T extends { status?: number }>(
       "http.route": route,
       "url.path": url.pathname,
       "url.scheme": url.protocol.slice(0, -1),
-      "server.address": url.hostname,
       "client.address": clientAddressOf(request),
-      "user_agent.original": request.headers.get("user-agent") ?? undefined,
       ...attributes,
     },
   });
