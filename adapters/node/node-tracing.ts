@@ -12,7 +12,13 @@ import { readOtelEnv } from "../tracing/read-otel-env.ts";
 export function createNodeTracing(env: Record<string, string | undefined>, logger: Logger): Tracing | undefined {
   const options = readOtelEnv(env);
   if (!options) return undefined;
-  logger.info("tracing on", { endpoint: options.url, protocol: options.protocol, sampler: options.sampler });
+  // Origin and path only: credentials in a URL's user info or query never reach the log.
+  const endpoint = new URL(options.url);
+  logger.info("tracing on", {
+    endpoint: `${endpoint.origin}${endpoint.pathname}`,
+    protocol: options.protocol,
+    sampler: options.sampler,
+  });
   return createOtelTracing(options, {
     onExportError: (message) => logger.warn("trace export failed", { message }),
   });

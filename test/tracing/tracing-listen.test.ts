@@ -23,12 +23,25 @@ it("forwards each event in a span of the event's trace and sends its traceparent
   const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: "50" };
   const secrets = makeSecrets();
   const dataDir = await tempDir("gw-trace-listen-");
-  const gateway = await startGatewayProcess({ secrets, dataDir, config: liveConfig(dataDir, secrets.adminKey), env: otel });
+  const gateway = await startGatewayProcess({
+    secrets,
+    dataDir,
+    config: liveConfig(dataDir, secrets.adminKey),
+    env: otel,
+  });
   cleanups.push(() => gateway.kill());
   const app = await startWebhookReceiver();
   cleanups.push(() => app.close());
   const listener = await startListener(
-    [gateway.url, "--forward-to", `${app.url}/hook`, "--key", secrets.adminKey, "--state", join(dataDir, "listen.json")],
+    [
+      gateway.url,
+      "--forward-to",
+      `${app.url}/hook`,
+      "--key",
+      secrets.adminKey,
+      "--state",
+      join(dataDir, "listen.json"),
+    ],
     { env: { ...process.env, ...otel, OTEL_SERVICE_NAME: "local-listener" } },
   );
   cleanups.push(() => listener.kill());
