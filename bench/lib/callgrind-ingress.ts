@@ -103,8 +103,10 @@ async function measure(name: string, spec: string): Promise<number> {
     let total = 0;
     for (const file of dumps) {
       const text = await readFile(join(dir, file), "utf8");
-      const summary = /^(?:summary|totals): (\d+)/m.exec(text);
-      total += Number(summary?.[1] ?? 0);
+      // A dump's header says `summary: 0` for a part that started with instrumentation off;
+      // `totals:` at its end is the count.
+      const totals = /^totals: (\d+)/m.exec(text);
+      total += Number(totals?.[1] ?? 0);
     }
     const perRequest = Math.round(total / figures.total);
     console.log(
