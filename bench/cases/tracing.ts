@@ -107,7 +107,7 @@ export async function benchTracing(
     {
       name: "always_on",
       bin: BIN,
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: drain.url, OTEL_TRACES_SAMPLER: "always_on", OTEL_BSP_SCHEDULE_DELAY: "200" },
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: drain.url, OTEL_TRACES_SAMPLER: "always_on" },
     },
   ];
   if (process.env.BENCH_BASELINE_BIN)

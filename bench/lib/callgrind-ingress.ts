@@ -96,7 +96,7 @@ async function measure(name: string, spec: string): Promise<number> {
     await run("callgrind_control", ["--instr=on", pid]);
     const figures = await send(url, generate, requests);
     // Trailing span exports belong to these requests too.
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await new Promise((resolve) => setTimeout(resolve, Number(process.env.BENCH_CG_TRAIL_MS) || 3000));
     await run("callgrind_control", ["--instr=off", pid]);
     await run("callgrind_control", ["--dump", pid]);
     const dumps = (await readdir(dir)).filter((f) => f.startsWith("callgrind.out"));
