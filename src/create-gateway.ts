@@ -19,6 +19,7 @@ import { readRawBody } from "./ingress/read-raw-body.ts";
 import { receiveWebhook } from "./ingress/receive-webhook.ts";
 import { createVerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
 import { getEvent, listEvents } from "./log/event-log-api.ts";
+import { testFilter } from "./log/filter-test-api.ts";
 import { checkHealth } from "./ops/check-health.ts";
 import { type Clock, systemClock } from "./ops/clock.ts";
 import { createLogger, type Logger } from "./ops/logger.ts";
@@ -161,6 +162,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     await requireEventsAccess(ctx, event.req);
     return listEvents(ctx, event.url);
   });
+  app.post("/filters/test", async (event) => {
+    await requireEventsAccess(ctx, event.req);
+    return testFilter(ctx, event.req);
+  });
   app.get("/events/:id", async (event) => {
     await requireEventsAccess(ctx, event.req);
     return getEvent(ctx, event.context.params?.id ?? "");
@@ -169,8 +174,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.get("/stream", (event) => openEventStream(ctx, live, event.req, event.url));
   app.post("/auth/stream-token", (event) => mintStreamToken(ctx, event.req, live.options));
   registerDeliveryRoutes(app, ctx);
-  registerTestEventRoutes(app, ctx, config.testEvents || options.development !== undefined);
-  registerConsoleRoutes(app, options.development);
+  const testEvents = config.testEvents || options.development !== undefined;
+  registerTestEventRoutes(app, ctx, testEvents);
+  registerConsoleRoutes(app, options.development, { testEvents, streamTokens: !!config.auth.jwt?.hs256Secret });
   app.get("/healthz", (event) => checkHealth(ctx, event.req));
   app.get("/metrics", async (event) => {
     await requireOpsAccess(ctx, event.req);

@@ -5,6 +5,7 @@
  * reconnects with `?since=<cursor>` so every missed event arrives once, in order.
  */
 import { callApi } from "./api.ts";
+import { hasFeature } from "./features.ts";
 import { readKey } from "./session.ts";
 import type { CloudEvent } from "./types.ts";
 
@@ -12,6 +13,8 @@ export interface LiveFilters {
   source: string[];
   type: string[];
   subject: string[];
+  /** A content filter as JSON text (docs/filters.md); empty for none. */
+  filter: string;
 }
 
 export type LiveStatus =
@@ -76,6 +79,9 @@ export class LiveConnection {
 
   private async credential(): Promise<string> {
     if (this.token) return this.token;
+    // Without a JWT secret the gateway mints no tokens (404): the key itself is the credential,
+    // as README "Live stream" allows for browsers. Asking anyway would log a failed request.
+    if (!hasFeature("stream-tokens")) return readKey() ?? "";
     try {
       const minted = await callApi<{ token: string }>("/auth/stream-token", {
         method: "POST",
@@ -84,8 +90,7 @@ export class LiveConnection {
       this.token = minted.token;
       return minted.token;
     } catch {
-      // No stream tokens on this gateway (no JWT secret) or a key that is not a client's:
-      // the key itself is the credential, as README "Live stream" allows for browsers.
+      // A key that is not a stream client's may not mint: the key itself is the credential.
       return readKey() ?? "";
     }
   }
@@ -100,6 +105,7 @@ export class LiveConnection {
     for (const dimension of ["source", "type", "subject"] as const) {
       for (const value of this.filters[dimension]) url.searchParams.append(dimension, value);
     }
+    if (this.filters.filter) url.searchParams.set("filter", this.filters.filter);
     if (this.cursor) url.searchParams.set("since", this.cursor);
     const socket = new WebSocket(url);
     this.socket = socket;

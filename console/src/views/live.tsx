@@ -1,9 +1,12 @@
 /**
- * Live: events as they arrive over `/ws`, filtered by source / type / subject (kept in the URL),
- * with pause and resume; after a dropped connection or a pause the stream resumes from the last
- * cursor (no gap, no repeat). Newest first, the last 200 kept.
+ * Live: events as they arrive over `/ws`, filtered by source / type / subject and a content
+ * filter as JSON (kept in the URL, testable on recent events), with pause and resume; after a
+ * dropped connection or a pause the stream resumes from the last cursor (no gap, no repeat).
+ * Newest first, the last 200 kept.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
+import { NoEvents } from "../components/empty-state.tsx";
+import { FilterTestPanel } from "../components/filter-test-panel.tsx";
 import { formatTime } from "../components/format.ts";
 import { Link } from "../components/link.tsx";
 import { LiveConnection, type LiveStatus, splitPatterns } from "../live-socket.ts";
@@ -38,8 +41,10 @@ export function LiveView(props: { route: Route }) {
     source: query.get("source") ?? "",
     type: query.get("type") ?? "",
     subject: query.get("subject") ?? "",
+    filter: query.get("filter") ?? "",
   };
-  const filterKey = `${filters.source}|${filters.type}|${filters.subject}`;
+  const filterKey = `${filters.source}|${filters.type}|${filters.subject}|${filters.filter}`;
+  const [filterText, setFilterText] = useState(filters.filter);
   const [rows, setRows] = useState<Row[]>([]);
   const [status, setStatus] = useState<LiveStatus>({ state: "connecting" });
   const [notice, setNotice] = useState<string | undefined>();
@@ -52,6 +57,7 @@ export function LiveView(props: { route: Route }) {
         source: splitPatterns(filters.source),
         type: splitPatterns(filters.type),
         subject: splitPatterns(filters.subject),
+        filter: filters.filter.trim(),
       },
       {
         onEvent: (event, cursor) => setRows((current) => [{ event, cursor }, ...current].slice(0, KEEP)),
@@ -82,6 +88,7 @@ export function LiveView(props: { route: Route }) {
               source: String(data.get("source") ?? "").trim(),
               type: String(data.get("type") ?? "").trim(),
               subject: String(data.get("subject") ?? "").trim(),
+              filter: String(data.get("filter") ?? "").trim(),
             }),
             true,
           );
@@ -96,6 +103,16 @@ export function LiveView(props: { route: Route }) {
         <label>
           Subject <input name="subject" defaultValue={filters.subject} placeholder="agreements/*" />
         </label>
+        <label class="filter-box">
+          Filter{" "}
+          <input
+            name="filter"
+            value={filterText}
+            onInput={(event) => setFilterText(event.currentTarget.value)}
+            placeholder='{"data":{"status":"completed"}}'
+            spellcheck={false}
+          />
+        </label>
         <button type="submit">Apply filters</button>
         <button
           type="button"
@@ -106,6 +123,7 @@ export function LiveView(props: { route: Route }) {
           {paused ? "Resume" : "Pause"}
         </button>
       </form>
+      <FilterTestPanel text={filterText} />
       <p class={`status status-${status.state}`} role="status" data-state={status.state}>
         {statusText(status)}
       </p>
@@ -124,11 +142,11 @@ export function LiveView(props: { route: Route }) {
           <tbody>
             {rows.map(({ event, cursor }) => (
               <tr key={cursor} data-id={event.id} data-cursor={cursor}>
-                <td>{formatTime(event.receivedtime ?? event.time)}</td>
-                <td>{event.type}</td>
-                <td>{event.source}</td>
-                <td>{event.subject ?? "—"}</td>
-                <td>
+                <td class="ev-time">{formatTime(event.receivedtime ?? event.time)}</td>
+                <td class="ev-type">{event.type}</td>
+                <td class="ev-source">{event.source}</td>
+                <td class="ev-subject">{event.subject ?? "—"}</td>
+                <td class="ev-id">
                   <Link href={hrefOf(`/events/${event.id}`)}>{event.id}</Link>
                 </td>
               </tr>
@@ -136,7 +154,9 @@ export function LiveView(props: { route: Route }) {
           </tbody>
         </table>
       </div>
-      {rows.length === 0 && <p class="empty">Waiting for events…</p>}
+      {rows.length === 0 && status.state !== "refused" && (
+        <NoEvents title="No events yet: they appear here as they arrive." />
+      )}
     </main>
   );
 }

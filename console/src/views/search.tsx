@@ -1,17 +1,19 @@
 /**
- * Search: every filter of `GET /events` (source, type, subject, external_id, from, to, limit),
- * cursor pagination, and deep links: the URL holds the filters, the page cursor and the selected
+ * Search: every filter of `GET /events` (source, type, subject, external_id, from, to, limit, and
+ * a content filter as JSON, docs/filters.md, with a panel to test it), cursor pagination, and deep links: the URL holds the filters, the page cursor and the selected
  * event, so a copied URL opens the same results with the same event shown.
  */
 import { useEffect, useState } from "preact/hooks";
 import { callApi, describeError, queryString } from "../api.ts";
+import { NoEvents } from "../components/empty-state.tsx";
+import { FilterTestPanel } from "../components/filter-test-panel.tsx";
 import { formatTime, isoToLocalInput, localInputToIso } from "../components/format.ts";
 import { Link } from "../components/link.tsx";
 import { hrefOf, navigate, type Route } from "../router.ts";
 import type { EventPage } from "../types.ts";
 import { EventDetail } from "./event-detail.tsx";
 
-const FILTERS = ["source", "type", "subject", "external_id", "from", "to", "limit"] as const;
+const FILTERS = ["source", "type", "subject", "external_id", "from", "to", "filter", "limit"] as const;
 type Filters = Record<(typeof FILTERS)[number] | "cursor" | "event", string | undefined>;
 
 function filtersOf(query: URLSearchParams): Filters {
@@ -28,12 +30,14 @@ export function SearchView(props: { route: Route }) {
   // and the previous filters' rows are never shown under the new URL.
   const [result, setResult] = useState<{ key: string; page?: EventPage; error?: string }>();
   const [limit, setLimit] = useState(filters.limit ?? "50");
+  const [filterText, setFilterText] = useState(filters.filter ?? "");
   const page = result?.key === listKey ? result.page : undefined;
   const error = result?.key === listKey ? result.error : undefined;
 
   useEffect(() => {
     let current = true;
     setLimit(filters.limit ?? "50");
+    setFilterText(filters.filter ?? "");
     callApi<EventPage>(`/events${listKey}`).then(
       (answer) => current && setResult({ key: listKey, page: answer }),
       (failure) => current && setResult({ key: listKey, error: describeError(failure) }),
@@ -55,6 +59,7 @@ export function SearchView(props: { route: Route }) {
         external_id: text("external_id"),
         from: localInputToIso(text("from") ?? ""),
         to: localInputToIso(text("to") ?? ""),
+        filter: text("filter"),
         limit: text("limit") === "50" ? undefined : text("limit"),
       }),
     );
@@ -82,6 +87,16 @@ export function SearchView(props: { route: Route }) {
         <label>
           To <input name="to" type="datetime-local" defaultValue={isoToLocalInput(filters.to)} />
         </label>
+        <label class="filter-box">
+          Filter{" "}
+          <input
+            name="filter"
+            value={filterText}
+            onInput={(event) => setFilterText(event.currentTarget.value)}
+            placeholder='{"data":{"status":"completed"}}'
+            spellcheck={false}
+          />
+        </label>
         <label>
           Per page{" "}
           <select name="limit" value={limit} onChange={(event) => setLimit(event.currentTarget.value)}>
@@ -94,6 +109,7 @@ export function SearchView(props: { route: Route }) {
         </label>
         <button type="submit">Search</button>
       </form>
+      <FilterTestPanel text={filterText} />
       {error && (
         <p role="alert" class="error">
           {error}
@@ -120,14 +136,14 @@ export function SearchView(props: { route: Route }) {
               <tbody>
                 {page.events.map(({ event, marks }) => (
                   <tr key={event.id} data-id={event.id} class={event.id === selected ? "selected-row" : undefined}>
-                    <td>{formatTime(event.receivedtime ?? event.time)}</td>
-                    <td>
+                    <td class="ev-time">{formatTime(event.receivedtime ?? event.time)}</td>
+                    <td class="ev-type">
                       {event.type}
                       {marks.length > 0 && <span class="hint"> ({marks.join(", ")})</span>}
                     </td>
-                    <td>{event.source}</td>
-                    <td>{event.subject ?? "—"}</td>
-                    <td>
+                    <td class="ev-source">{event.source}</td>
+                    <td class="ev-subject">{event.subject ?? "—"}</td>
+                    <td class="ev-id">
                       <Link href={hrefOf("/search", { ...listFilters, event: event.id })}>{event.id}</Link>
                     </td>
                   </tr>
@@ -135,6 +151,14 @@ export function SearchView(props: { route: Route }) {
               </tbody>
             </table>
           </div>
+          {page.events.length === 0 &&
+            (FILTERS.some((name) => name !== "limit" && filters[name]) || filters.cursor ? (
+              <p class="empty-state" data-empty="search">
+                No events match these filters. <Link href={hrefOf("/search")}>Clear the filters</Link>
+              </p>
+            ) : (
+              <NoEvents title="No events yet: the event log is empty." />
+            ))}
           <nav class="pager" aria-label="Pages">
             {filters.cursor && <Link href={hrefOf("/search", { ...listFilters, cursor: undefined })}>First page</Link>}
             {page.next_cursor && (
