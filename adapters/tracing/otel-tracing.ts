@@ -144,7 +144,9 @@ export function createOtelTracing(options: OtelOptions, deps: OtelTracingDeps = 
     let links: Link[] | undefined;
     for (const link of start.links ?? []) {
       const linked = trace.getSpanContext(contextOf(link));
-      if (linked) (links ??= []).push({ context: linked });
+      if (!linked) continue;
+      links ??= [];
+      links.push({ context: linked });
     }
     const span = tracer.startSpan(name, { kind: KINDS[start.kind ?? "internal"], links }, context);
     // Attributes are set after the start (the samplers here do not read them), and only when recorded.
