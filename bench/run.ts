@@ -42,6 +42,11 @@ const CASES: Record<string, { file: string; exportName: string; about: string }>
     exportName: "benchTracing",
     about: "CPU per webhook with tracing off vs always_on to a local OTLP receiver",
   },
+  transform: {
+    file: "./cases/transform.ts",
+    exportName: "benchTransform",
+    about: "CPU per delivery with and without a trivial transform; memory per compiled transform",
+  },
 };
 
 /** Cases that take minutes (the scale case fills a million events) run only when named. */

@@ -15,6 +15,7 @@ import { DELIVERY_METRICS } from "./delivery/delivery-metrics.ts";
 import { createEnricher } from "./enrich/create-enricher.ts";
 import { createGatewayError, toErrorResponse } from "./errors.ts";
 import type { GatewayContext } from "./gateway-context.ts";
+import { createAllowedMethods, type RouteEntry } from "./http/allowed-methods.ts";
 import { readRawBody } from "./ingress/read-raw-body.ts";
 import { receiveWebhook } from "./ingress/receive-webhook.ts";
 import { createVerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
@@ -42,6 +43,11 @@ import { mintStreamToken } from "./stream/stream-token.ts";
 import { type CorkPeer, createWebSocketRoute, type PeerTextSender } from "./stream/websocket-transport.ts";
 import { traceHttpServer } from "./tracing/trace-http-server.ts";
 import type { Tracing } from "./tracing/tracing-port.ts";
+import { createStreamEventTransform } from "./transform/stream-event-transform.ts";
+import type { LoadQuickJS } from "./transform/transform-contract.ts";
+import { createTransformRegistry } from "./transform/transform-registry.ts";
+import { registerTransformRoutes } from "./transform/transform-test-api.ts";
+import { withTransform } from "./transform/transforming-sink.ts";
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -68,6 +74,12 @@ export interface GatewayOptions {
   corkWebSocket?: CorkPeer;
   /** Sends live frames to a WebSocket peer for less than `peer.send`, where the runtime can (Node adapter). */
   sendWebSocketText?: PeerTextSender;
+  /**
+   * Loads the QuickJS WebAssembly module of the transform sandbox (adapters/node/quickjs-node.ts,
+   * adapters/cloudflare/quickjs-worker.ts); called on the first transform only. Without it,
+   * destinations with a transform fail their attempts with `transform_error`.
+   */
+  loadQuickJS?: LoadQuickJS;
   /** The outbox and sinks of the delivery engine. Default: nothing is delivered (no transports). */
   delivery?: DeliveryEngineOptions;
   /**
@@ -123,27 +135,58 @@ export function createGateway(options: GatewayOptions): Gateway {
     hub: isolateListeners(options.hub, (error) => logger.error("event subscriber failed", { error: String(error) })),
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
     writeHealth: createWriteHealth(),
-    verificationLimiter: createVerificationFailureLimiter(config.ingress.failedVerificationLimit, () => clock.now()),
+    verificationLimiter: createVerificationFailureLimiter(
+      config.ingress.failedVerificationLimit,
+      () => clock.now(),
+      () => metrics.inc("gateway_webhooks_budget_waits_total"),
+    ),
     tracing: options.tracing,
   };
   const proxy = createProxy(ctx);
   if (ctx.routes.some((route) => route.enrich)) {
     ctx.enricher = createEnricher({ ...ctx, fetch: ctx.upstreamFetch, now: clock.now, upstreams: proxy.upstreams });
   }
-  ctx.delivery =
-    options.delivery && createDeliveryEngine({ ...ctx, destinations: config.destinations }, options.delivery);
+  ctx.transforms = createTransformRegistry({
+    destinations: config.destinations,
+    services: ctx.services,
+    loadQuickJS: options.loadQuickJS ?? (() => Promise.reject(new Error("this runtime has no transform sandbox"))),
+  });
+  const transforms = ctx.transforms;
+  const delivery = options.delivery && {
+    ...options.delivery,
+    sinks: options.delivery.sinks.map((sink) => withTransform(sink, transforms)),
+  };
+  ctx.delivery = delivery && createDeliveryEngine({ ...ctx, destinations: config.destinations }, delivery);
 
-  const live = createLiveStream(ctx, options.stream);
+  const streamTransforms = config.destinations.some((d) => d.type === "stream" && d.transform);
+  const live = createLiveStream(
+    streamTransforms ? { ...ctx, transformEvent: createStreamEventTransform(transforms, logger) } : ctx,
+    options.stream,
+  );
 
   const app = new H3({
+    // Every answer carries X-Request-Id; ingress and the proxy set their own (one id per request).
+    // A hook rather than middleware: no per-request closures on the ingress hot path.
+    onRequest(event) {
+      const path = event.url.pathname;
+      if (path.startsWith("/webhooks/") || path.startsWith("/api/")) return;
+      event.res.headers.set("x-request-id", requestIdOf(event.req));
+    },
     onError(error, event) {
       const response = toErrorResponse(error);
-      if (response.status >= 500 && !HTTPErrorIsExpected(error)) {
+      if (isClientAbort(error)) {
+        // The client went away mid-body: nobody is left to answer and nothing is wrong here.
+        logger.info("client aborted the request", { path: event.url.pathname });
+      } else if (response.status >= 500 && !HTTPErrorIsExpected(error)) {
         logger.error("unhandled error", { path: event.url.pathname, error: String(error.cause ?? error.message) });
+      }
+      if (!response.headers.has("x-request-id")) {
+        response.headers.set("x-request-id", event.res.headers.get("x-request-id") ?? requestIdOf(event.req));
       }
       return response;
     },
   });
+  const allowedMethods = createAllowedMethods(() => (app as unknown as { "~routes": RouteEntry[] })["~routes"]);
 
   app.post("/webhooks/:sourceId", (event) => {
     const sourceId = event.context.params?.sourceId ?? "";
@@ -174,6 +217,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.get("/stream", (event) => openEventStream(ctx, live, event.req, event.url));
   app.post("/auth/stream-token", (event) => mintStreamToken(ctx, event.req, live.options));
   registerDeliveryRoutes(app, ctx);
+  registerTransformRoutes(app, ctx);
   const testEvents = config.testEvents || options.development !== undefined;
   registerTestEventRoutes(app, ctx, testEvents);
   registerConsoleRoutes(app, options.development, { testEvents, streamTokens: !!config.auth.jwt?.hs256Secret });
@@ -195,7 +239,14 @@ export function createGateway(options: GatewayOptions): Gateway {
       (span) => proxy.handle(upstreamId, event.req, requestIdOf(event.req), span),
     );
   });
-  app.all("/**", () => {
+  app.all("/**", (event) => {
+    const allowed = allowedMethods(event.url.pathname);
+    if (allowed.length > 0) {
+      throw createGatewayError(405, "method_not_allowed", `${event.req.method} is not allowed here`, {
+        details: { allowed },
+        headers: { allow: allowed.join(", ") },
+      });
+    }
     throw createGatewayError(404, "not_found", "no such route");
   });
 
@@ -216,6 +267,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     close: async () => {
       // The engine stops (attempts finish or are aborted) before the stores it writes close.
       await ctx.delivery?.stop();
+      transforms.close();
       await options.delivery?.outbox.close();
       live.shutdown();
       await ctx.hub.close();
@@ -223,6 +275,18 @@ export function createGateway(options: GatewayOptions): Gateway {
       await ctx.tracing?.shutdown();
     },
   };
+}
+
+/** Did the request fail because its client aborted (a body read cut short by the peer)? */
+function isClientAbort(error: { cause?: unknown; message?: string }): boolean {
+  // Not `request.signal`: on Node, reading it builds an AbortController per answered error.
+  const cause = error.cause as { code?: unknown; name?: unknown; message?: unknown } | undefined;
+  return (
+    cause?.code === "ECONNRESET" ||
+    cause?.code === "ERR_STREAM_PREMATURE_CLOSE" ||
+    cause?.name === "AbortError" ||
+    cause?.message === "aborted"
+  );
 }
 
 function HTTPErrorIsExpected(error: { data?: unknown }): boolean {

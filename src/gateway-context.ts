@@ -22,6 +22,7 @@ import type { ServiceRegistry } from "./services/service-contract.ts";
 import type { StoreDriver } from "./store/contract.ts";
 import type { LiveHub } from "./stream/hub-contract.ts";
 import type { Tracing } from "./tracing/tracing-port.ts";
+import type { TransformRegistry } from "./transform/transform-registry.ts";
 
 export type { Clock } from "./ops/clock.ts";
 export type { UpstreamFetch, UpstreamRequestInit } from "./proxy/upstream-fetch.ts";
@@ -55,6 +56,8 @@ export interface GatewayContext {
   routes: readonly CompiledRoute[];
   /** Attaches upstream resources to delivered events of routes with `enrich` (src/enrich). */
   enricher?: Enricher;
+  /** Destinations' transforms (src/transform), when the runtime provides the sandbox. */
+  transforms?: TransformRegistry;
   /** The delivery engine (outbox, retries, replay), when the runtime provides transports. */
   delivery?: DeliveryEngine;
   /** Whether journal and outbox writes currently succeed (`/healthz` "cannot record"). */

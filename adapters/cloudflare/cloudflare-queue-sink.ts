@@ -25,8 +25,8 @@ export function createCloudflareQueueSink(destination: CloudflareQueueDestinatio
   return createSink(
     destination.id,
     "cloudflare-queues",
-    async (record, _signal, trace) => {
-      const message = toQueueMessage(record, trace);
+    async (record, _signal, info) => {
+      const message = toQueueMessage(record, info?.trace);
       const size = encoder.encode(JSON.stringify(message)).byteLength;
       if (size > QUEUE_MESSAGE_LIMIT_BYTES) {
         return { ok: false, permanent: true, error: `message of ${size} bytes exceeds the queue limit` };

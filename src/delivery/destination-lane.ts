@@ -76,7 +76,11 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
     success: { ...labels, outcome: "success" },
     failure: { ...labels, outcome: "failure" },
   };
-  const finalLabels = { delivered: { ...labels, outcome: "delivered" }, dead: { ...labels, outcome: "dead" } };
+  const finalLabels = {
+    delivered: { ...labels, outcome: "delivered" },
+    dead: { ...labels, outcome: "dead" },
+    skipped: { ...labels, outcome: "skipped" },
+  };
   const backlog = createGauge(deps.metrics, "gateway_delivery_backlog", labels);
   const breakerGauge = createGauge(deps.metrics, "gateway_destination_breaker_open", labels);
   let paused = saved?.paused ?? false;
@@ -152,9 +156,11 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
   };
 
   const run = async (record: DeliveryRecord, at: number) => {
-    // Attempts so far are the failures since creation or replay: this is number failures + 1.
-    const trace = deps.traceAttempt && { tracer: deps.traceAttempt, attempt: record.failures + 1 };
-    const outcome = await runAttempt(deps.store, deps.sink, record.eventId, at, lifetime.signal, deps.prepare, trace);
+    const outcome = await runAttempt(deps.store, deps.sink, record.eventId, at, lifetime.signal, deps.prepare, {
+      // Attempts so far are the failures since creation or replay: this is number failures + 1.
+      attempt: record.failures + 1,
+      tracer: deps.traceAttempt,
+    });
     inflight.delete(record.eventId);
     // An attempt cut short by shutdown is not an outcome: the outbox still says "delivering"
     // and the next start attempts it again.

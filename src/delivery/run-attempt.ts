@@ -9,7 +9,7 @@ import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { TraceSpan } from "../tracing/tracing-port.ts";
 import type { AttemptTracer } from "./delivery-spans.ts";
 import type { DeliveryAttempt } from "./outbox-contract.ts";
-import type { DeliveryAttemptResult, Sink } from "./sink-contract.ts";
+import type { AttemptInfo, DeliveryAttemptResult, Sink } from "./sink-contract.ts";
 
 export interface AttemptOutcome {
   result: DeliveryAttemptResult;
@@ -18,10 +18,13 @@ export interface AttemptOutcome {
   latencyMs: number;
 }
 
-/** What traces an attempt, when tracing is on: the destination's tracer and the attempt number. */
-export interface AttemptTrace {
-  tracer: AttemptTracer;
-  attempt: number;
+/** What the lane knows of an attempt: its number, and the destination's tracer when tracing is on. */
+export type AttemptContext = AttemptInfo & { tracer?: AttemptTracer };
+
+/** The sink's view of the attempt: its number and the W3C context it carries (the span's, else the event's). */
+function infoFor(context: AttemptContext | undefined, span: TraceSpan | undefined, record: EventRecord): AttemptInfo {
+  const trace = span ? span.headers() : record.event.traceparent ? record.event : undefined;
+  return { attempt: context?.attempt ?? 1, trace };
 }
 
 /** Runs one attempt of `eventId` through `sink` (after `prepare`, e.g. enrichment), started at `at` (epoch ms). */
@@ -32,24 +35,28 @@ export async function runAttempt(
   at: number,
   signal: AbortSignal,
   prepare?: (record: EventRecord, span?: TraceSpan) => Promise<EventRecord>,
-  trace?: AttemptTrace,
+  info?: AttemptContext,
 ): Promise<AttemptOutcome> {
   const started = performance.now();
   let result: DeliveryAttemptResult;
   let span: TraceSpan | undefined;
   try {
     const event = await store.get(eventId);
-    span = event && trace?.tracer.start(event, trace.attempt);
+    span = event && info?.tracer?.start(event, info.attempt);
     result = event
-      ? await sink.deliver(prepare ? await prepare(event, span) : event, signal, span ? span.headers() : event.event)
+      ? await sink.deliver(prepare ? await prepare(event, span) : event, signal, infoFor(info, span, event))
       : { ok: false, permanent: true, error: "the event is no longer in the journal" };
   } catch (error) {
     result = { ok: false, error: error instanceof Error ? error.message : String(error) };
   }
-  if (span) trace?.tracer.end(span, result);
+  if (span) info?.tracer?.end(span, result);
   const latencyMs = performance.now() - started;
   const attempt: DeliveryAttempt = { at, ok: result.ok, latencyMs: Math.round(latencyMs * 10) / 10 };
   if (result.status !== undefined) attempt.status = result.status;
   if (!result.ok) attempt.error = result.error ?? (result.status ? `HTTP ${result.status}` : "failed");
+  if (result.code !== undefined) attempt.code = result.code;
+  if (result.skipped) attempt.skipped = true;
+  if (result.transform !== undefined) attempt.transform = result.transform;
+  if (result.logs !== undefined && result.logs.length > 0) attempt.logs = result.logs;
   return { result, attempt, latencyMs };
 }

@@ -61,12 +61,30 @@ export async function receiveWebhook(
   };
   if (!source) throw reject(404, "unknown_source", "no webhook source with this id", "unknown_source");
 
-  // Before any byte of the body is read: refuse addresses that keep failing verification, and
-  // headers that can never verify (README "Security"; ingress-guards.ts).
+  // Before any byte of the body is read: refuse headers that can never verify (ingress-guards.ts).
   const refused = await guardBeforeBody(ctx, source, request);
   if (refused) throw reject(refused.status, refused.code, refused.message, refused.reason, refused.extra);
 
-  const body = await ctx.readBody(request, source.bodyLimitBytes, source.bodyTimeoutMs);
+  // An address that keeps failing verification reads its bodies a few at a time (never refused:
+  // behind a load balancer it is every sender's address; verification-failure-limiter.ts).
+  const slot = ctx.verificationLimiter?.admit(clientAddressOf(request));
+  const release = slot ? await slot : undefined;
+  let body: Awaited<ReturnType<GatewayContext["readBody"]>>;
+  let verified!: Awaited<ReturnType<typeof verifyWebhook>>;
+  let started = 0;
+  let receivedAt = 0;
+  try {
+    body = await ctx.readBody(request, source.bodyLimitBytes, source.bodyTimeoutMs);
+    started = performance.now();
+    receivedAt = ctx.clock.now();
+    if (body.ok) {
+      const verifySpan = span?.startChild("verify webhook");
+      verified = await verifyWebhook(source, request.headers, body.bytes, receivedAt, ctx.crypto, ctx.services);
+      verifySpan?.end(verified.ok ? undefined : verified.reason);
+    }
+  } finally {
+    release?.();
+  }
   if (!body.ok && body.reason === "timeout") {
     throw reject(408, "request_timeout", `the body did not arrive within ${source.bodyTimeoutMs} ms`, "body_timeout", {
       headers: { connection: "close" },
@@ -86,11 +104,6 @@ export async function receiveWebhook(
       },
     );
   }
-  const started = performance.now();
-  const receivedAt = ctx.clock.now();
-  const verifySpan = span?.startChild("verify webhook");
-  const verified = await verifyWebhook(source, request.headers, body.bytes, receivedAt, ctx.crypto, ctx.services);
-  verifySpan?.end(verified.ok ? undefined : verified.reason);
   if (!verified.ok) {
     if (verified.reason !== "timestamp_out_of_tolerance")
       ctx.verificationLimiter?.recordFailure(clientAddressOf(request));

@@ -9,7 +9,7 @@ import type { Enricher } from "../enrich/create-enricher.ts";
 import type { Clock } from "../ops/clock.ts";
 import type { Logger } from "../ops/logger.ts";
 import type { CompiledRoute } from "../routes/match-routes.ts";
-import type { StoreDriver } from "../store/contract.ts";
+import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { Tracing } from "../tracing/tracing-port.ts";
 import type { LiveHub } from "./hub-contract.ts";
 
@@ -25,4 +25,15 @@ export interface StreamDeps {
   enricher?: Pick<Enricher, "wants" | "enrich">;
   /** A span per event fanned out to subscribers (docs/tracing.md), when tracing is on. */
   tracing?: Tracing;
+  /**
+   * A stream destination's transform (docs/transformations.md), when any stream destination has
+   * one: undefined when `destination` has none, null to send nothing, else the frame's event JSON.
+   */
+  transformEvent?: StreamEventTransform;
 }
+
+/** See `StreamDeps.transformEvent`. */
+export type StreamEventTransform = (
+  record: EventRecord,
+  destination: string,
+) => Promise<{ json: string } | null | undefined>;

@@ -40,6 +40,11 @@ export interface LiveStreamHost {
   attach(session: StreamSession): void;
   /** The event as subscribers get it (enriched when a route asks for it), when enrichment is configured. */
   prepare?(record: EventRecord, destinations: readonly string[]): Promise<EventRecord>;
+  /**
+   * The event frame for subscribers of `destination`, when a stream destination has a transform
+   * (undefined: the transform skipped the event). Without it, frames are `eventFrame(record)`.
+   */
+  frameOf?(record: EventRecord, destination: string): Promise<string | undefined>;
   detach(session: StreamSession): void;
 }
 
@@ -91,12 +96,15 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
   const syncMatchers = () => {
     matchers = [...subscriptions.values()].map((s) => s.matches);
   };
-  const wants = (record: EventRecord, destinations: readonly string[]) => {
-    let routed = false;
-    for (let i = 0; i < destinations.length && !routed; i++) routed = grant.destinations.has(destinations[i] as string);
-    if (!routed || !grant.inScope(record)) return false;
-    for (let i = 0; i < matchers.length; i++) if ((matchers[i] as (r: EventRecord) => boolean)(record)) return true;
-    return false;
+  /** The first of `destinations` this subscriber may read, when it wants `record`; else undefined. */
+  const routedTo = (record: EventRecord, destinations: readonly string[]): string | undefined => {
+    let routed: string | undefined;
+    for (let i = 0; i < destinations.length && routed === undefined; i++) {
+      if (grant.destinations.has(destinations[i] as string)) routed = destinations[i];
+    }
+    if (routed === undefined || !grant.inScope(record)) return undefined;
+    for (let i = 0; i < matchers.length; i++) if ((matchers[i] as (r: EventRecord) => boolean)(record)) return routed;
+    return undefined;
   };
 
   const closeQuietly = () => {
@@ -138,10 +146,12 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
         if (record.seq <= pos) continue;
         pos = record.seq;
         const destinations = host.streamDestinationsOf(record);
-        if (!wants(record, destinations)) continue;
+        const routed = routedTo(record, destinations);
+        if (routed === undefined) continue;
         const ready = host.prepare ? await host.prepare(record, destinations) : record;
+        const frame = host.frameOf ? await host.frameOf(ready, routed) : eventFrame(ready);
         if ((state as string) === "closed") return;
-        sink.send(eventFrame(ready), record.seq);
+        if (frame !== undefined) sink.send(frame, record.seq);
       }
       if (page.length < options.replayPageSize) return;
       if (sink.bufferedAmount() > options.maxBufferedBytes / 2) {
@@ -152,11 +162,18 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
     }
   };
 
-  const deliverLive = (record: EventRecord, destinations: readonly string[], frame: () => string) => {
+  const deliverLive = (
+    record: EventRecord,
+    destinations: readonly string[],
+    frame: (destination: string) => string | undefined,
+  ) => {
     if (record.seq <= pos) return;
     pos = record.seq;
-    if (!wants(record, destinations)) return;
-    sink.send(frame(), record.seq);
+    const routed = routedTo(record, destinations);
+    if (routed === undefined) return;
+    const text = frame(routed);
+    if (text === undefined) return;
+    sink.send(text, record.seq);
     if (!corked) checkBuffer();
   };
 
@@ -191,6 +208,24 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
         return fail("store_unavailable", "the journal could not be read; retry with the same cursor");
       }
       if ((state as string) === "closed") return;
+      // Transformed frames are made asynchronously: send what arrived during the replay, and what
+      // arrives meanwhile, before going live, so the order holds.
+      while (host.frameOf && backlog.length > 0) {
+        const frameOf = host.frameOf;
+        const batch = backlog.sort((a, b) => a.seq - b.seq);
+        backlog = [];
+        const frames = await Promise.all(
+          batch.map((record) => {
+            const routed = routedTo(record, host.streamDestinationsOf(record));
+            return routed === undefined ? undefined : frameOf(record, routed);
+          }),
+        );
+        if ((state as string) === "closed") return;
+        for (let i = 0; i < batch.length; i++) {
+          const record = batch[i] as EventRecord;
+          deliverLive(record, host.streamDestinationsOf(record), () => frames[i]);
+        }
+      }
       const held = backlog.sort((a, b) => a.seq - b.seq);
       backlog = [];
       state = "live";
@@ -200,7 +235,7 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
       }
     },
     /** A live event from the fan-out; `frame` is serialized once for all subscribers. */
-    offer(record: EventRecord, destinations: readonly string[], frame: () => string) {
+    offer(record: EventRecord, destinations: readonly string[], frame: (destination: string) => string | undefined) {
       if (state === "live") return deliverLive(record, destinations, frame);
       if (state === "closed") return;
       backlog.push(record);

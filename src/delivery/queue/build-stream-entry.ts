@@ -3,8 +3,8 @@
  * arguments that append it with approximate trimming. Field names are documented in
  * queue-destination-schema.ts and are part of the public surface.
  */
-import type { EventRecord } from "../../store/contract.ts";
 import type { TraceHeaders } from "../../tracing/tracing-port.ts";
+import type { DeliverableRecord } from "../sink-contract.ts";
 import type { QueueDestination } from "./queue-destination-schema.ts";
 
 /** One entry to append: the stream, its length bound and the field/value pairs in order. */
@@ -15,12 +15,12 @@ export interface StreamEntry {
 }
 
 /**
- * The entry for `record`: `id`, `type`, `source`, `subject` (when known), `time`, `payload`, and
- * `traceparent`/`tracestate` when the attempt carries a trace context.
+ * The entry for `record`: `id`, `type`, `source`, `subject` (when known), `time`, `payload` (the
+ * transform's, if any), and `traceparent`/`tracestate` when the attempt carries a trace context.
  */
 export function buildStreamEntry(
   destination: Pick<QueueDestination, "stream" | "maxLen">,
-  record: EventRecord,
+  record: DeliverableRecord,
   trace?: TraceHeaders,
 ): StreamEntry {
   const { event } = record;
@@ -30,7 +30,7 @@ export function buildStreamEntry(
     ["source", event.source],
   ];
   if (event.subject) fields.push(["subject", event.subject]);
-  fields.push(["time", event.time], ["payload", JSON.stringify(event)]);
+  fields.push(["time", event.time], ["payload", record.transformed?.json ?? JSON.stringify(event)]);
   if (trace?.traceparent) fields.push(["traceparent", trace.traceparent]);
   if (trace?.tracestate) fields.push(["tracestate", trace.tracestate]);
   return { stream: destination.stream, maxLen: destination.maxLen, fields };
