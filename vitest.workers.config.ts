@@ -83,6 +83,15 @@ const GATEWAY_CONFIG = {
       retry: { schedule: [0.05], jitter: 0 },
       transform,
     })),
+    // Operational events (test/workerd/lifecycle-in-workerd.test.ts).
+    {
+      id: "ops",
+      type: "http",
+      url: "${TEST_SINK_URL}/ops",
+      secrets: [WORKERD_WHSEC],
+      allowPrivateNetworks: true,
+      retry: { schedule: [0.05], jitter: 0 },
+    },
     {
       id: "events-queue",
       type: "queue",
@@ -101,7 +110,11 @@ const GATEWAY_CONFIG = {
       types: ["agreement.sent", "agreement.viewed"],
       destinations: ["t-reshape", "t-skip", "t-slack", "t-loop", "t-bomb", "t-throws", "t-escape"],
     },
+    { sources: ["gateway"], destinations: ["ops"] },
   ],
+  operationalEvents: { deadBatchSeconds: 1 },
+  // Per-type retention (test/workerd/lifecycle-in-workerd.test.ts ages an event past it).
+  retention: [{ sources: ["esign"], types: ["agreement.viewed"], days: 1 }],
   upstreams: [
     {
       id: "esign",

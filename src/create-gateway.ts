@@ -12,6 +12,7 @@ import { type CryptoPort, createWebCrypto } from "./crypto/crypto-port.ts";
 import { registerDeliveryRoutes } from "./delivery/delivery-admin-api.ts";
 import { createDeliveryEngine, type DeliveryEngineOptions } from "./delivery/delivery-engine.ts";
 import { DELIVERY_METRICS } from "./delivery/delivery-metrics.ts";
+import { systemScheduler } from "./delivery/scheduler.ts";
 import { createEnricher } from "./enrich/create-enricher.ts";
 import { createGatewayError, toErrorResponse } from "./errors.ts";
 import type { GatewayContext } from "./gateway-context.ts";
@@ -19,8 +20,13 @@ import { createAllowedMethods, type RouteEntry } from "./http/allowed-methods.ts
 import { readRawBody } from "./ingress/read-raw-body.ts";
 import { receiveWebhook } from "./ingress/receive-webhook.ts";
 import { createVerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
+import { applyRetention } from "./lifecycle/apply-retention.ts";
+import { registerLifecycleRoutes } from "./lifecycle/lifecycle-api.ts";
+import { compileRetention } from "./lifecycle/retention-rules.ts";
 import { getEvent, listEvents } from "./log/event-log-api.ts";
 import { testFilter } from "./log/filter-test-api.ts";
+import { registerConditionsRoute } from "./operational-events/conditions-api.ts";
+import { createOperationalEvents, type OperationalEvents } from "./operational-events/create-operational-events.ts";
 import { checkHealth } from "./ops/check-health.ts";
 import { type Clock, systemClock } from "./ops/clock.ts";
 import { createLogger, type Logger } from "./ops/logger.ts";
@@ -99,7 +105,7 @@ export interface Gateway {
   fetch(request: Request): Promise<Response>;
   /** Starts background work (the delivery engine resumes from its outbox). */
   start(): Promise<void>;
-  /** Enforces retention (drops events older than `retentionDays`); returns how many went. */
+  /** Enforces retention (`retentionDays` and the `retention` rules); returns how many events went. */
   runMaintenance(): Promise<number>;
   close(): Promise<void>;
 }
@@ -118,6 +124,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   const metrics: Metrics = createMetrics({ ...GATEWAY_METRICS, ...PROXY_METRICS, ...DELIVERY_METRICS });
   const crypto = options.crypto ?? createWebCrypto();
   const clock = options.clock ?? systemClock;
+  // Created once the context exists; the write-health tracker below already reports to it.
+  let operational: OperationalEvents | undefined;
   const ctx: GatewayContext = {
     config,
     sources: new Map(config.sources.map((s) => [s.id, s])),
@@ -134,7 +142,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     routes: compileRoutes(config.routes),
     hub: isolateListeners(options.hub, (error) => logger.error("event subscriber failed", { error: String(error) })),
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
-    writeHealth: createWriteHealth(),
+    retention: compileRetention(config.retentionDays, config.retention),
+    writeHealth: createWriteHealth((failing, what, at) => operational?.onWriteHealth(failing, what, at)),
     verificationLimiter: createVerificationFailureLimiter(
       config.ingress.failedVerificationLimit,
       () => clock.now(),
@@ -152,11 +161,24 @@ export function createGateway(options: GatewayOptions): Gateway {
     loadQuickJS: options.loadQuickJS ?? (() => Promise.reject(new Error("this runtime has no transform sandbox"))),
   });
   const transforms = ctx.transforms;
+  if (config.operationalEvents.enabled) {
+    const events = createOperationalEvents(
+      { ...ctx, scheduler: options.delivery?.scheduler ?? systemScheduler },
+      config.operationalEvents,
+    );
+    operational = events;
+    ctx.onWebhookRejected = (sourceId, code) => events.onWebhookRejected(sourceId, code);
+  }
   const delivery = options.delivery && {
     ...options.delivery,
     sinks: options.delivery.sinks.map((sink) => withTransform(sink, transforms)),
   };
-  ctx.delivery = delivery && createDeliveryEngine({ ...ctx, destinations: config.destinations }, delivery);
+  ctx.delivery =
+    delivery &&
+    createDeliveryEngine(
+      { ...ctx, destinations: config.destinations, observeLane: operational?.observeLane },
+      delivery,
+    );
 
   const streamTransforms = config.destinations.some((d) => d.type === "stream" && d.transform);
   const live = createLiveStream(
@@ -205,6 +227,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     await requireEventsAccess(ctx, event.req);
     return listEvents(ctx, event.url);
   });
+  registerLifecycleRoutes(app, ctx);
+  registerConditionsRoute(app, ctx, operational);
   app.post("/filters/test", async (event) => {
     await requireEventsAccess(ctx, event.req);
     return testFilter(ctx, event.req);
@@ -259,16 +283,20 @@ export function createGateway(options: GatewayOptions): Gateway {
       await ctx.delivery?.start();
     },
     runMaintenance: async () => {
-      const before = ctx.clock.now() - config.retentionDays * 86_400_000;
-      const purged = await store.purge(before);
-      await ctx.delivery?.purge(before);
-      return purged;
+      const now = ctx.clock.now();
+      const report = await applyRetention(store, ctx.retention, now);
+      // Delivery records hold no event content (ids, states, attempt outcomes): they follow the
+      // global retention (docs/data-lifecycle.md).
+      await ctx.delivery?.purge(now - config.retentionDays * 86_400_000);
+      return report.events;
     },
     close: async () => {
       // The engine stops (attempts finish or are aborted) before the stores it writes close.
       await ctx.delivery?.stop();
       transforms.close();
       await options.delivery?.outbox.close();
+      // Dead letters collected for a batch are reported before the store closes.
+      await operational?.stop();
       live.shutdown();
       await ctx.hub.close();
       await store.close();

@@ -12,6 +12,7 @@ import type { DeliveryEngine } from "./delivery/delivery-engine.ts";
 import type { Enricher } from "./enrich/create-enricher.ts";
 import type { RawBodyResult } from "./ingress/read-raw-body.ts";
 import type { VerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
+import type { RetentionPolicy } from "./lifecycle/retention-rules.ts";
 import type { Clock } from "./ops/clock.ts";
 import type { Logger } from "./ops/logger.ts";
 import type { Metrics } from "./ops/metrics.ts";
@@ -62,6 +63,10 @@ export interface GatewayContext {
   delivery?: DeliveryEngine;
   /** Whether journal and outbox writes currently succeed (`/healthz` "cannot record"). */
   writeHealth?: WriteHealth;
+  /** How long each event stays in the log (`retentionDays` and `retention` rules, compiled). */
+  retention: RetentionPolicy;
+  /** Told each webhook refused with an error code (operational events count verification failures). */
+  onWebhookRejected?: (sourceId: string, code: string) => void;
   /** Hashes (`sha256:<hex>`) of the admin API keys. */
   adminKeyHashes: ReadonlySet<string>;
   /** OpenTelemetry tracing (docs/tracing.md), when configured; undefined means off. */

@@ -16,6 +16,7 @@ const gateway = defineCommand({
     emulate: () => import("./emulate-command.ts").then((m) => m.emulateCommand),
     listen: () => import("./listen-command.ts").then((m) => m.listenCommand),
     transform: () => import("./transform-command.ts").then((m) => m.transformCommand),
+    erase: () => import("./erase-command.ts").then((m) => m.eraseCommand),
   },
 });
 

@@ -9,6 +9,8 @@ import { HttpEmailDestinationSchema } from "../delivery/email/http-email-destina
 import { HttpDestinationSchema } from "../delivery/http/http-destination-schema.ts";
 import { CloudflareQueueDestinationSchema } from "../delivery/queue/cloudflare-queue-destination-schema.ts";
 import { QueueDestinationSchema } from "../delivery/queue/queue-destination-schema.ts";
+import { RetentionRulesSchema } from "../lifecycle/retention-schema.ts";
+import { OperationalEventsSchema } from "../operational-events/operational-events-schema.ts";
 import { builtinServices } from "../services/registry.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
 import { TransformEntries } from "../transform/transform-schema.ts";
@@ -160,6 +162,10 @@ const gatewayConfigObject = (services: ServiceRegistry) =>
     metrics: v.optional(MetricsAccessSchema, {}),
     /** Days an event stays in the log. Default 30. */
     retentionDays: v.optional(v.pipe(v.number(), v.minValue(0.001), v.maxValue(3650)), 30),
+    /** The gateway's own `gateway.*` events and their thresholds (docs/data-lifecycle.md). */
+    operationalEvents: v.optional(OperationalEventsSchema, {}),
+    /** Retention per source and type; the most specific rule wins (src/lifecycle/retention-rules.ts). Default none. */
+    retention: v.optional(RetentionRulesSchema, []),
     /** Seconds an "in progress" claim lives before a retry may take over. Default 30. */
     claimTtlSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600)), 30),
     /** Enables `POST /sources/{id}/test-events` (signed samples, README "Web console"). Default false; on in the zero-config development setup. */

@@ -101,13 +101,15 @@ function answer(status: number, body: unknown): Response {
 
 const EventReplayBody = v.strictObject({ destination: v.optional(v.pipe(v.string(), v.maxLength(63))) });
 
-function invalid(issues: v.BaseIssue<unknown>[]) {
+/** A 400 `invalid_request` naming each invalid field. */
+export function invalid(issues: v.BaseIssue<unknown>[]) {
   return createGatewayError(400, "invalid_request", "invalid request", {
     details: issues.map((issue) => ({ field: v.getDotPath(issue), message: issue.message })),
   });
 }
 
-async function readJson<T extends v.GenericSchema>(request: Request, schema: T): Promise<v.InferOutput<T>> {
+/** Reads and validates a JSON request body (an empty body is `{}`). */
+export async function readJson<T extends v.GenericSchema>(request: Request, schema: T): Promise<v.InferOutput<T>> {
   const text = await request.text();
   let value: unknown = {};
   if (text.trim() !== "") {

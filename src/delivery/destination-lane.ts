@@ -15,6 +15,7 @@ import { createGauge } from "./delivery-metrics.ts";
 import type { DeliveryPolicy } from "./delivery-policy.ts";
 import type { AttemptTracer } from "./delivery-spans.ts";
 import { createDueQueue } from "./due-queue.ts";
+import type { LaneObserver } from "./lane-observer.ts";
 import type { DeliveryRecord, DeliveryState, DestinationState } from "./outbox-contract.ts";
 import { createRateLimiter } from "./rate-limiter.ts";
 import { applyAttemptResult } from "./retry-schedule.ts";
@@ -43,6 +44,8 @@ export interface LaneDeps {
   track(work: Promise<unknown>): void;
   /** Told the lane's shutdown signal, shared by all its attempts (DeliveryEngineOptions.onLaneSignal). */
   onSignal?: (signal: AbortSignal) => void;
+  /** Told every attempt's outcome and every disable/resume (operational events). */
+  observe?: LaneObserver;
 }
 
 export interface LaneHealth {
@@ -168,7 +171,10 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
     await finish(record, outcome);
   };
 
-  const finish = async (record: DeliveryRecord, { result, attempt: attemptLog, latencyMs }: AttemptOutcome) => {
+  const finish = async (
+    record: DeliveryRecord,
+    { result, attempt: attemptLog, latencyMs, sourceId }: AttemptOutcome,
+  ) => {
     const now = clock.now();
     const applied = applyAttemptResult(record, result, attemptLog, policy, now, deps.random());
     let next = applied.record;
@@ -182,6 +188,17 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
       // A refusal of our own (SSRF guard, bad recipient) says nothing about the destination's health.
       if (!result.permanent) breaker.onFailure(now);
     }
+    deps.observe?.({
+      kind: "attempt",
+      destination: destinationId,
+      eventId: record.eventId,
+      sourceId,
+      ok: result.ok,
+      outcome: applied.outcome,
+      error: attemptLog.error,
+      breaker: breaker.state,
+      at: now,
+    });
     if (applied.outcome !== "retry") {
       deps.metrics.inc("gateway_deliveries_total", finalLabels[applied.outcome]);
       order.remove(record);
@@ -225,6 +242,7 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
     wake?.cancel();
     wake = undefined;
     deps.logger.warn("destination disabled", { destination: destinationId, reason: why });
+    deps.observe?.({ kind: "state", destination: destinationId, state: "disabled", reason: why, at: clock.now() });
     await saveState();
     await relabelWaiting();
   };
@@ -262,6 +280,7 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
       await relabelWaiting();
     },
     async resume() {
+      if (disabled) deps.observe?.({ kind: "state", destination: destinationId, state: "active", at: clock.now() });
       paused = false;
       disabled = false;
       reason = undefined;

@@ -5,7 +5,9 @@
  * With tracing on, the attempt is a span (delivery-spans.ts) whose context travels with it;
  * otherwise the event's recorded context does.
  */
+
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
+import { isErased } from "../store/erased-event.ts";
 import type { TraceSpan } from "../tracing/tracing-port.ts";
 import type { AttemptTracer } from "./delivery-spans.ts";
 import type { DeliveryAttempt } from "./outbox-contract.ts";
@@ -16,6 +18,8 @@ export interface AttemptOutcome {
   /** The attempt as the outbox logs it. */
   attempt: DeliveryAttempt;
   latencyMs: number;
+  /** Source of the event, when it was still in the log. */
+  sourceId?: string;
 }
 
 /** What the lane knows of an attempt: its number, and the destination's tracer when tracing is on. */
@@ -39,13 +43,18 @@ export async function runAttempt(
 ): Promise<AttemptOutcome> {
   const started = performance.now();
   let result: DeliveryAttemptResult;
+  let sourceId: string | undefined;
   let span: TraceSpan | undefined;
   try {
     const event = await store.get(eventId);
-    span = event && info?.tracer?.start(event, info.attempt);
-    result = event
-      ? await sink.deliver(prepare ? await prepare(event, span) : event, signal, infoFor(info, span, event))
-      : { ok: false, permanent: true, error: "the event is no longer in the journal" };
+    sourceId = event?.sourceId;
+    if (!event) result = { ok: false, permanent: true, error: "the event is no longer in the journal" };
+    // An erased event is never delivered: its content is gone (docs/data-lifecycle.md).
+    else if (isErased(event)) result = { ok: false, permanent: true, error: "cancelled: the event was erased" };
+    else {
+      span = info?.tracer?.start(event, info.attempt);
+      result = await sink.deliver(prepare ? await prepare(event, span) : event, signal, infoFor(info, span, event));
+    }
   } catch (error) {
     result = { ok: false, error: error instanceof Error ? error.message : String(error) };
   }
@@ -58,5 +67,5 @@ export async function runAttempt(
   if (result.skipped) attempt.skipped = true;
   if (result.transform !== undefined) attempt.transform = result.transform;
   if (result.logs !== undefined && result.logs.length > 0) attempt.logs = result.logs;
-  return { result, attempt, latencyMs };
+  return { result, attempt, latencyMs, sourceId };
 }

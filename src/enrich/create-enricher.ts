@@ -43,6 +43,8 @@ export interface Enricher {
    * A fetch it makes is traced as a child of `span` (the attempt's, when tracing is on).
    */
   enrich(record: EventRecord, destinationIds: readonly string[], span?: TraceSpan): Promise<EventRecord>;
+  /** Drops every cached resource (after an erasure). */
+  clear(): void;
 }
 
 /** Creates the enricher of a gateway (one cache for every destination). */
@@ -70,6 +72,7 @@ export function createEnricher(deps: EnricherDeps): Enricher {
   });
 
   return {
+    clear: () => cache.clear(),
     wants: (record, destinationIds) => enriching.length > 0 && ruleOf(record, destinationIds) !== undefined,
     async enrich(record, destinationIds, span) {
       if (enriching.length === 0) return record;

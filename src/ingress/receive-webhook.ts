@@ -54,6 +54,7 @@ export async function receiveWebhook(
   ) => {
     metrics.inc("gateway_webhooks_rejected_total", { source: source ? sourceId : "unknown", reason });
     logger.info("webhook rejected", { requestId, source: source ? sourceId : undefined, reason });
+    if (source) ctx.onWebhookRejected?.(sourceId, code);
     return createGatewayError(status, code, message, {
       details: extra?.details,
       headers: { "x-request-id": requestId, ...extra?.headers },

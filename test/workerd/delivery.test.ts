@@ -89,6 +89,7 @@ describe("delivery on Workers", () => {
       ["slow-hooks", "http"],
       ["matrix-cloudevents", "http"],
       ["matrix-relay", "http"],
+      ["ops", "http"],
       ["events-queue", "queue"],
     ]);
   });
