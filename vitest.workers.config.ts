@@ -173,6 +173,9 @@ export default defineConfig({
           TEST_ESIGN_BASE_URL: inject("esignBaseUrl"),
           TEST_ESIGN_CLIENT_ID: inject("esignClientId"),
           TEST_ESIGN_CLIENT_SECRET: inject("esignClientSecret"),
+          // Tracing on, exported every 50 ms to the suite's OTLP receiver (docs/tracing.md).
+          OTEL_EXPORTER_OTLP_ENDPOINT: inject("otlpUrl"),
+          OTEL_BSP_SCHEDULE_DELAY: "50",
         },
         queueProducers: { TEST_EVENTS_QUEUE: { queueName: "workerd-test-events" } },
         workers: [

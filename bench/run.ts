@@ -38,6 +38,11 @@ const CASES: Record<string, { file: string; exportName: string; about: string }>
     about: "a million events in the sqlite store (minutes; only when named)",
   },
   worker: { file: "./cases/worker.ts", exportName: "benchWorker", about: "Workers bundle size and cold start" },
+  tracing: {
+    file: "./cases/tracing.ts",
+    exportName: "benchTracing",
+    about: "CPU per webhook with tracing off vs always_on to a local OTLP receiver",
+  },
   transform: {
     file: "./cases/transform.ts",
     exportName: "benchTransform",

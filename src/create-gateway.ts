@@ -47,6 +47,8 @@ import { openEventStream } from "./stream/sse-transport.ts";
 import type { StreamOptionsInput } from "./stream/stream-options.ts";
 import { mintStreamToken } from "./stream/stream-token.ts";
 import { type CorkPeer, createWebSocketRoute, type PeerTextSender } from "./stream/websocket-transport.ts";
+import { traceHttpServer } from "./tracing/trace-http-server.ts";
+import type { Tracing } from "./tracing/tracing-port.ts";
 import { createStreamEventTransform } from "./transform/stream-event-transform.ts";
 import type { LoadQuickJS } from "./transform/transform-contract.ts";
 import { createTransformRegistry } from "./transform/transform-registry.ts";
@@ -91,6 +93,8 @@ export interface GatewayOptions {
    * secrets): the console offers the dev admin key and test events are enabled. Default off.
    */
   development?: ConsoleOptions;
+  /** OpenTelemetry tracing (the runtime adapter builds it from `OTEL_*`); default off. */
+  tracing?: Tracing;
 }
 
 export interface Gateway {
@@ -145,6 +149,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       () => clock.now(),
       () => metrics.inc("gateway_webhooks_budget_waits_total"),
     ),
+    tracing: options.tracing,
   };
   const proxy = createProxy(ctx);
   if (ctx.routes.some((route) => route.enrich)) {
@@ -205,9 +210,19 @@ export function createGateway(options: GatewayOptions): Gateway {
   });
   const allowedMethods = createAllowedMethods(() => (app as unknown as { "~routes": RouteEntry[] })["~routes"]);
 
-  app.post("/webhooks/:sourceId", (event) =>
-    receiveWebhook(ctx, event.context.params?.sourceId ?? "", event.req, requestIdOf(event.req)),
-  );
+  app.post("/webhooks/:sourceId", (event) => {
+    const sourceId = event.context.params?.sourceId ?? "";
+    const { tracing } = ctx;
+    if (!tracing) return receiveWebhook(ctx, sourceId, event.req, requestIdOf(event.req));
+    return traceHttpServer(
+      tracing,
+      "/webhooks/{sourceId}",
+      event.req,
+      event.url,
+      { "gateway.source.id": sourceId },
+      (span) => receiveWebhook(ctx, sourceId, event.req, requestIdOf(event.req), span),
+    );
+  });
   app.get("/events", async (event) => {
     await requireEventsAccess(ctx, event.req);
     return listEvents(ctx, event.url);
@@ -235,9 +250,19 @@ export function createGateway(options: GatewayOptions): Gateway {
     await requireOpsAccess(ctx, event.req);
     return new Response(metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4" } });
   });
-  app.all("/api/:upstreamId/**", (event) =>
-    proxy.handle(event.context.params?.upstreamId ?? "", event.req, requestIdOf(event.req)),
-  );
+  app.all("/api/:upstreamId/**", (event) => {
+    const upstreamId = event.context.params?.upstreamId ?? "";
+    const { tracing } = ctx;
+    if (!tracing) return proxy.handle(upstreamId, event.req, requestIdOf(event.req));
+    return traceHttpServer(
+      tracing,
+      "/api/{upstreamId}/{path}",
+      event.req,
+      event.url,
+      { "gateway.upstream.id": upstreamId },
+      (span) => proxy.handle(upstreamId, event.req, requestIdOf(event.req), span),
+    );
+  });
   app.all("/**", (event) => {
     const allowed = allowedMethods(event.url.pathname);
     if (allowed.length > 0) {
@@ -274,7 +299,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       await operational?.stop();
       live.shutdown();
       await ctx.hub.close();
-      return store.close();
+      await store.close();
+      await ctx.tracing?.shutdown();
     },
   };
 }

@@ -22,6 +22,7 @@ import type { CompiledRoute } from "./routes/match-routes.ts";
 import type { ServiceRegistry } from "./services/service-contract.ts";
 import type { StoreDriver } from "./store/contract.ts";
 import type { LiveHub } from "./stream/hub-contract.ts";
+import type { Tracing } from "./tracing/tracing-port.ts";
 import type { TransformRegistry } from "./transform/transform-registry.ts";
 
 export type { Clock } from "./ops/clock.ts";
@@ -68,4 +69,6 @@ export interface GatewayContext {
   onWebhookRejected?: (sourceId: string, code: string) => void;
   /** Hashes (`sha256:<hex>`) of the admin API keys. */
   adminKeyHashes: ReadonlySet<string>;
+  /** OpenTelemetry tracing (docs/tracing.md), when configured; undefined means off. */
+  tracing?: Tracing;
 }

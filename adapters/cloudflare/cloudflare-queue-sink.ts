@@ -8,14 +8,15 @@
 import { buildStreamEntry } from "../../src/delivery/queue/build-stream-entry.ts";
 import type { CloudflareQueueDestination } from "../../src/delivery/queue/cloudflare-queue-destination-schema.ts";
 import { createSink, type Sink } from "../../src/delivery/sink-contract.ts";
+import type { TraceHeaders } from "../../src/tracing/tracing-port.ts";
 import type { QueueProducer } from "./cloudflare-types.ts";
 
 /** Cloudflare Queues' largest message body. */
 export const QUEUE_MESSAGE_LIMIT_BYTES = 128 * 1024;
 
-/** The message body of one event: `{ id, type, source, subject?, time, payload }`. */
-export function toQueueMessage(record: Parameters<Sink["deliver"]>[0]): Record<string, string> {
-  return Object.fromEntries(buildStreamEntry({ stream: "", maxLen: 1 }, record).fields);
+/** The message body of one event: `{ id, type, source, subject?, time, payload, traceparent?, tracestate? }`. */
+export function toQueueMessage(record: Parameters<Sink["deliver"]>[0], trace?: TraceHeaders): Record<string, string> {
+  return Object.fromEntries(buildStreamEntry({ stream: "", maxLen: 1 }, record, trace).fields);
 }
 
 /** Creates the sink of one `cloudflare-queues` destination over its producer binding. */
@@ -24,8 +25,8 @@ export function createCloudflareQueueSink(destination: CloudflareQueueDestinatio
   return createSink(
     destination.id,
     "cloudflare-queues",
-    async (record) => {
-      const message = toQueueMessage(record);
+    async (record, _signal, info) => {
+      const message = toQueueMessage(record, info?.trace);
       const size = encoder.encode(JSON.stringify(message)).byteLength;
       if (size > QUEUE_MESSAGE_LIMIT_BYTES) {
         return { ok: false, permanent: true, error: `message of ${size} bytes exceeds the queue limit` };

@@ -19,6 +19,7 @@ import { createDurableObjectOutbox } from "./durable-object-outbox.ts";
 import { loadQuickJSWorker } from "./quickjs-worker.ts";
 import { createWorkerConfig } from "./worker-config.ts";
 import { type DeliveryObjectRpc, openWorkerStore, type WorkerEnv } from "./worker-env.ts";
+import { createWorkerTracing } from "./worker-tracing.ts";
 
 /** Journal poll period behind `wake`: the alarm re-arms at most this often when idle. */
 const POLL_INTERVAL_MS = 30_000;
@@ -42,6 +43,7 @@ export class DeliveryObject extends DurableObject<WorkerEnv> implements Delivery
         logger,
         store: openWorkerStore(this.env),
         hub: inProcessHub(undefined),
+        tracing: createWorkerTracing(this.env),
         loadQuickJS: loadQuickJSWorker,
         delivery: {
           outbox: createDurableObjectOutbox(this.ctx.storage),
@@ -66,7 +68,9 @@ export class DeliveryObject extends DurableObject<WorkerEnv> implements Delivery
 
   /** An event was recorded: route it now (the journal poll would find it later anyway). */
   async wake(record: EventRecord): Promise<void> {
-    (await this.gateway()).ctx.hub.publish(record);
+    const gateway = await this.gateway();
+    gateway.ctx.hub.publish(record);
+    this.flushTracesWhenSettled(gateway);
   }
 
   /** Retention of the outbox: final records older than `retentionDays` go; returns the count. */
@@ -77,7 +81,15 @@ export class DeliveryObject extends DurableObject<WorkerEnv> implements Delivery
 
   /** The alarm: start the engine if the object was evicted, then run the timers that are due. */
   async alarm(): Promise<void> {
-    await this.gateway();
+    const gateway = await this.gateway();
     this.scheduler.runDue(Date.now());
+    this.flushTracesWhenSettled(gateway);
+  }
+
+  /** With tracing on: exports the spans of the work just started (routing, attempts) once it is done. */
+  private flushTracesWhenSettled(gateway: Gateway): void {
+    const { tracing, delivery } = gateway.ctx;
+    if (!tracing || !delivery) return;
+    this.ctx.waitUntil(delivery.settled().then(() => tracing.flush()));
   }
 }

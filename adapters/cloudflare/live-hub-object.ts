@@ -18,6 +18,7 @@ import { createHibernatableWebSockets } from "./hibernatable-websocket.ts";
 import { loadQuickJSWorker } from "./quickjs-worker.ts";
 import { createWorkerConfig } from "./worker-config.ts";
 import { type LiveHubObjectRpc, openWorkerStore, type WorkerEnv } from "./worker-env.ts";
+import { createWorkerTracing } from "./worker-tracing.ts";
 
 type Server = ReturnType<typeof serve>;
 
@@ -40,6 +41,7 @@ export class LiveHubObject extends DurableObject<WorkerEnv> implements LiveHubOb
         config: createWorkerConfig(this.env),
         store: openWorkerStore(this.env),
         hub: inProcessHub(undefined),
+        tracing: createWorkerTracing(this.env),
         loadQuickJS: loadQuickJSWorker,
       });
       this.server = serve(this.gateway.app, { manual: true });

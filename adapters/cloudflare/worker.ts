@@ -16,6 +16,7 @@ import { durableObjectHub } from "./durable-object-hub.ts";
 import { loadQuickJSWorker } from "./quickjs-worker.ts";
 import { createWorkerConfig } from "./worker-config.ts";
 import { openWorkerStore, type WorkerEnv } from "./worker-env.ts";
+import { createWorkerTracing } from "./worker-tracing.ts";
 
 export { DeliveryObject } from "./delivery-object.ts";
 export { LiveHubObject } from "./live-hub-object.ts";
@@ -64,7 +65,13 @@ function serverFor(env: WorkerEnv): Server {
       onForwardError: (error) =>
         console.error(JSON.stringify({ level: "error", msg: "hub forward failed", error: String(error) })),
     });
-    const gateway = createGateway({ config, store: openWorkerStore(env), hub, loadQuickJS: loadQuickJSWorker });
+    const gateway = createGateway({
+      config,
+      store: openWorkerStore(env),
+      hub,
+      loadQuickJS: loadQuickJSWorker,
+      tracing: createWorkerTracing(env),
+    });
     gatewayOfIsolate = gateway;
     server = serve(gateway.app, { manual: true });
   }
@@ -79,7 +86,11 @@ export default {
       return delivery(env).fetch(request);
     }
     if (LIVE_PATH.test(pathname)) return live(env).fetch(request);
-    return served.fetch(request, env, ctx);
+    const response = await served.fetch(request, env, ctx);
+    // The request's spans (server, verify, record) leave after the answer, within its lifetime.
+    const tracing = gatewayOfIsolate?.ctx.tracing;
+    if (tracing) ctx.waitUntil(tracing.flush());
+    return response;
   },
 
   /** The cron trigger (wrangler.toml `[triggers]`): retention of the event log and the outbox. */

@@ -19,6 +19,7 @@ import { formatEventLine } from "../../src/listen/format-event-line.ts";
 import { forwardEvent } from "../../src/listen/forward-event.ts";
 import type { ListenedEvent } from "../../src/listen/listen-frames.ts";
 import { ListenRefusedError, runListenLoop } from "../../src/listen/listen-loop.ts";
+import { recordedTraceOf, startForwardSpan } from "../../src/listen/trace-forward.ts";
 import { builtinServices } from "../../src/services/registry.ts";
 import { CliFailure, fetchGateway, UsageError } from "./cli-errors.ts";
 import { readDevAdminKey } from "./dev-secrets.ts";
@@ -30,6 +31,7 @@ import {
   saveListenState,
 } from "./listen-state.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
+import { createNodeTracing } from "./node-tracing.ts";
 
 function httpUrl(text: string | undefined, what: string): string {
   try {
@@ -171,10 +173,18 @@ async function runListen(args: string[]): Promise<void> {
   notice(`signing secret: ${state.secret}   (state: ${statePath})`);
 
   const crypto = createNodeCrypto();
+  // Forwards are traced when OTEL_* names an endpoint (docs/tracing.md).
+  const tracing = createNodeTracing(process.env, {
+    debug: () => {},
+    info: () => {},
+    warn: (msg, fields) => notice(`${msg}: ${String(fields?.message ?? "")}`),
+    error: (msg) => notice(msg),
+  });
   const stop = new AbortController();
   const recordedOf = createRecordedReader(gateway, authorization, notice);
   const handle = async (event: ListenedEvent) => {
     const recorded = format === "upstream" ? await recordedOf(event.id) : undefined;
+    const span = tracing && startForwardSpan(tracing, event, target);
     const outcome = await forwardEvent(
       target,
       () => buildForwardRequest(format, event, state.secret, Date.now(), crypto, builtinServices, recorded),
@@ -182,6 +192,7 @@ async function runListen(args: string[]): Promise<void> {
         maxDelayMs: retryMaxMs,
         minDelayMs: Math.min(500, retryMaxMs),
         signal: stop.signal,
+        trace: span ? span.headers() : recordedTraceOf(event),
         onFailure: (failure) =>
           print(
             formatEventLine(
@@ -195,7 +206,12 @@ async function runListen(args: string[]): Promise<void> {
             ),
           ),
       },
-    );
+    ).catch((error: unknown) => {
+      span?.end("aborted");
+      throw error;
+    });
+    span?.setAttributes({ "http.response.status_code": outcome.status, "gateway.listen.attempts": outcome.attempts });
+    span?.end();
     return () => print(formatEventLine(event, outcome, Date.now()));
   };
 
@@ -222,5 +238,6 @@ async function runListen(args: string[]): Promise<void> {
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    await tracing?.shutdown();
   }
 }

@@ -21,6 +21,7 @@ import { applyConnectionLimits, forwardedClientLimit, nodeServerOptions } from "
 import { allowListenerPerAttempt } from "./lane-signal.ts";
 import { listNodeHeaders } from "./list-node-headers.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
+import { createNodeTracing } from "./node-tracing.ts";
 import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
 import { sendNodeWebSocketText } from "./node-websocket-text.ts";
 import { loadQuickJSNode } from "./quickjs-node.ts";
@@ -68,6 +69,8 @@ const corkNodeWebSocket: CorkPeer = (peer) => {
 export async function startNodeGateway(options: NodeGatewayOptions): Promise<RunningGateway> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
+  // Read before anything opens, so a bad OTEL_* value stops start-up.
+  const tracing = createNodeTracing(process.env, logger);
   const store =
     options.store ??
     (await openConfiguredStore(config.store, {
@@ -103,6 +106,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
       onLaneSignal: allowListenerPerAttempt,
     },
     development: options.development,
+    tracing,
   });
   await gateway.runMaintenance();
   await gateway.start();

@@ -11,7 +11,9 @@ import type { WriteHealth } from "../ops/write-health.ts";
 import type { CompiledRoute } from "../routes/match-routes.ts";
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { LiveHub } from "../stream/hub-contract.ts";
+import type { TraceSpan, Tracing } from "../tracing/tracing-port.ts";
 import { resolveDeliveryPolicy } from "./delivery-policy.ts";
+import { createAttemptTracer } from "./delivery-spans.ts";
 import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
 import type { LaneObserver } from "./lane-observer.ts";
 import { createLeasePoller, type LeasePoller } from "./lease-poller.ts";
@@ -71,6 +73,8 @@ export interface DeliveryEngineDeps {
   observeLane?: LaneObserver;
   /** Attaches upstream resources before delivery for routes with `enrich` (src/enrich), when any. */
   enricher?: Pick<Enricher, "enrich">;
+  /** Spans of attempts, routing and replays (docs/tracing.md), when tracing is on. */
+  tracing?: Tracing;
 }
 
 export interface DestinationHealth extends LaneHealth {
@@ -110,6 +114,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     clock,
     scheduler,
     logger,
+    tracing: ctx.tracing,
     initialState: (id) => lanes.get(id)?.initialState(),
     onCreated: (records) => {
       if (leases) return leases.wake();
@@ -123,7 +128,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
   const laneOf = (id: string) => lanes.get(id);
   const enricherFor = (destinationId: string) => {
     const { enricher } = ctx;
-    return enricher && ((record: EventRecord) => enricher.enrich(record, [destinationId]));
+    return enricher && ((record: EventRecord, span?: TraceSpan) => enricher.enrich(record, [destinationId], span));
   };
 
   // With leases, a replayed record is saved due now and claimed by whichever instance polls first.
@@ -133,7 +138,14 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
       return lane && leases ? { ...lane, add: () => leases?.wake() } : lane;
     },
   };
-  const replayDeps: ReplayDeps = { store: ctx.store, outbox, routes: ctx.routes, clock, lanes: leasedLanes };
+  const replayDeps: ReplayDeps = {
+    store: ctx.store,
+    outbox,
+    routes: ctx.routes,
+    clock,
+    lanes: leasedLanes,
+    tracing: ctx.tracing,
+  };
 
   return {
     /** Loads destination states and unfinished deliveries, then starts routing. */
@@ -159,6 +171,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
             outbox.saveDestinationState(state),
           track: tracker.track,
           prepare: enricherFor(sink.destinationId),
+          traceAttempt: ctx.tracing && createAttemptTracer(ctx.tracing, destination),
           onSignal: options.onLaneSignal,
           observe: ctx.observeLane,
         };

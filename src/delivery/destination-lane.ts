@@ -9,9 +9,11 @@
 import type { Logger } from "../ops/logger.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
+import type { TraceSpan } from "../tracing/tracing-port.ts";
 import { type CircuitBreaker, createCircuitBreaker } from "./circuit-breaker.ts";
 import { createGauge } from "./delivery-metrics.ts";
 import type { DeliveryPolicy } from "./delivery-policy.ts";
+import type { AttemptTracer } from "./delivery-spans.ts";
 import { createDueQueue } from "./due-queue.ts";
 import type { LaneObserver } from "./lane-observer.ts";
 import type { DeliveryRecord, DeliveryState, DestinationState } from "./outbox-contract.ts";
@@ -35,7 +37,9 @@ export interface LaneDeps {
   persist(records: DeliveryRecord[]): Promise<void>;
   persistDestination(state: DestinationState): Promise<void>;
   /** Turns the recorded event into the one delivered (enrichment); default as recorded. */
-  prepare?(record: EventRecord): Promise<EventRecord>;
+  prepare?(record: EventRecord, span?: TraceSpan): Promise<EventRecord>;
+  /** Starts each attempt's span, when tracing is on (delivery-spans.ts). */
+  traceAttempt?: AttemptTracer;
   /** Registers background work so the engine can wait for it (`settled`) and stop cleanly. */
   track(work: Promise<unknown>): void;
   /** Told the lane's shutdown signal, shared by all its attempts (DeliveryEngineOptions.onLaneSignal). */
@@ -156,7 +160,9 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
 
   const run = async (record: DeliveryRecord, at: number) => {
     const outcome = await runAttempt(deps.store, deps.sink, record.eventId, at, lifetime.signal, deps.prepare, {
+      // Attempts so far are the failures since creation or replay: this is number failures + 1.
       attempt: record.failures + 1,
+      tracer: deps.traceAttempt,
     });
     inflight.delete(record.eventId);
     // An attempt cut short by shutdown is not an outcome: the outbox still says "delivering"

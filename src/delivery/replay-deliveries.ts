@@ -9,7 +9,10 @@
 import type { EventFilter } from "../filters/event-filter.ts";
 import type { CompiledRoute } from "../routes/match-routes.ts";
 import { resolveDestinations } from "../routes/match-routes.ts";
-import type { StoreDriver } from "../store/contract.ts";
+import type { EventRecord, StoreDriver } from "../store/contract.ts";
+import { errorType } from "../tracing/error-type.ts";
+import type { Tracing } from "../tracing/tracing-port.ts";
+import { startReplaySpan } from "./delivery-spans.ts";
 import type { DestinationLane } from "./destination-lane.ts";
 import { type DeliveryRecord, isTerminal, type OutboxStore } from "./outbox-contract.ts";
 import { buildDeliveries } from "./route-dispatcher.ts";
@@ -35,6 +38,8 @@ export interface ReplayDeps {
   routes: readonly CompiledRoute[];
   clock: { now(): number };
   lanes: Pick<ReadonlyMap<string, DestinationLane>, "get">;
+  /** A span per replay request, linked to the event's trace, when tracing is on. */
+  tracing?: Tracing;
 }
 
 /** A record back to the start of its schedule, due now. */
@@ -50,6 +55,20 @@ export async function replayEvent(
 ): Promise<DeliveryRecord[] | undefined> {
   const event = await deps.store.get(eventId);
   if (!event) return undefined;
+  const span = deps.tracing && startReplaySpan(deps.tracing, event);
+  try {
+    const out = await replayTo(deps, event, destinationId);
+    span?.setAttributes({ "gateway.destination.ids": out.map((record) => record.destinationId) });
+    span?.end();
+    return out;
+  } catch (error) {
+    span?.end(errorType(error));
+    throw error;
+  }
+}
+
+async function replayTo(deps: ReplayDeps, event: EventRecord, destinationId?: string): Promise<DeliveryRecord[]> {
+  const eventId = event.id;
   const existing = new Map((await deps.outbox.listByEvent(eventId)).map((r) => [r.destinationId, r]));
   const targets = destinationId
     ? [destinationId]

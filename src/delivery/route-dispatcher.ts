@@ -16,6 +16,8 @@
 import type { Logger } from "../ops/logger.ts";
 import { type CompiledRoute, resolveDestinations } from "../routes/match-routes.ts";
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
+import type { Tracing } from "../tracing/tracing-port.ts";
+import { traceRouting } from "./delivery-spans.ts";
 import type { DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
 import type { Scheduler } from "./scheduler.ts";
 
@@ -35,6 +37,8 @@ export interface DispatcherDeps {
   batchSize: number;
   /** Poll period in ms (safety net behind the hub). */
   pollIntervalMs: number;
+  /** Records a routing span per traced event, when tracing is on. */
+  tracing?: Tracing;
 }
 
 /** Builds the records of one event for the destinations its routes name. */
@@ -107,6 +111,18 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     );
   };
 
+  const routeEvent = (event: EventRecord, now: number) => {
+    const built = buildDeliveries(event, deps.routes, now, deps.initialState);
+    if (deps.tracing && event.event.traceparent) {
+      traceRouting(
+        deps.tracing,
+        event,
+        built.map((record) => record.destinationId),
+      );
+    }
+    return built;
+  };
+
   const drain = async () => {
     for (;;) {
       // Several instances share a cursor: skip what another instance already routed.
@@ -122,7 +138,7 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
       const events = await deps.store.readAfter(cursor, deps.batchSize);
       if (events.length === 0 || stopped) return;
       const now = deps.clock.now();
-      const records = events.flatMap((event) => buildDeliveries(event, deps.routes, now, deps.initialState));
+      const records = events.flatMap((event) => routeEvent(event, now));
       const last = (events[events.length - 1] as EventRecord).seq;
       if (records.length === 0 && !deps.outbox.shared) {
         cursor = last;

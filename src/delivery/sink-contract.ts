@@ -6,6 +6,7 @@
  * return the outcome, which the engine turns into the next state.
  */
 import type { EventRecord } from "../store/contract.ts";
+import type { TraceHeaders } from "../tracing/tracing-port.ts";
 
 export interface DeliveryAttemptResult {
   ok: boolean;
@@ -33,6 +34,8 @@ export interface DeliveryAttemptResult {
 export interface AttemptInfo {
   /** 1 for the first attempt, 2 for the first retry, ... */
   attempt: number;
+  /** The W3C context the attempt carries to the destination (docs/tracing.md), when there is one. */
+  trace?: TraceHeaders;
 }
 
 /** The payload a destination's transform made of the event (src/transform). */
@@ -47,7 +50,10 @@ export type DeliverableRecord = EventRecord & { transformed?: TransformedPayload
 export interface Sink {
   /** The destination id this sink delivers to. */
   readonly destinationId: string;
-  /** Makes one attempt; resolves with its outcome (never rejects for delivery failures). */
+  /**
+   * Makes one attempt; resolves with its outcome (never rejects for delivery failures). `info.trace`:
+   * the W3C context the attempt carries to the destination (`traceparent` header or field).
+   */
   deliver(record: DeliverableRecord, signal: AbortSignal, info?: AttemptInfo): Promise<DeliveryAttemptResult>;
   /** Releases connections. */
   close(): Promise<void>;
@@ -73,17 +79,17 @@ export type SinkFactory<Destination extends DestinationShape = DestinationShape,
 export function createSink(
   destinationId: string,
   transportName: string,
-  attempt: (record: DeliverableRecord, signal: AbortSignal) => Promise<DeliveryAttemptResult>,
+  attempt: (record: DeliverableRecord, signal: AbortSignal, info?: AttemptInfo) => Promise<DeliveryAttemptResult>,
   closeTransport: () => Promise<void>,
 ): Sink {
   let closed: Promise<void> | undefined;
   return {
     destinationId,
-    async deliver(record, signal) {
+    async deliver(record, signal, info) {
       if (closed) return { ok: false, error: "sink closed" };
       if (signal.aborted) return { ok: false, error: "attempt aborted" };
       try {
-        return await attempt(record, signal);
+        return await attempt(record, signal, info);
       } catch (error) {
         const name = error instanceof Error ? error.name : "unknown";
         return { ok: false, error: `${transportName} transport failed (${name})` };

@@ -11,6 +11,7 @@ import type { ProxyUpstream } from "../proxy/proxy-deps.ts";
 import type { UpstreamFetch } from "../proxy/upstream-fetch.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
 import type { EventRecord } from "../store/contract.ts";
+import type { TraceSpan } from "../tracing/tracing-port.ts";
 import type { EnrichRule } from "./enrich-schema.ts";
 import { createEnrichmentCache } from "./enrichment-cache.ts";
 import { fetchEnrichment } from "./fetch-enrichment.ts";
@@ -37,8 +38,11 @@ export interface EnricherDeps {
 export interface Enricher {
   /** True when a route sending `record` to one of `destinationIds` asks for enrichment. */
   wants(record: EventRecord, destinationIds: readonly string[]): boolean;
-  /** The record to deliver to `destinationIds`: enriched, marked, or as it was. Never rejects. */
-  enrich(record: EventRecord, destinationIds: readonly string[]): Promise<EventRecord>;
+  /**
+   * The record to deliver to `destinationIds`: enriched, marked, or as it was. Never rejects.
+   * A fetch it makes is traced as a child of `span` (the attempt's, when tracing is on).
+   */
+  enrich(record: EventRecord, destinationIds: readonly string[], span?: TraceSpan): Promise<EventRecord>;
   /** Drops every cached resource (after an erasure). */
   clear(): void;
 }
@@ -70,7 +74,7 @@ export function createEnricher(deps: EnricherDeps): Enricher {
   return {
     clear: () => cache.clear(),
     wants: (record, destinationIds) => enriching.length > 0 && ruleOf(record, destinationIds) !== undefined,
-    async enrich(record, destinationIds) {
+    async enrich(record, destinationIds, span) {
       if (enriching.length === 0) return record;
       const rule = ruleOf(record, destinationIds);
       if (!rule) return record;
@@ -85,7 +89,7 @@ export function createEnricher(deps: EnricherDeps): Enricher {
       }
       const { config, credentials } = upstream;
       const { result, fetchedAt } = await cache.get(`${config.id}\n${path}`, rule.ttlMs, () =>
-        fetchEnrichment(deps.fetch, config, credentials, path, rule.timeoutMs),
+        fetchEnrichment(deps.fetch, config, credentials, path, rule.timeoutMs, span),
       );
       if (!result.ok) {
         deps.logger.warn("enrichment failed; delivering unenriched", {

@@ -10,6 +10,9 @@ import { readRawBody } from "../ingress/read-raw-body.ts";
 import { TokenFetchError } from "../proxy/fetch-access-token.ts";
 import type { ProxyUpstream, UpstreamCredentials } from "../proxy/proxy-deps.ts";
 import { type UpstreamFetch, UpstreamTimeoutError } from "../proxy/upstream-fetch.ts";
+import { startUpstreamSpan } from "../proxy/upstream-span.ts";
+import { setTraceHeaders } from "../tracing/trace-context.ts";
+import type { TraceSpan } from "../tracing/tracing-port.ts";
 
 /** A resource larger than this is not attached (events travel to mail and queues too). */
 export const MAX_ENRICHMENT_BYTES = 256 * 1024;
@@ -41,24 +44,38 @@ async function readJson(response: Response): Promise<EnrichmentResult> {
   }
 }
 
-/** GETs `path` of `upstream` within `timeoutMs`. */
+/** GETs `path` of `upstream` within `timeoutMs` (as a client span under `parent`, when traced). */
 export async function fetchEnrichment(
   fetcher: UpstreamFetch,
   upstream: ProxyUpstream["config"],
   credentials: UpstreamCredentials,
   path: string,
   timeoutMs: number,
+  parent?: TraceSpan,
 ): Promise<EnrichmentResult> {
   const url = `${upstream.baseUrl}${path}`;
+  const traced = parent && startUpstreamSpan(parent, upstream.id, "GET", url);
+  const result = await fetchWithin(fetcher, url, credentials, timeoutMs, traced?.span);
+  traced?.span.setAttributes({ "gateway.enrichment.outcome": result.ok ? "attached" : result.error });
+  traced?.span.end(result.ok ? undefined : result.error);
+  return result;
+}
+
+async function fetchWithin(
+  fetcher: UpstreamFetch,
+  url: string,
+  credentials: UpstreamCredentials,
+  timeoutMs: number,
+  span: TraceSpan | undefined,
+): Promise<EnrichmentResult> {
   const started = Date.now();
   const exchange = async (rejected?: string) => {
-    const auth = await credentials.authorize(rejected);
+    const auth = await credentials.authorize(rejected, span);
     const left = Math.max(1, timeoutMs - (Date.now() - started));
-    const response = await fetcher(url, {
-      method: "GET",
-      headers: { accept: "application/json", authorization: auth.header },
-      timeoutMs: left,
-    });
+    const headers: Record<string, string> = { accept: "application/json", authorization: auth.header };
+    if (span) setTraceHeaders(headers, span.headers());
+    const response = await fetcher(url, { method: "GET", headers, timeoutMs: left });
+    span?.setAttributes({ "http.response.status_code": response.status });
     return { response, token: auth.token };
   };
   const work = async (): Promise<EnrichmentResult> => {

@@ -46,4 +46,8 @@ export interface GatewayEvent {
   enrichment?: Enrichment;
   /** Extension: why enrichment was not attached (`timeout`, `status_404`, `not_configured`, ...). */
   enrichmenterror?: string;
+  /** Distributed-tracing extension: the W3C context the event was recorded in (docs/tracing.md). */
+  traceparent?: string;
+  /** Distributed-tracing extension: the W3C `tracestate` that came with `traceparent`. */
+  tracestate?: string;
 }

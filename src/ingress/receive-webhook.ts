@@ -16,6 +16,9 @@ import type { GatewayContext } from "../gateway-context.ts";
 import { clientAddressOf } from "../http/client-address.ts";
 import { redactHeaders } from "../ops/logger.ts";
 import { type EventRecord, toDedupeKey } from "../store/contract.ts";
+import { describeEventSpan } from "../tracing/event-span-attributes.ts";
+import { attachTraceContext, readTraceHeaders } from "../tracing/trace-context.ts";
+import type { TraceSpan } from "../tracing/tracing-port.ts";
 import { guardBeforeBody } from "./ingress-guards.ts";
 import { signatureFormOf } from "./precheck-signature.ts";
 import { verifyWebhook } from "./verify-webhook.ts";
@@ -30,12 +33,16 @@ function json(status: number, body: unknown, requestId: string): HTTPResponse {
   });
 }
 
-/** Handles one webhook delivery; returns the answer or throws the gateway's HTTP error. */
+/**
+ * Handles one webhook delivery; returns the answer or throws the gateway's HTTP error. `span` is
+ * the request's server span when tracing is on (src/tracing/trace-http-server.ts).
+ */
 export async function receiveWebhook(
   ctx: GatewayContext,
   sourceId: string,
   request: Request,
   requestId: string,
+  span?: TraceSpan,
 ): Promise<HTTPResponse> {
   const { metrics, logger, store } = ctx;
   const source = ctx.sources.get(sourceId);
@@ -72,7 +79,8 @@ export async function receiveWebhook(
     body = await ctx.readBody(request, source.bodyLimitBytes, source.bodyTimeoutMs);
     started = performance.now();
     receivedAt = ctx.clock.now();
-    if (body.ok)
+    if (body.ok) {
+      const verifySpan = span?.startChild("verify webhook");
       verified = await verifyWebhook(
         source,
         request.headers,
@@ -82,6 +90,8 @@ export async function receiveWebhook(
         ctx.services,
         signatureFormOf(request.headers),
       );
+      verifySpan?.end(verified.ok ? undefined : verified.reason);
+    }
   } finally {
     release?.();
   }
@@ -138,14 +148,21 @@ export async function receiveWebhook(
   );
   if (!normalized.ok) throw reject(400, "invalid_body", normalized.message, "invalid_body");
   const { event, identity, marks } = normalized;
+  // The event keeps the context it was recorded in (CloudEvents distributed tracing): the server
+  // span when tracing is on, else the caller's own, so later attempts join the caller's trace.
+  attachTraceContext(event, span ? span.headers() : readTraceHeaders(request.headers));
+  if (span) describeEventSpan(span, source.id, event);
   const dedupeKey = toDedupeKey(source.id, identity);
+  const recordSpan = span?.startChild("record event");
 
   let claim: Awaited<ReturnType<typeof store.claim>>;
   try {
     claim = await store.claim(dedupeKey, ctx.config.claimTtlSeconds * 1000);
   } catch (cause) {
+    recordSpan?.end("store_unavailable");
     throw storeUnavailable(ctx, requestId, sourceId, cause);
   }
+  if (claim.status !== "claimed") recordSpan?.end();
   if (claim.status === "duplicate") {
     metrics.inc("gateway_webhooks_duplicate_total", { source: source.id });
     logger.info("webhook duplicate", { requestId, source: source.id, id: claim.id });
@@ -176,10 +193,12 @@ export async function receiveWebhook(
     ({ inserted, seq } = await store.append(record, dedupeKey, source.dedupeWindowSeconds * 1000));
   } catch (cause) {
     await store.release(dedupeKey).catch(() => {});
+    recordSpan?.end("store_unavailable");
     ctx.writeHealth?.failed("journal", ctx.clock.now());
     throw storeUnavailable(ctx, requestId, sourceId, cause);
   }
   ctx.writeHealth?.succeeded("journal");
+  recordSpan?.end();
   if (!inserted) {
     metrics.inc("gateway_webhooks_duplicate_total", { source: source.id });
     return json(200, { id: event.id, duplicate: true }, requestId);

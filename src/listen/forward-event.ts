@@ -5,6 +5,8 @@
  * event: its cursor moves only past events the app accepted. Only the caller's signal stops it.
  */
 import pRetry, { AbortError } from "p-retry";
+import { setTraceHeaders } from "../tracing/trace-context.ts";
+import type { TraceHeaders } from "../tracing/tracing-port.ts";
 import type { ForwardRequest } from "./build-forward-request.ts";
 
 export interface ForwardOptions {
@@ -20,6 +22,8 @@ export interface ForwardOptions {
   onFailure?(failure: { status?: number; error?: string; attempt: number; latencyMs: number }): void;
   /** Default: the runtime's fetch. */
   fetch?: typeof fetch;
+  /** W3C Trace Context sent with every attempt (`traceparent`, `tracestate` headers). */
+  trace?: TraceHeaders;
 }
 
 export interface ForwardOutcome {
@@ -59,6 +63,7 @@ export async function forwardEvent(
   const attempt = async (): Promise<ForwardOutcome> => {
     attempts++;
     const request = await build();
+    if (options.trace) setTraceHeaders(request.headers, options.trace);
     const started = performance.now();
     const signals = [AbortSignal.timeout(timeoutMs), ...(options.signal ? [options.signal] : [])];
     let response: Response;

@@ -16,6 +16,9 @@ export const ListenedEventSchema = v.looseObject({
   data: v.unknown(),
   upstreamid: v.optional(v.string()),
   upstreamidkind: v.optional(v.string()),
+  /** CloudEvents distributed-tracing extension (docs/tracing.md). */
+  traceparent: v.optional(v.string()),
+  tracestate: v.optional(v.string()),
 });
 
 export type ListenedEvent = v.InferOutput<typeof ListenedEventSchema>;

@@ -31,7 +31,8 @@ export function createProxy(ctx: ProxyDeps): ApiProxy {
   }
   const proxy: ApiProxy = {
     upstreams,
-    handle: (upstreamId, request, requestId) => handleProxyRequest(ctx, proxy, upstreamId, request, requestId),
+    handle: (upstreamId, request, requestId, span) =>
+      handleProxyRequest(ctx, proxy, upstreamId, request, requestId, span),
   };
   return proxy;
 }

@@ -19,6 +19,10 @@ const REQUEST_ALLOWLIST = [
   "if-range",
   "range",
   "prefer",
+  // W3C Trace Context: the caller's trace continues upstream (replaced by the gateway's own
+  // client span when tracing is on; docs/tracing.md).
+  "traceparent",
+  "tracestate",
 ];
 
 /** Encodings `fetch` decodes transparently: the body we pass on is no longer encoded. */

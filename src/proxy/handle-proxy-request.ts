@@ -9,6 +9,7 @@
 import { HTTPResponse } from "h3";
 import { readBearerCredential } from "../auth/authenticate-client.ts";
 import { createGatewayError, toErrorResponse } from "../errors.ts";
+import type { TraceSpan } from "../tracing/tracing-port.ts";
 import { answerProxyPreflight, checkRequestOrigin, isPreflight } from "./cors.ts";
 import { TokenFetchError } from "./fetch-access-token.ts";
 import { buildClientHeaders, buildUpstreamHeaders } from "./forward-headers.ts";
@@ -17,6 +18,7 @@ import { checkProxyPath, checkProxyQuery, isProxyCallAllowed } from "./proxy-sco
 import { prepareProxyBody } from "./replayable-body.ts";
 import { sendUpstream } from "./send-upstream.ts";
 import { passOnBody, UpstreamNetworkError, UpstreamTimeoutError } from "./upstream-fetch.ts";
+import { startUpstreamSpan } from "./upstream-span.ts";
 
 const AUTH_MESSAGES = {
   missing_credentials: "an API key or token is required (Authorization: Bearer <credential>)",
@@ -62,6 +64,7 @@ async function forward(
   path: string,
   requestId: string,
   extraHeaders: Record<string, string>,
+  span: TraceSpan | undefined,
 ): Promise<HTTPResponse> {
   const { config } = upstream;
   const credentials = upstream.credentials;
@@ -71,12 +74,14 @@ async function forward(
     });
   }
   const started = performance.now();
-  const response = await sendUpstream(
+  const target = `${config.baseUrl}${path}${url.search}`;
+  const clientSpan = span && startUpstreamSpan(span, config.id, request.method, target);
+  const sent = sendUpstream(
     config,
     credentials,
     {
       method: request.method,
-      url: `${config.baseUrl}${path}${url.search}`,
+      url: target,
       headers: buildUpstreamHeaders(request.headers, requestId),
       body: await prepareProxyBody(request, config.replayBodyLimitBytes),
       // No `request.signal`: a caller gone before the answer costs at most the upstream timeout,
@@ -87,8 +92,10 @@ async function forward(
       fetch: ctx.upstreamFetch,
       now: () => ctx.clock.now(),
       onRetry: (reason) => ctx.metrics.inc("gateway_proxy_retries_total", { upstream: config.id, reason }),
+      span: clientSpan?.span,
     },
   );
+  const response = await (clientSpan ? sent.then(clientSpan.answered, clientSpan.failed) : sent);
   ctx.metrics.observe("gateway_proxy_upstream_seconds", performance.now() - started, { upstream: config.id });
   const bodyless = request.method === "HEAD" || response.status === 204 || response.status === 304;
   // h3's HTTPResponse hands the body to the runtime's server as it is: on Node the upstream's
@@ -107,6 +114,7 @@ export async function handleProxyRequest(
   upstreamIdParam: string,
   request: Request,
   requestId: string,
+  span?: TraceSpan,
 ): Promise<Response | HTTPResponse> {
   const url = new URL(request.url);
   const { id, path } = splitProxyPath(url.pathname);
@@ -136,7 +144,7 @@ export async function handleProxyRequest(
           details: { reason: "scope", upstream: upstreamId, method: request.method },
         });
       }
-      response = await forward(ctx, upstream, request, url, path, requestId, extraHeaders);
+      response = await forward(ctx, upstream, request, url, path, requestId, extraHeaders, span);
     }
   } catch (error) {
     const failure = toGatewayFailure(error, upstreamId);

@@ -12,6 +12,7 @@ import type { Logger } from "../ops/logger.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
 import type { StoreDriver } from "../store/contract.ts";
+import type { TraceSpan } from "../tracing/tracing-port.ts";
 import type { UpstreamFetch } from "./upstream-fetch.ts";
 
 export interface ProxyDeps {
@@ -35,8 +36,11 @@ export interface UpstreamAuthorization {
 }
 
 export interface UpstreamCredentials {
-  /** The `Authorization` value for the next call; never `rejected`. */
-  authorize(rejected?: string): Promise<UpstreamAuthorization>;
+  /**
+   * The `Authorization` value for the next call; never `rejected`. A token request it makes is
+   * traced as a child of `span` (when tracing is on).
+   */
+  authorize(rejected?: string, span?: TraceSpan): Promise<UpstreamAuthorization>;
   /** Drops a token the upstream refused (no-op for static keys). */
   invalidate(token: string): Promise<void>;
 }
@@ -50,6 +54,6 @@ export interface ProxyUpstream {
 
 export interface ApiProxy {
   upstreams: ReadonlyMap<string, ProxyUpstream>;
-  /** Answers one request to `/api/{upstreamId}/...` (never throws). */
-  handle(upstreamId: string, request: Request, requestId: string): Promise<Response | HTTPResponse>;
+  /** Answers one request to `/api/{upstreamId}/...` (never throws); `span`: its server span, when traced. */
+  handle(upstreamId: string, request: Request, requestId: string, span?: TraceSpan): Promise<Response | HTTPResponse>;
 }

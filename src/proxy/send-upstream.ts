@@ -9,6 +9,8 @@
 import pRetry from "p-retry";
 import type { UpstreamConfig } from "../config/upstreams-schema.ts";
 import { parseRetryAfter } from "../http/parse-retry-after.ts";
+import { setTraceHeaders } from "../tracing/trace-context.ts";
+import type { TraceSpan } from "../tracing/tracing-port.ts";
 import type { UpstreamCredentials } from "./proxy-deps.ts";
 import type { ProxyBody } from "./replayable-body.ts";
 import type { UpstreamFetch } from "./upstream-fetch.ts";
@@ -35,6 +37,8 @@ export interface SendHooks {
   fetch: UpstreamFetch;
   now(): number;
   onRetry(reason: string): void;
+  /** The call's client span (tracing on): its context goes upstream as `traceparent`. */
+  span?: TraceSpan;
 }
 
 /** True when the method (and `Idempotency-Key`) make a resend harmless. */
@@ -60,13 +64,14 @@ export async function sendUpstream(
   const maxWaitMs = upstream.maxRetryAfterSeconds * 1000;
 
   const exchange = async (rejected?: string) => {
-    const auth = await credentials.authorize(rejected);
+    const auth = await credentials.authorize(rejected, hooks.span);
     // A plain record (lower-case names): the runtime's fetch takes it without another Headers copy.
     const headers: Record<string, string> = {};
     call.headers.forEach((value, name) => {
       headers[name] = value;
     });
     headers.authorization = auth.header;
+    if (hooks.span) setTraceHeaders(headers, hooks.span.headers());
     // A streamed body keeps its declared length, so the upstream sees no chunked upload.
     if (call.body.kind === "stream" && call.body.length) headers["content-length"] = call.body.length;
     const init = { method: call.method, headers, ...bodyInit(call.body) };

@@ -8,6 +8,7 @@
  */
 import * as v from "valibot";
 import type { StoreDriver } from "../store/contract.ts";
+import type { TraceSpan } from "../tracing/tracing-port.ts";
 import { type IssuedToken, type TokenFailureReason, TokenFetchError } from "./fetch-access-token.ts";
 import { sleep } from "./upstream-fetch.ts";
 
@@ -16,15 +17,15 @@ export interface TokenCacheOptions {
   key: string;
   store: StoreDriver;
   now: () => number;
-  /** Requests a new token from the token endpoint. */
-  fetchToken: () => Promise<IssuedToken>;
+  /** Requests a new token from the token endpoint (traced as a child of `span`, when given). */
+  fetchToken: (span?: TraceSpan) => Promise<IssuedToken>;
   /** How long a refresh may hold the lock before another instance takes over. */
   lockTtlMs: number;
 }
 
 export interface TokenCache {
-  /** A token valid now; never `rejected` (a token the upstream just refused). */
-  get(rejected?: string): Promise<string>;
+  /** A token valid now; never `rejected` (a token the upstream just refused). `span`: the caller's, when traced. */
+  get(rejected?: string, span?: TraceSpan): Promise<string>;
   /** Forgets `token` locally and in the store, unless another caller already replaced it. */
   invalidate(token: string): Promise<void>;
 }
@@ -71,7 +72,7 @@ export function createTokenCache(options: TokenCacheOptions): TokenCache {
     }
   };
 
-  const refreshAsHolder = async (rejected?: string): Promise<string> => {
+  const refreshAsHolder = async (rejected?: string, span?: TraceSpan): Promise<string> => {
     try {
       // Another instance may have stored a token between our read and our lock.
       const fresh = parseStored(StoredTokenSchema, await store.kvGet(key));
@@ -81,7 +82,7 @@ export function createTokenCache(options: TokenCacheOptions): TokenCache {
       }
       let issued: IssuedToken;
       try {
-        issued = await options.fetchToken();
+        issued = await options.fetchToken(span);
       } catch (error) {
         if (error instanceof TokenFetchError) {
           const hold = Math.max(FAILURE_HOLD_MS, error.retryAfterMs ?? 0);
@@ -99,7 +100,7 @@ export function createTokenCache(options: TokenCacheOptions): TokenCache {
     }
   };
 
-  const refresh = async (rejected?: string): Promise<string> => {
+  const refresh = async (rejected?: string, span?: TraceSpan): Promise<string> => {
     // Bounded by real time, not the injectable clock: the wait is for another process.
     const deadline = performance.now() + options.lockTtlMs + 1_000;
     let pause = POLL_START_MS;
@@ -110,7 +111,7 @@ export function createTokenCache(options: TokenCacheOptions): TokenCache {
         local = shared;
         return shared.value;
       }
-      if (await store.kvSetIfAbsent(lockKey, owner, options.lockTtlMs)) return refreshAsHolder(rejected);
+      if (await store.kvSetIfAbsent(lockKey, owner, options.lockTtlMs)) return refreshAsHolder(rejected, span);
       if (performance.now() > deadline) break;
       await sleep(pause);
       pause = Math.min(POLL_MAX_MS, pause * 2);
@@ -118,11 +119,11 @@ export function createTokenCache(options: TokenCacheOptions): TokenCache {
     throw new TokenFetchError("timeout");
   };
 
-  const get = async (rejected?: string): Promise<string> => {
+  const get = async (rejected?: string, span?: TraceSpan): Promise<string> => {
     if (usable(local, rejected)) return local.value;
     for (let joined = 0; joined < 3; joined++) {
       if (!inflight) {
-        const current = { rejected, promise: refresh(rejected) };
+        const current = { rejected, promise: refresh(rejected, span) };
         inflight = current;
         current.promise.then(
           () => {

@@ -11,6 +11,7 @@ import type { ProxyCredentialKind } from "../services/service-contract.ts";
 import { fetchAccessToken } from "./fetch-access-token.ts";
 import type { ProxyDeps, UpstreamCredentials } from "./proxy-deps.ts";
 import { createTokenCache, type TokenCache } from "./token-cache.ts";
+import { traceTokenFetch } from "./upstream-span.ts";
 
 /** Store key of an upstream's token: per upstream id and account, so a changed client id starts afresh. */
 async function tokenKeyOf(ctx: ProxyDeps, upstream: OAuthUpstreamConfig): Promise<string> {
@@ -28,21 +29,23 @@ function createOAuthCredentials(ctx: ProxyDeps, upstream: OAuthUpstreamConfig, t
         now: () => ctx.clock.now(),
         // Covers one token request; a holder that dies delays the others by at most this long.
         lockTtlMs: Math.min(60_000, upstream.timeoutMs + 5_000),
-        fetchToken: () =>
-          fetchAccessToken(
-            upstream,
-            tokenPath,
-            ctx.upstreamFetch,
-            () => ctx.clock.now(),
-            (outcome) => ctx.metrics.inc("gateway_proxy_token_requests_total", { upstream: upstream.id, outcome }),
+        fetchToken: (span) =>
+          traceTokenFetch(span, upstream.id, `${upstream.baseUrl}${tokenPath}`, ctx.upstreamFetch, (fetcher) =>
+            fetchAccessToken(
+              upstream,
+              tokenPath,
+              fetcher,
+              () => ctx.clock.now(),
+              (outcome) => ctx.metrics.inc("gateway_proxy_token_requests_total", { upstream: upstream.id, outcome }),
+            ),
           ),
       }),
     );
     return cache;
   };
   return {
-    async authorize(rejected) {
-      const token = await (await cacheOf()).get(rejected);
+    async authorize(rejected, span) {
+      const token = await (await cacheOf()).get(rejected, span);
       return { header: `Bearer ${token}`, token };
     },
     async invalidate(token) {

@@ -12,6 +12,7 @@ import type { StreamDeps } from "./stream-deps.ts";
 import { eventFrame } from "./stream-frames.ts";
 import { resolveStreamOptions, type StreamOptionsInput } from "./stream-options.ts";
 import type { LiveStreamHost, StreamSession } from "./stream-session.ts";
+import { traceFanOut } from "./trace-fan-out.ts";
 
 export type { LiveStreamHost } from "./stream-session.ts";
 
@@ -26,7 +27,10 @@ export interface LiveStream extends LiveStreamHost {
 
 /** Creates the fan-out and subscribes it to the gateway's event hub. */
 export function createLiveStream(
-  ctx: Pick<StreamDeps, "config" | "routes" | "hub" | "store" | "clock" | "logger" | "enricher" | "transformEvent">,
+  ctx: Pick<
+    StreamDeps,
+    "config" | "routes" | "hub" | "store" | "clock" | "logger" | "enricher" | "transformEvent" | "tracing"
+  >,
   input: StreamOptionsInput = {},
 ): LiveStream {
   const options = resolveStreamOptions(input);
@@ -69,6 +73,9 @@ export function createLiveStream(
           return frame;
         };
     for (const session of sessions) session.offer(record, destinations, frameOnce);
+    if (ctx.tracing && record.event.traceparent && sessions.size > 0) {
+      traceFanOut(ctx.tracing, record, destinations, sessions.size);
+    }
   };
 
   // The hub calls us inside the webhook's request, before its 202 is written: sending to

@@ -10,6 +10,7 @@ import type { Clock } from "../ops/clock.ts";
 import type { Logger } from "../ops/logger.ts";
 import type { CompiledRoute } from "../routes/match-routes.ts";
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
+import type { Tracing } from "../tracing/tracing-port.ts";
 import type { LiveHub } from "./hub-contract.ts";
 
 export interface StreamDeps {
@@ -22,6 +23,8 @@ export interface StreamDeps {
   clients: ClientAuthenticator;
   /** Enriches events for stream destinations whose routes ask for it (src/enrich), when any. */
   enricher?: Pick<Enricher, "wants" | "enrich">;
+  /** A span per event fanned out to subscribers (docs/tracing.md), when tracing is on. */
+  tracing?: Tracing;
   /**
    * A stream destination's transform (docs/transformations.md), when any stream destination has
    * one: undefined when `destination` has none, null to send nothing, else the frame's event JSON.

@@ -2,11 +2,13 @@
  * Global setup of the workerd suite (vitest.workers.config.ts): before the Workers runtime
  * starts, starts on random loopback ports the HTTP sink receiver (http destinations, queue
  * consumer, and `GET /stats` with the fake's counters) and the e-sign emulator (the proxy's
- * upstream), provides their addresses for the Worker's bindings, and stops both at the end.
+ * upstream) and an OTLP/HTTP receiver (the Worker's traces), provides their addresses for the
+ * Worker's bindings, and stops them at the end.
  */
 import type { TestProject } from "vitest/node";
 import { startEsignEmulator } from "./emulators.ts";
 import { startSinkReceiver } from "./http-sink-receiver.ts";
+import { startOtlpReceiver } from "./otlp-receiver.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -14,6 +16,7 @@ declare module "vitest" {
     esignBaseUrl: string;
     esignClientId: string;
     esignClientSecret: string;
+    otlpUrl: string;
   }
 }
 
@@ -28,7 +31,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("esignBaseUrl", esign.baseUrl);
   project.provide("esignClientId", esign.client.clientId);
   project.provide("esignClientSecret", esign.client.clientSecret);
+  // Every span the Worker and its objects export (test/workerd/tracing.test.ts).
+  const otlp = await startOtlpReceiver();
+  project.provide("otlpUrl", otlp.url);
   return async () => {
+    await otlp.close();
     await receiver.close();
     await esign.close();
   };

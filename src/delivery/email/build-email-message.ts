@@ -5,6 +5,7 @@
  */
 
 import { compileTypePattern } from "../../store/match-event-query.ts";
+import type { TraceHeaders } from "../../tracing/tracing-port.ts";
 import type { DeliverableRecord } from "../sink-contract.ts";
 import { DEFAULT_TEMPLATES, GENERIC_TEMPLATE } from "./default-templates.ts";
 import type { EmailTemplate } from "./email-destination-schema.ts";
@@ -57,7 +58,11 @@ function toHeaderValue(value: string): string {
 }
 
 /** The mail of `record` for `destination`, or why none can be sent (a permanent condition). */
-export function buildEmailMessage(destination: MailDestination, record: DeliverableRecord): BuildEmailResult {
+export function buildEmailMessage(
+  destination: MailDestination,
+  record: DeliverableRecord,
+  trace?: TraceHeaders,
+): BuildEmailResult {
   const { event } = record;
   // With a transform, its payload is what the templates render; recipients still come from the event.
   const context: unknown = record.transformed ? JSON.parse(record.transformed.json) : event;
@@ -89,6 +94,8 @@ export function buildEmailMessage(destination: MailDestination, record: Delivera
       "Auto-Submitted": "auto-generated",
     },
   };
+  // W3C Trace Context as a mail header, so a consumer of the mail can join the event's trace.
+  if (trace?.traceparent) message.headers.traceparent = trace.traceparent;
   if (template.html !== undefined) message.html = guardUrlAttributes(renderTemplate(template.html, context, "html"));
   if (destination.replyTo) message.replyTo = destination.replyTo;
   return { ok: true, message, skippedRecipients: recipients.skipped };

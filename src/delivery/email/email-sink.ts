@@ -67,8 +67,8 @@ export const createEmailSink: SinkFactory<EmailDestination | HttpEmailDestinatio
   createSink(
     destination.id,
     "mail",
-    async (record, signal) => {
-      const built = buildEmailMessage(destination, record);
+    async (record, signal, info) => {
+      const built = buildEmailMessage(destination, record, info?.trace);
       if (!built.ok) return { ok: false, permanent: true, error: built.error };
       const result = toEmailAttemptResult(await transport.send(built.message, signal));
       if (result.ok && built.skippedRecipients > 0 && !result.error) {

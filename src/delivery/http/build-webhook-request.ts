@@ -6,6 +6,8 @@
 
 import { decodeRawBody } from "../../encoding/raw-body-text.ts";
 import { hopByHopFilter } from "../../http/hop-by-hop.ts";
+import { setTraceHeaders } from "../../tracing/trace-context.ts";
+import type { TraceHeaders } from "../../tracing/tracing-port.ts";
 import type { DeliverableRecord } from "../sink-contract.ts";
 import type { HttpDestination } from "./http-destination-schema.ts";
 import { type HmacSha256, signStandardWebhook } from "./sign-standard-webhook.ts";
@@ -29,6 +31,9 @@ const NOT_RELAYED = new Set([
   "webhook-id",
   "webhook-timestamp",
   "webhook-signature",
+  // The attempt's own context replaces the upstream's.
+  "traceparent",
+  "tracestate",
 ]);
 
 /** The upstream headers as recorded, minus what must not travel on. */
@@ -43,12 +48,13 @@ export function relayableHeaders(received: Record<string, string>): Record<strin
   return out;
 }
 
-/** The signed request for `record` at `nowMs`. */
+/** The signed request for `record` at `nowMs`, carrying `trace` as W3C Trace Context headers. */
 export async function buildWebhookRequest(
   destination: Pick<HttpDestination, "url" | "mode" | "secrets" | "headers">,
   record: DeliverableRecord,
   nowMs: number,
   hmac?: HmacSha256,
+  trace?: TraceHeaders,
 ): Promise<WebhookRequest> {
   const relay = destination.mode === "relay";
   // A transform's payload is sent (and signed) exactly as the transform serialised it.
@@ -67,5 +73,6 @@ export async function buildWebhookRequest(
     "webhook-signature": await signStandardWebhook(destination.secrets, record.id, timestamp, body, hmac),
   };
   if (relay && !headers["content-type"]) headers["content-type"] = "application/json";
+  setTraceHeaders(headers, trace);
   return { url: destination.url, headers, body };
 }

@@ -51,8 +51,8 @@ export const createHttpSink: SinkFactory<HttpDestination, HttpSinkDeps> = (desti
   return createSink(
     destination.id,
     "http",
-    async (record, signal) => {
-      const request = await buildWebhookRequest(destination, record, now(), deps.hmac);
+    async (record, signal, info) => {
+      const request = await buildWebhookRequest(destination, record, now(), deps.hmac, info?.trace);
       const outcome = await deps.transport.send(request, { signal, timeoutMs: destination.timeoutSeconds * 1000 });
       return toHttpAttemptResult(outcome, now());
     },

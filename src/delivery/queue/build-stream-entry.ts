@@ -3,6 +3,7 @@
  * arguments that append it with approximate trimming. Field names are documented in
  * queue-destination-schema.ts and are part of the public surface.
  */
+import type { TraceHeaders } from "../../tracing/tracing-port.ts";
 import type { DeliverableRecord } from "../sink-contract.ts";
 import type { QueueDestination } from "./queue-destination-schema.ts";
 
@@ -13,10 +14,14 @@ export interface StreamEntry {
   fields: [name: string, value: string][];
 }
 
-/** The entry for `record`: `id`, `type`, `source`, `subject` (when known), `time`, `payload` (the transform's, if any). */
+/**
+ * The entry for `record`: `id`, `type`, `source`, `subject` (when known), `time`, `payload` (the
+ * transform's, if any), and `traceparent`/`tracestate` when the attempt carries a trace context.
+ */
 export function buildStreamEntry(
   destination: Pick<QueueDestination, "stream" | "maxLen">,
   record: DeliverableRecord,
+  trace?: TraceHeaders,
 ): StreamEntry {
   const { event } = record;
   const fields: [string, string][] = [
@@ -26,6 +31,8 @@ export function buildStreamEntry(
   ];
   if (event.subject) fields.push(["subject", event.subject]);
   fields.push(["time", event.time], ["payload", record.transformed?.json ?? JSON.stringify(event)]);
+  if (trace?.traceparent) fields.push(["traceparent", trace.traceparent]);
+  if (trace?.tracestate) fields.push(["tracestate", trace.tracestate]);
   return { stream: destination.stream, maxLen: destination.maxLen, fields };
 }
 

@@ -11,6 +11,8 @@
  * - `subject`: `agreements/{id}` or `staffing-requests/{id}`, only when the event has one
  * - `time`: the CloudEvent time (RFC 3339)
  * - `payload`: the whole CloudEvent envelope as JSON
+ * - `traceparent`, `tracestate`: W3C Trace Context of the attempt, when the event has one
+ *   (docs/tracing.md)
  */
 import * as v from "valibot";
 import { DeliveryPolicyEntries } from "../delivery-policy.ts";

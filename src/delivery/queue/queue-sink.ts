@@ -39,7 +39,7 @@ export const createQueueSink: SinkFactory<QueueDestination, QueueSinkDeps> = (de
   createSink(
     destination.id,
     "stream",
-    async (record, signal) =>
-      toQueueAttemptResult(await transport.append(buildStreamEntry(destination, record), signal)),
+    async (record, signal, info) =>
+      toQueueAttemptResult(await transport.append(buildStreamEntry(destination, record, info?.trace), signal)),
     () => transport.close(),
   );
