@@ -6,7 +6,7 @@
  * 502 `upstream_unavailable`, 504 `upstream_timeout`). Every answer carries `X-Request-Id`.
  */
 
-import { HTTPResponse } from "h3";
+import { FastResponse } from "srvx";
 import { readBearerCredential } from "../auth/authenticate-client.ts";
 import { createGatewayError, toErrorResponse } from "../errors.ts";
 import { answerProxyPreflight, checkRequestOrigin, isPreflight } from "./cors.ts";
@@ -16,7 +16,7 @@ import type { ApiProxy, ProxyDeps, ProxyUpstream } from "./proxy-deps.ts";
 import { checkProxyPath, isProxyCallAllowed } from "./proxy-scopes.ts";
 import { prepareProxyBody } from "./replayable-body.ts";
 import { sendUpstream } from "./send-upstream.ts";
-import { passOnBody, UpstreamNetworkError, UpstreamTimeoutError } from "./upstream-fetch.ts";
+import { passOnBody, UpstreamNetworkError, UpstreamTimeoutError, upstreamHeadersOf } from "./upstream-fetch.ts";
 
 const AUTH_MESSAGES = {
   missing_credentials: "an API key or token is required (Authorization: Bearer <credential>)",
@@ -62,7 +62,7 @@ async function forward(
   path: string,
   requestId: string,
   extraHeaders: Record<string, string>,
-): Promise<HTTPResponse> {
+): Promise<Response> {
   const { config } = upstream;
   const credentials = upstream.credentials;
   if (!credentials || !config.baseUrl) {
@@ -91,12 +91,13 @@ async function forward(
   );
   ctx.metrics.observe("gateway_proxy_upstream_seconds", performance.now() - started, { upstream: config.id });
   const bodyless = request.method === "HEAD" || response.status === 204 || response.status === 304;
-  // h3's HTTPResponse hands the body to the runtime's server as it is: on Node the upstream's
-  // Node stream is piped into the socket, skipping a Web-stream read per chunk (upstream-fetch.ts).
-  return new HTTPResponse(bodyless ? null : passOnBody(response), {
+  // srvx's FastResponse (the runtime's Response off Node) hands the body and the header record to
+  // the runtime's server as they are: on Node a whole small answer is written with its head, a
+  // streamed one piped as a Node stream (upstream-fetch.ts), and no `Headers` is built.
+  return new FastResponse(bodyless ? null : passOnBody(response), {
     status: response.status,
     statusText: response.statusText,
-    headers: buildClientHeaders(response.headers, requestId, extraHeaders),
+    headers: buildClientHeaders(upstreamHeadersOf(response), requestId, extraHeaders),
   });
 }
 
@@ -107,17 +108,18 @@ export async function handleProxyRequest(
   upstreamIdParam: string,
   request: Request,
   requestId: string,
-): Promise<Response | HTTPResponse> {
+): Promise<Response> {
   const url = new URL(request.url);
   const { id, path } = splitProxyPath(url.pathname);
   const upstreamId = id || upstreamIdParam;
   const upstream = proxy.upstreams.get(upstreamId);
   const label = upstream ? upstreamId : "unknown";
   let extraHeaders: Record<string, string> = {};
-  let response: Response | HTTPResponse;
+  let response: Response;
   try {
     if (isPreflight(request)) {
       response = answerProxyPreflight(ctx.config.clients, upstreamId, request);
+      response.headers.set("x-request-id", requestId);
     } else {
       const auth = await ctx.clients.authenticate(readBearerCredential(request, url), "proxy");
       if (!auth.ok) {
@@ -141,13 +143,13 @@ export async function handleProxyRequest(
     const failure = toGatewayFailure(error, upstreamId);
     response = toErrorResponse(failure);
     for (const [name, value] of Object.entries(extraHeaders)) response.headers.set(name, value);
+    response.headers.set("x-request-id", requestId);
     const status = response.status;
     if (status >= 500) {
       const code = (failure as { data?: { code?: string } }).data?.code;
       ctx.logger.warn("proxy call failed", { requestId, upstream: label, status, code, error: describe(error) });
     }
   }
-  response.headers.set("x-request-id", requestId);
   ctx.metrics.inc("gateway_proxy_requests_total", { upstream: label, status: String(response.status) });
   ctx.logger.debug("proxied", { requestId, upstream: label, method: request.method, path, status: response.status });
   return response;

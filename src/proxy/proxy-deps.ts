@@ -2,7 +2,6 @@
  * What the API proxy uses of the gateway (narrow, so the proxy does not depend on the whole
  * gateway context), and the proxy's own shape: one entry per configured upstream.
  */
-import type { HTTPResponse } from "h3";
 import type { ClientAuthenticator } from "../auth/authenticate-client.ts";
 import type { GatewayConfig } from "../config/schema.ts";
 import type { UpstreamConfig } from "../config/upstreams-schema.ts";
@@ -51,5 +50,5 @@ export interface ProxyUpstream {
 export interface ApiProxy {
   upstreams: ReadonlyMap<string, ProxyUpstream>;
   /** Answers one request to `/api/{upstreamId}/...` (never throws). */
-  handle(upstreamId: string, request: Request, requestId: string): Promise<Response | HTTPResponse>;
+  handle(upstreamId: string, request: Request, requestId: string): Promise<Response>;
 }

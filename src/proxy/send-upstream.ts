@@ -26,8 +26,8 @@ const MAX_BACKOFF_MS = 10_000;
 export interface UpstreamCall {
   method: string;
   url: string;
-  /** Upstream-bound headers without `Authorization` (added per attempt). */
-  headers: Headers;
+  /** Upstream-bound headers (lower-case names) without `Authorization` (added per attempt). */
+  headers: Readonly<Record<string, string>>;
   body: ProxyBody;
 }
 
@@ -38,8 +38,10 @@ export interface SendHooks {
 }
 
 /** True when the method (and `Idempotency-Key`) make a resend harmless. */
-export function isRetrySafe(method: string, headers: Headers): boolean {
-  return ALWAYS_SAFE.has(method) || ((method === "POST" || method === "PATCH") && headers.has("idempotency-key"));
+export function isRetrySafe(method: string, headers: Readonly<Record<string, string>>): boolean {
+  return (
+    ALWAYS_SAFE.has(method) || ((method === "POST" || method === "PATCH") && headers["idempotency-key"] !== undefined)
+  );
 }
 
 function bodyInit(body: ProxyBody): { body?: BodyInit; duplex?: "half" } {
@@ -61,12 +63,8 @@ export async function sendUpstream(
 
   const exchange = async (rejected?: string) => {
     const auth = await credentials.authorize(rejected);
-    // A plain record (lower-case names): the runtime's fetch takes it without another Headers copy.
-    const headers: Record<string, string> = {};
-    call.headers.forEach((value, name) => {
-      headers[name] = value;
-    });
-    headers.authorization = auth.header;
+    // A plain record (lower-case names): the runtime's fetch takes it without a Headers copy.
+    const headers: Record<string, string> = { ...call.headers, authorization: auth.header };
     // A streamed body keeps its declared length, so the upstream sees no chunked upload.
     if (call.body.kind === "stream" && call.body.length) headers["content-length"] = call.body.length;
     const init = { method: call.method, headers, ...bodyInit(call.body) };
