@@ -53,6 +53,8 @@ export interface GatewayOptions {
   readBody?: GatewayContext["readBody"];
   /** Default: iterate the request's `Headers`. The Node adapter reads the raw header pairs. */
   listHeaders?: GatewayContext["listHeaders"];
+  /** Default: none (large uploads stream as Web streams). The Node adapter hands on the IncomingMessage. */
+  nativeRequestBody?: GatewayContext["nativeRequestBody"];
   /** Default: the system clock. Tests inject their own. */
   clock?: Clock;
   /** Default: the runtime's `fetch`. The Node adapter supplies a faster one for proxied calls. */
@@ -109,6 +111,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     crypto,
     readBody: options.readBody ?? readRawBody,
     listHeaders: options.listHeaders,
+    nativeRequestBody: options.nativeRequestBody,
     upstreamFetch: options.upstreamFetch ?? fetchUpstream,
     metrics,
     logger,

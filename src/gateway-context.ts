@@ -44,6 +44,12 @@ export interface GatewayContext {
    * iterating its `Headers` gives); runtime adapters may read them without building a `Headers`.
    */
   listHeaders?: (request: Request) => Record<string, string>;
+  /**
+   * The request's body in the runtime's own stream form, not yet read, for the proxy to pass a
+   * large upload on without Web-stream adaptation (Node: the `IncomingMessage`); undefined when
+   * unavailable. The runtime's `upstreamFetch` must accept what this returns as a body.
+   */
+  nativeRequestBody?: (request: Request) => unknown;
   /** Refuses addresses that keep failing webhook verification (src/ingress/verification-failure-limiter.ts). */
   verificationLimiter?: VerificationFailureLimiter;
   /** Notified after each durable append (delivery engine, live stream). */

@@ -33,11 +33,32 @@ const BUFFERED_BODY_MAX_BYTES = 64 * 1024;
 type NodeRequestBody = string | Uint8Array | Readable | null;
 type HeaderRecord = Record<string, string | string[]>;
 
-function toRequestBody(body: RequestInit["body"]): NodeRequestBody {
+function toRequestBody(body: RequestInit["body"] | Readable): NodeRequestBody {
   if (body === undefined || body === null) return null;
-  if (typeof body === "string" || body instanceof Uint8Array) return body;
+  if (typeof body === "string" || body instanceof Uint8Array || body instanceof Readable) return body;
   if (body instanceof ReadableStream) return Readable.fromWeb(body as import("node:stream/web").ReadableStream);
   throw new TypeError("unsupported upstream request body");
+}
+
+/**
+ * `armHeaderTimeout` for a Node stream body (a client's upload passed on as it is): the timeout
+ * starts once the body has been read to its end, so a long upload is never cut off by it.
+ */
+function armAfterNodeBody(body: Readable, ms: number, onTimeout: () => void) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let disarmed = false;
+  const arm = () => {
+    if (!disarmed) timer = setTimeout(onTimeout, ms);
+  };
+  body.once("end", arm);
+  return {
+    body,
+    disarm() {
+      disarmed = true;
+      body.off("end", arm);
+      clearTimeout(timer);
+    },
+  };
 }
 
 /** undici's raw header pairs as a record: lower-case names, repeats joined (`set-cookie` kept apart). */
@@ -229,10 +250,14 @@ export function createNodeUpstreamFetch(options: NodeUpstreamFetchOptions = {}):
       const handler = new UpstreamCallHandler(method, resolve, (error) =>
         reject(timedOut ? new UpstreamTimeoutError("no response in time", { cause: error }) : error),
       );
-      const armed = armHeaderTimeout(init.body, init.timeoutMs, () => {
+      const onTimeout = () => {
         timedOut = true;
         handler.abort(new UpstreamTimeoutError("no response in time"));
-      });
+      };
+      const armed =
+        init.body instanceof Readable
+          ? armAfterNodeBody(init.body, init.timeoutMs, onTimeout)
+          : armHeaderTimeout(init.body, init.timeoutMs, onTimeout);
       handler.onSettled = () => armed.disarm();
       // The origin ends at the first "/" after "//"; the rest is the path and query.
       const pathStart = url.indexOf("/", url.indexOf("//") + 2);

@@ -23,7 +23,7 @@ import { listNodeHeaders } from "./list-node-headers.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
 import { sendNodeWebSocketText } from "./node-websocket-text.ts";
-import { readNodeBody } from "./read-node-body.ts";
+import { nativeNodeRequestBody, readNodeBody } from "./read-node-body.ts";
 import { createStdoutLogWriter } from "./stdout-log-writer.ts";
 
 export interface NodeGatewayOptions {
@@ -87,6 +87,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     hub,
     crypto: createNodeCrypto(),
     readBody: readNodeBody,
+    nativeRequestBody: nativeNodeRequestBody,
     listHeaders: listNodeHeaders,
     upstreamFetch: createNodeUpstreamFetch(),
     logger,

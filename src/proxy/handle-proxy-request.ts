@@ -78,7 +78,7 @@ async function forward(
       method: request.method,
       url: `${config.baseUrl}${path}${url.search}`,
       headers: buildUpstreamHeaders(request.headers, requestId),
-      body: await prepareProxyBody(request, config.replayBodyLimitBytes),
+      body: await prepareProxyBody(request, config.replayBodyLimitBytes, ctx),
       // No `request.signal`: a caller gone before the answer costs at most the upstream timeout,
       // and a gone reader cancels the streamed answer (which closes the upstream body). Creating
       // the signal per request is a measurable share of the proxy's CPU on Node.

@@ -25,6 +25,10 @@ export interface ProxyDeps {
   metrics: Metrics;
   logger: Logger;
   upstreamFetch: UpstreamFetch;
+  /** Reads a whole request body up to `limit` bytes (the runtime's fastest way; `GatewayContext.readBody`). */
+  readBody?: (request: Request, limit: number) => Promise<{ ok: true; bytes: Uint8Array } | { ok: false }>;
+  /** The runtime's own form of an unread request body, for large uploads (`GatewayContext.nativeRequestBody`). */
+  nativeRequestBody?: (request: Request) => unknown;
 }
 
 export interface UpstreamAuthorization {

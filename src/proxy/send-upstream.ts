@@ -47,6 +47,7 @@ export function isRetrySafe(method: string, headers: Readonly<Record<string, str
 function bodyInit(body: ProxyBody): { body?: BodyInit; duplex?: "half" } {
   if (body.kind === "buffered") return { body: body.bytes };
   if (body.kind === "stream") return { body: body.stream, duplex: "half" };
+  if (body.kind === "native") return { body: body.body as BodyInit, duplex: "half" };
   return {};
 }
 
@@ -57,7 +58,7 @@ export async function sendUpstream(
   call: UpstreamCall,
   hooks: SendHooks,
 ): Promise<Response> {
-  const replayable = call.body.kind !== "stream";
+  const replayable = call.body.kind === "none" || call.body.kind === "buffered";
   const retries = replayable && isRetrySafe(call.method, call.headers) ? upstream.retries : 0;
   const maxWaitMs = upstream.maxRetryAfterSeconds * 1000;
 
@@ -66,7 +67,9 @@ export async function sendUpstream(
     // A plain record (lower-case names): the runtime's fetch takes it without a Headers copy.
     const headers: Record<string, string> = { ...call.headers, authorization: auth.header };
     // A streamed body keeps its declared length, so the upstream sees no chunked upload.
-    if (call.body.kind === "stream" && call.body.length) headers["content-length"] = call.body.length;
+    if ((call.body.kind === "stream" || call.body.kind === "native") && call.body.length) {
+      headers["content-length"] = call.body.length;
+    }
     const init = { method: call.method, headers, ...bodyInit(call.body) };
     const response = await callUpstream(hooks.fetch, call.url, init, upstream.timeoutMs);
     return { response, token: auth.token };
