@@ -140,6 +140,7 @@ interface ScenarioFigures extends IdleFigures {
   p99Ms: number;
   maxMs: number;
   framesPerSecond: number;
+  serverUsPerFrame: number;
   cpuPercent: Record<string, number>;
 }
 
@@ -233,13 +234,17 @@ async function runScenarioAnyRate(s: Scenario): Promise<ScenarioFigures | IdleFi
       p99Ms: percentile(histogram, deliveries, 0.99),
       maxMs: Number(max.toFixed(1)),
       framesPerSecond: Math.round(deliveries / ((lastReceipt - firstAck) / 1000)),
+      // Server CPU per delivered frame: steadier than latency on a shared machine.
+      serverUsPerFrame: Number(
+        ((((cpuPercent.server ?? 0) / 100) * posted.postedSeconds * 1e6) / Math.max(1, deliveries)).toFixed(2),
+      ),
       idleRss: idle,
       cpuPercent,
     };
     console.log(
       `${s.label.padEnd(34)} ${String(ready).padStart(5)} subs  ${String(s.rate).padStart(4)} ev/s posted ${figures.postRatePerSecond}/s   ` +
         `p50 ${figures.p50Ms} ms  p99 ${figures.p99Ms} ms  max ${figures.maxMs} ms   ` +
-        `${deliveries}/${expected} frames, ${figures.framesPerSecond}/s   cpu: ${formatCpu(cpuPercent)}`,
+        `${deliveries}/${expected} frames, ${figures.framesPerSecond}/s, server ${figures.serverUsPerFrame} µs/frame   cpu: ${formatCpu(cpuPercent)}`,
     );
     return figures;
   } finally {

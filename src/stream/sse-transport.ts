@@ -10,6 +10,7 @@
  * taken. Past the bound the session ends the stream (after the error frame, which the consumer
  * reads once it catches up, or is cut when it does not within the idle timeout).
  */
+import { concatBytes } from "../encoding/concat-bytes.ts";
 import { createGatewayError } from "../errors.ts";
 import { authorizeSubscriber } from "./authorize-subscriber.ts";
 import type { LiveStream } from "./live-stream.ts";
@@ -19,6 +20,19 @@ import { createStreamSession, type StreamSink } from "./stream-session.ts";
 
 const RETRY_MS = 1000;
 const encoder = new TextEncoder();
+
+/**
+ * The bytes of the last event frame: a fan-out turn sends the same frame with the same cursor to
+ * every SSE subscriber, so it is formatted and encoded once for all of them, not per subscriber.
+ */
+let lastEvent: { frame: string; cursor: number; bytes: Uint8Array } | undefined;
+
+function eventBytes(frame: string, cursor: number): Uint8Array {
+  if (lastEvent?.frame !== frame || lastEvent.cursor !== cursor) {
+    lastEvent = { frame, cursor, bytes: encoder.encode(`id: ${formatCursor(cursor)}\ndata: ${frame}\n\n`) };
+  }
+  return lastEvent.bytes;
+}
 
 function createEventStreamSink(live: LiveStream, onCancel: () => void) {
   const { clock, options } = live;
@@ -72,14 +86,14 @@ function createEventStreamSink(live: LiveStream, onCancel: () => void) {
     { highWaterMark: 0 },
   );
 
-  let batch: string[] | undefined;
-  const write = (text: string) => {
+  let batch: Uint8Array[] | undefined;
+  const write = (text: string | Uint8Array) => {
     if (finished || ending) return;
+    const bytes = typeof text === "string" ? encoder.encode(text) : text;
     if (batch) {
-      batch.push(text);
+      batch.push(bytes);
       return;
     }
-    const bytes = encoder.encode(text);
     if (readerWaiting) {
       readerWaiting = false;
       controller.enqueue(bytes);
@@ -93,7 +107,7 @@ function createEventStreamSink(live: LiveStream, onCancel: () => void) {
     send(frame, cursor) {
       if (cursor === undefined) return write(`data: ${frame}\n\n`);
       lastId = cursor;
-      write(`id: ${formatCursor(cursor)}\ndata: ${frame}\n\n`);
+      write(eventBytes(frame, cursor));
     },
     heartbeat(cursor) {
       // An `id:` line without data moves the client's Last-Event-ID without firing an event.
@@ -119,9 +133,9 @@ function createEventStreamSink(live: LiveStream, onCancel: () => void) {
       if (finished || ending) return;
       if (batch) {
         // The goodbye frame may sit in a batch: it goes out before the stream ends.
-        const texts = batch;
+        const held = batch;
         batch = undefined;
-        write(texts.join(""));
+        write(concatBytes(held));
       }
       // A consumer that stopped reading will not read a goodbye either: cut it now.
       if (code === "idle_timeout") return finish(true);
@@ -134,9 +148,9 @@ function createEventStreamSink(live: LiveStream, onCancel: () => void) {
       if (batch) return () => {};
       batch = [];
       return () => {
-        const texts = batch ?? [];
+        const held = batch ?? [];
         batch = undefined;
-        if (texts.length > 0) write(texts.join(""));
+        if (held.length > 0) write(concatBytes(held));
       };
     },
   };
