@@ -20,6 +20,7 @@ import type { UpstreamFetch } from "./proxy/upstream-fetch.ts";
 import type { CompiledRoute } from "./routes/match-routes.ts";
 import type { ServiceRegistry } from "./services/service-contract.ts";
 import type { StoreDriver } from "./store/contract.ts";
+import type { CreateEventStreamChannel } from "./stream/event-stream-channel.ts";
 import type { LiveHub } from "./stream/hub-contract.ts";
 
 export type { Clock } from "./ops/clock.ts";
@@ -50,6 +51,8 @@ export interface GatewayContext {
    * unavailable. The runtime's `upstreamFetch` must accept what this returns as a body.
    */
   nativeRequestBody?: (request: Request) => unknown;
+  /** The SSE body channel (default Web streams; the Node adapter pipes a Node stream). */
+  createEventStreamChannel?: CreateEventStreamChannel;
   /** Refuses addresses that keep failing webhook verification (src/ingress/verification-failure-limiter.ts). */
   verificationLimiter?: VerificationFailureLimiter;
   /** Notified after each durable append (delivery engine, live stream). */

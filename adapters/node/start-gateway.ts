@@ -21,6 +21,7 @@ import { applyConnectionLimits, nodeServerOptions } from "./connection-limits.ts
 import { allowListenerPerAttempt } from "./lane-signal.ts";
 import { listNodeHeaders } from "./list-node-headers.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
+import { createNodeEventStreamChannel } from "./node-event-stream-channel.ts";
 import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
 import { sendNodeWebSocketText } from "./node-websocket-text.ts";
 import { nativeNodeRequestBody, readNodeBody } from "./read-node-body.ts";
@@ -88,6 +89,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     crypto: createNodeCrypto(),
     readBody: readNodeBody,
     nativeRequestBody: nativeNodeRequestBody,
+    createEventStreamChannel: createNodeEventStreamChannel,
     listHeaders: listNodeHeaders,
     upstreamFetch: createNodeUpstreamFetch(),
     logger,

@@ -10,6 +10,7 @@ import type { Clock } from "../ops/clock.ts";
 import type { Logger } from "../ops/logger.ts";
 import type { CompiledRoute } from "../routes/match-routes.ts";
 import type { StoreDriver } from "../store/contract.ts";
+import type { CreateEventStreamChannel } from "./event-stream-channel.ts";
 import type { LiveHub } from "./hub-contract.ts";
 
 export interface StreamDeps {
@@ -22,4 +23,6 @@ export interface StreamDeps {
   clients: ClientAuthenticator;
   /** Enriches events for stream destinations whose routes ask for it (src/enrich), when any. */
   enricher?: Pick<Enricher, "wants" | "enrich">;
+  /** The SSE body channel; default Web streams (src/stream/event-stream-channel.ts). */
+  createEventStreamChannel?: CreateEventStreamChannel;
 }
