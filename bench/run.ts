@@ -4,32 +4,67 @@
  * `npm run bench -- scale` (minutes: it fills a million events) runs only when named.
  * Not part of `npm test`. `BENCH_SECONDS=3 npm run bench` shortens each measured run (a smoke
  * run; quote only full-length figures); `BENCH_LIVE_SUBSCRIBERS=200` lowers the live case's
- * WebSocket subscribers (default 2,000) for the same purpose.
+ * WebSocket subscribers (default 2,000) for the same purpose. `npm run bench -- --help` lists the
+ * cases; an unknown case or option is refused (exit 64) before anything runs.
  */
 import { existsSync } from "node:fs";
 
 type Case = (options: { durationSeconds?: number }) => Promise<Record<string, number | string>>;
 
-const CASES: Record<string, { file: string; exportName: string }> = {
-  ingress: { file: "./cases/ingress.ts", exportName: "benchIngress" },
-  proxy: { file: "./cases/proxy.ts", exportName: "benchProxy" },
-  fanout: { file: "./cases/fanout.ts", exportName: "benchFanout" },
-  live: { file: "./cases/live.ts", exportName: "benchLive" },
-  hostile: { file: "./cases/hostile.ts", exportName: "benchHostile" },
-  scaleout: { file: "./cases/scaleout.ts", exportName: "benchScaleout" },
-  scale: { file: "./cases/scale.ts", exportName: "benchScale" },
-  worker: { file: "./cases/worker.ts", exportName: "benchWorker" },
+const CASES: Record<string, { file: string; exportName: string; about: string }> = {
+  ingress: {
+    file: "./cases/ingress.ts",
+    exportName: "benchIngress",
+    about: "signed webhooks in: gateway vs bare node:http, empty h3, Express peer",
+  },
+  proxy: {
+    file: "./cases/proxy.ts",
+    exportName: "benchProxy",
+    about: "GET through the proxy vs direct to the e-sign fake",
+  },
+  fanout: { file: "./cases/fanout.ts", exportName: "benchFanout", about: "four destinations out: HTTP, Redis, SMTP" },
+  live: { file: "./cases/live.ts", exportName: "benchLive", about: "2,000 WebSocket subscribers vs a naive broadcast" },
+  hostile: { file: "./cases/hostile.ts", exportName: "benchHostile", about: "CPU per forged or unsigned webhook" },
+  scaleout: { file: "./cases/scaleout.ts", exportName: "benchScaleout", about: "one vs three instances on Redis" },
+  scale: {
+    file: "./cases/scale.ts",
+    exportName: "benchScale",
+    about: "a million events in the sqlite store (minutes; only when named)",
+  },
+  worker: { file: "./cases/worker.ts", exportName: "benchWorker", about: "Workers bundle size and cold start" },
 };
 
-const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 /** Cases that take minutes (the scale case fills a million events) run only when named. */
 const ON_REQUEST = new Set(["scale"]);
+const USAGE = [
+  "usage: npm run bench [-- <case>...]   (no case: every one but scale)",
+  "",
+  "cases:",
+  ...Object.entries(CASES).map(([name, spec]) => `  ${name.padEnd(9)} ${spec.about}`),
+  "",
+  "options: --scale-events=N (the scale case's fill, default 1000000)",
+  "environment: BENCH_SECONDS=3 (shorter runs, a smoke test), BENCH_LIVE_SUBSCRIBERS=200",
+].join("\n");
+
+const argv = process.argv.slice(2);
+if (argv.includes("--help") || argv.includes("-h")) {
+  console.log(USAGE);
+  process.exit(0);
+}
+// Checked before anything runs, so a typo costs nothing (exit 64, EX_USAGE).
+const OPTIONS = /^--scale-events=/;
+const unknown = argv.find((arg) => (arg.startsWith("-") ? !OPTIONS.test(arg) : !(arg in CASES)));
+if (unknown !== undefined) {
+  const what = unknown.startsWith("-") ? `unknown option "${unknown}"` : `unknown bench case "${unknown}"`;
+  console.error(`bench: ${what}\n\n${USAGE}`);
+  process.exit(64);
+}
+const wanted = argv.filter((arg) => !arg.startsWith("-"));
 const names = wanted.length > 0 ? wanted : Object.keys(CASES).filter((name) => !ON_REQUEST.has(name));
 const summary: Record<string, Record<string, number | string>> = {};
 
 for (const name of names) {
-  const spec = CASES[name];
-  if (!spec) throw new Error(`unknown bench case "${name}"; one of ${Object.keys(CASES).join(", ")}`);
+  const spec = CASES[name] as (typeof CASES)[string];
   if (!existsSync(new URL(spec.file, import.meta.url))) continue;
   const mod = (await import(spec.file)) as Record<string, Case>;
   const run = mod[spec.exportName];

@@ -160,8 +160,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.get("/stream", (event) => openEventStream(ctx, live, event.req, event.url));
   app.post("/auth/stream-token", (event) => mintStreamToken(ctx, event.req, live.options));
   registerDeliveryRoutes(app, ctx);
-  registerTestEventRoutes(app, ctx, config.testEvents || options.development !== undefined);
-  registerConsoleRoutes(app, options.development);
+  const testEvents = config.testEvents || options.development !== undefined;
+  registerTestEventRoutes(app, ctx, testEvents);
+  registerConsoleRoutes(app, options.development, { testEvents, streamTokens: !!config.auth.jwt?.hs256Secret });
   app.get("/healthz", (event) => checkHealth(ctx, event.req));
   app.get("/metrics", async (event) => {
     await requireOpsAccess(ctx, event.req);

@@ -4,45 +4,53 @@
  * listen and the sandbox credentials to configure a gateway or an app with, and stops on
  * SIGINT/SIGTERM.
  */
-import { parseArgs } from "node:util";
+import { defineCommand } from "citty";
 import { emulatorRegistry } from "../../emulators/registry.ts";
+import { UsageError } from "./cli-errors.ts";
+import { explainListenError } from "./port-in-use.ts";
 import { describeEmulators } from "./sandbox.ts";
 import { startEmulators } from "./start-emulators.ts";
 
-/** Runs the command; resolves once the emulators listen. */
-export async function emulateCommand(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      host: { type: "string", default: "127.0.0.1" },
-      port: { type: "string", default: "8788" },
-      "time-scale": { type: "string", default: "1" },
-      only: { type: "string" },
+export const emulateCommand = defineCommand({
+  meta: { name: "emulate", description: "Run the upstream emulators alone (sandbox credentials printed)" },
+  args: {
+    host: { type: "string", valueHint: "host", default: "127.0.0.1", description: "Listen address" },
+    port: { type: "string", valueHint: "port", default: "8788", description: "Listen port (0: any)" },
+    "time-scale": {
+      type: "string",
+      valueHint: "factor",
+      default: "1",
+      description: "Multiplier of simulated delays (0 < factor <= 100)",
     },
-  });
-  const port = Number(values.port);
-  const timeScale = Number(values["time-scale"]);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error("--port: an integer 0..65535");
-  if (!(timeScale > 0 && timeScale <= 100)) throw new Error("--time-scale: a number above 0, at most 100");
-  const names = [...emulatorRegistry.keys()];
-  if (values.only !== undefined && !names.includes(values.only)) throw new Error(`--only: one of ${names.join(", ")}`);
-  const emulators = await startEmulators({
-    host: values.host,
-    port,
-    timeScale,
-    only: values.only === undefined ? undefined : { [values.only]: {} },
-  });
-  console.log(describeEmulators(emulators));
-  // Printed on purpose: credentials of an in-memory emulator, worthless anywhere else.
-  const lines = ["SANDBOX credentials (emulated services only):"];
-  for (const { name, emulator, apiUrl } of emulators.served) {
-    for (const [variable, value] of Object.entries(emulator.upstreamEnv(apiUrl))) lines.push(`  ${variable}=${value}`);
-    lines.push(`  ${name} webhook signing secret: ${emulator.webhookSecret}`);
-  }
-  console.log(lines.join("\n"));
-  const stop = () => {
-    emulators.close().then(() => process.exit(0));
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
-}
+    only: { type: "string", valueHint: [...emulatorRegistry.keys()].join("|"), description: "Run one emulator" },
+  },
+  async run({ args }) {
+    const port = Number(args.port);
+    const timeScale = Number(args["time-scale"]);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port: an integer 0..65535");
+    if (!(timeScale > 0 && timeScale <= 100)) throw new UsageError("--time-scale: a number above 0, at most 100");
+    const names = [...emulatorRegistry.keys()];
+    if (args.only !== undefined && !names.includes(args.only))
+      throw new UsageError(`--only: one of ${names.join(", ")}`);
+    const emulators = await startEmulators({
+      host: args.host,
+      port,
+      timeScale,
+      only: args.only === undefined ? undefined : { [args.only]: {} },
+    }).catch((error: unknown) => explainListenError(error, "emulators", args.host, port));
+    console.log(describeEmulators(emulators));
+    // Printed on purpose: credentials of an in-memory emulator, worthless anywhere else.
+    const lines = ["SANDBOX credentials (emulated services only):"];
+    for (const { name, emulator, apiUrl } of emulators.served) {
+      for (const [variable, value] of Object.entries(emulator.upstreamEnv(apiUrl)))
+        lines.push(`  ${variable}=${value}`);
+      lines.push(`  ${name} webhook signing secret: ${emulator.webhookSecret}`);
+    }
+    console.log(lines.join("\n"));
+    const stop = () => {
+      emulators.close().then(() => process.exit(0));
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  },
+});

@@ -7,6 +7,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
+import { defineCommand } from "citty";
 import WebSocket from "ws";
 import { fromBase64 } from "../../src/encoding/base64.ts";
 import {
@@ -19,6 +20,7 @@ import { forwardEvent } from "../../src/listen/forward-event.ts";
 import type { ListenedEvent } from "../../src/listen/listen-frames.ts";
 import { ListenRefusedError, runListenLoop } from "../../src/listen/listen-loop.ts";
 import { builtinServices } from "../../src/services/registry.ts";
+import { CliFailure, fetchGateway, UsageError } from "./cli-errors.ts";
 import {
   defaultListenStatePath,
   generateListenSecret,
@@ -28,24 +30,17 @@ import {
 } from "./listen-state.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 
-export const LISTEN_USAGE =
-  "gateway listen <gateway-url> --forward-to <url> [--source id]... [--type pattern]... " +
-  "[--format cloudevents|upstream] [--key apiKey | --token jwt] [--state file] [--retry-max-ms 30000]";
-
-/** Thrown for bad command-line input (the CLI prints usage). */
-export class ListenUsageError extends Error {}
-
 function httpUrl(text: string | undefined, what: string): string {
   try {
     const url = new URL(text ?? "");
     if (url.protocol === "http:" || url.protocol === "https:") return url.toString().replace(/\/$/, "");
   } catch {}
-  throw new ListenUsageError(`${what}: an http(s) URL is required, received ${text ?? "nothing"}`);
+  throw new UsageError(`${what}: an http(s) URL is required, received ${text ?? "nothing"}`);
 }
 
 /** The credential: flags first, then GATEWAY_API_KEY, then the development admin key. */
 async function credentialOf(values: { key?: string; token?: string }): Promise<{ value: string; from: string }> {
-  if (values.key && values.token) throw new ListenUsageError("give --key or --token, not both");
+  if (values.key && values.token) throw new UsageError("give --key or --token, not both");
   const given = values.key ?? values.token;
   if (given) return { value: given, from: values.key ? "--key" : "--token" };
   if (process.env.GATEWAY_API_KEY) return { value: process.env.GATEWAY_API_KEY, from: "GATEWAY_API_KEY" };
@@ -55,7 +50,10 @@ async function credentialOf(values: { key?: string; token?: string }): Promise<{
       return { value: dev.GATEWAY_ADMIN_KEY, from: ".data/dev-secrets.json (development admin key)" };
     }
   } catch {}
-  throw new ListenUsageError("no credential: pass --key or --token, or set GATEWAY_API_KEY");
+  throw new CliFailure(
+    "no credential: looked for --key, --token, GATEWAY_API_KEY and .data/dev-secrets.json (the zero-config " +
+      "gateway's admin key); pass one",
+  );
 }
 
 /** Reads the recorded upstream delivery when the credential may read the event log. */
@@ -80,8 +78,42 @@ function createRecordedReader(gateway: string, authorization: string, notice: (l
   };
 }
 
+/** Fails with one line when nothing answers at the gateway's address (later drops are retried). */
+async function assertReachable(gateway: string): Promise<void> {
+  const response = await fetchGateway(`${gateway}/healthz`, gateway, "Check the <gateway-url> argument.");
+  await response.body?.cancel();
+}
+
+export const listenCommand = defineCommand({
+  meta: {
+    name: "listen",
+    description: "Forward the gateway's live events to a local app, signed, resuming where it stopped",
+  },
+  args: {
+    gateway: { type: "positional", description: "The gateway (http://127.0.0.1:8787)" },
+    "forward-to": { type: "string", valueHint: "url", required: true, description: "Your local app's webhook URL" },
+    source: { type: "string", valueHint: "id", description: "Only events of this source (repeatable)" },
+    type: { type: "string", valueHint: "pattern", description: "Only events of this type, `*` wildcards (repeatable)" },
+    format: { type: "enum", options: ["cloudevents", "upstream"], default: "cloudevents", description: "Body format" },
+    key: {
+      type: "string",
+      valueHint: "apiKey",
+      description: "API key (default: GATEWAY_API_KEY, then the dev admin key)",
+    },
+    token: { type: "string", valueHint: "jwt", description: "A stream token instead of an API key" },
+    state: { type: "string", valueHint: "file", description: "Cursor and local secret file (default: per target)" },
+    "retry-max-ms": {
+      type: "string",
+      valueHint: "ms",
+      default: "30000",
+      description: "Longest retry delay to the app",
+    },
+  },
+  run: ({ rawArgs }) => runListen(rawArgs),
+});
+
 /** Runs the command until SIGINT/SIGTERM. */
-export async function listenCommand(args: string[]): Promise<void> {
+async function runListen(args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -99,12 +131,12 @@ export async function listenCommand(args: string[]): Promise<void> {
   const gateway = httpUrl(positionals[0], "<gateway-url>");
   const target = httpUrl(values["forward-to"], "--forward-to");
   const format = values.format as ListenFormat;
-  if (format !== "cloudevents" && format !== "upstream")
-    throw new ListenUsageError("--format: cloudevents or upstream");
+  if (format !== "cloudevents" && format !== "upstream") throw new UsageError("--format: cloudevents or upstream");
   const retryMaxMs = Number(values["retry-max-ms"]);
-  if (!Number.isInteger(retryMaxMs) || retryMaxMs < 10) throw new ListenUsageError("--retry-max-ms: an integer >= 10");
+  if (!Number.isInteger(retryMaxMs) || retryMaxMs < 10) throw new UsageError("--retry-max-ms: an integer >= 10");
   const filters = { source: values.source ?? [], type: values.type ?? [] };
   const credential = await credentialOf(values);
+  await assertReachable(gateway);
   const authorization = `Bearer ${credential.value}`;
   const statePath = values.state ?? defaultListenStatePath({ gateway, target, filters, format });
   const print = (line: string) => console.log(line);
@@ -169,11 +201,7 @@ export async function listenCommand(args: string[]): Promise<void> {
       signal: stop.signal,
     });
   } catch (error) {
-    if (error instanceof ListenRefusedError) {
-      console.error(error.message);
-      process.exitCode = 1;
-      return;
-    }
+    if (error instanceof ListenRefusedError) throw new CliFailure(error.message);
     throw error;
   } finally {
     process.off("SIGINT", onSignal);

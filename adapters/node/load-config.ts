@@ -25,3 +25,10 @@ export async function loadConfigFile(path?: string): Promise<unknown> {
   }
   throw new ConfigError([`${path}: expected a .ts, .mts, .js, .mjs or .json file`]);
 }
+
+/** The sqlite (alias disk) store directory of a raw config, if any (where dev secrets are kept). */
+export function dataDirOf(raw: unknown): string | undefined {
+  const store = (raw as { store?: { driver?: string; dir?: string } } | undefined)?.store;
+  if (!store || store.driver === "disk" || store.driver === "sqlite") return store?.dir ?? ".data";
+  return undefined;
+}

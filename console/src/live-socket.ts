@@ -5,6 +5,7 @@
  * reconnects with `?since=<cursor>` so every missed event arrives once, in order.
  */
 import { callApi } from "./api.ts";
+import { hasFeature } from "./features.ts";
 import { readKey } from "./session.ts";
 import type { CloudEvent } from "./types.ts";
 
@@ -76,6 +77,9 @@ export class LiveConnection {
 
   private async credential(): Promise<string> {
     if (this.token) return this.token;
+    // Without a JWT secret the gateway mints no tokens (404): the key itself is the credential,
+    // as README "Live stream" allows for browsers. Asking anyway would log a failed request.
+    if (!hasFeature("stream-tokens")) return readKey() ?? "";
     try {
       const minted = await callApi<{ token: string }>("/auth/stream-token", {
         method: "POST",
@@ -84,8 +88,7 @@ export class LiveConnection {
       this.token = minted.token;
       return minted.token;
     } catch {
-      // No stream tokens on this gateway (no JWT secret) or a key that is not a client's:
-      // the key itself is the credential, as README "Live stream" allows for browsers.
+      // A key that is not a stream client's may not mint: the key itself is the credential.
       return readKey() ?? "";
     }
   }

@@ -6,6 +6,7 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { callApi } from "./api.ts";
 import { Link } from "./components/link.tsx";
+import { hasFeature } from "./features.ts";
 import { hrefOf, type Route, useRoute, type ViewName } from "./router.ts";
 import { clearKey, readKey } from "./session.ts";
 import { DestinationsView } from "./views/destinations.tsx";
@@ -47,6 +48,7 @@ function Shell(props: { onSignOut(): void }) {
   const route = useRoute();
   const [testEvents, setTestEvents] = useState(false);
   useEffect(() => {
+    if (!hasFeature("test-events")) return;
     callApi("/test-events").then(
       () => setTestEvents(true),
       () => setTestEvents(false),

@@ -3,7 +3,9 @@
  * answer the single-page app's HTML; `GET /console/assets/{file}` answers the content-hashed
  * script and stylesheet from `console-assets.generated.ts` (built by `npm run build:console`,
  * strings in a module, so Node and Workers serve it without a filesystem). In the zero-config
- * development setup `GET /console/dev-key` offers the generated admin key to the page.
+ * development setup `GET /console/dev-key` offers the generated admin key to the page. The page
+ * is told which optional routes this gateway answers (`<meta name="gateway-features">`), so it
+ * never asks for one that would 404 (a failed request is an error in the browser's console).
  */
 import type { H3 } from "h3";
 import { createGatewayError } from "../errors.ts";
@@ -13,10 +15,18 @@ import { consoleHeaders } from "./console-headers.ts";
 export interface ConsoleOptions {
   /**
    * The development admin key, set only by the Node CLI when it generated the development
-   * secrets itself and listens on a loopback address (adapters/node/cli.ts). Default: none,
+   * secrets itself and listens on a loopback address (adapters/node/serve-command.ts). Default: none,
    * and `GET /console/dev-key` answers 404.
    */
   devAdminKey?: string;
+}
+
+/** Optional routes the console may use; each `false` means the route answers 404. */
+export interface ConsoleFeatures {
+  /** `GET /test-events` and `POST /sources/{id}/test-events` (config `testEvents`, or development). */
+  testEvents: boolean;
+  /** `POST /auth/stream-token` (config `auth.jwt.hs256Secret`). */
+  streamTokens: boolean;
 }
 
 // Only a page the developer opened on this machine may read the dev key: the Host must name a
@@ -29,10 +39,24 @@ function isOwnLoopbackPage(request: Request): boolean {
   return LOOPBACK_HOST.test(request.headers.get("host") ?? "") && (site === null || site === "same-origin");
 }
 
+/** The app's HTML with the features this gateway offers to the page at `request`'s host. */
+function htmlWithFeatures(request: Request, options: ConsoleOptions, features: ConsoleFeatures): string {
+  const names = [
+    features.testEvents ? "test-events" : "",
+    features.streamTokens ? "stream-tokens" : "",
+    options.devAdminKey && LOOPBACK_HOST.test(request.headers.get("host") ?? "") ? "dev-key" : "",
+  ].filter(Boolean);
+  return CONSOLE_HTML.replace("</head>", `<meta name="gateway-features" content="${names.join(" ")}">\n</head>`);
+}
+
 /** Adds the console routes to `app`. */
-export function registerConsoleRoutes(app: H3, options: ConsoleOptions = {}): void {
+export function registerConsoleRoutes(
+  app: H3,
+  options: ConsoleOptions = {},
+  features: ConsoleFeatures = { testEvents: false, streamTokens: false },
+): void {
   const html = (request: Request) =>
-    new Response(CONSOLE_HTML, {
+    new Response(htmlWithFeatures(request, options, features), {
       headers: consoleHeaders(request.headers.get("host"), "text/html; charset=utf-8", "no-cache"),
     });
 

@@ -51,7 +51,6 @@ describe("upstream services stay in src/services/", () => {
   const ALLOWED = new Set([
     "adapters/cloudflare/worker.ts",
     "adapters/cloudflare/worker-config.ts",
-    "adapters/node/cli.ts",
     "adapters/node/dev-secrets.ts",
   ]);
 

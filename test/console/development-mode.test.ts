@@ -1,6 +1,6 @@
 /**
  * The zero-config development start (`gateway serve` with no configuration and no secrets in the
- * environment, adapters/node/cli.ts): the banner names the console, the console is offered the
+ * environment, adapters/node/serve-command.ts): the banner names the console, the console is offered the
  * generated admin key (the one kept in `.data/dev-secrets.json`) and test events are on. With the
  * secrets provided by the environment, neither happens.
  */

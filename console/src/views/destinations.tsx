@@ -6,6 +6,7 @@
  */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { callApi, describeError, queryString } from "../api.ts";
+import { NoDestinations } from "../components/empty-state.tsx";
 import { formatTime, localInputToIso } from "../components/format.ts";
 import type { Delivery, Destination } from "../types.ts";
 
@@ -156,9 +157,10 @@ export function DestinationsView() {
         </p>
       )}
       <p role="status">{message}</p>
-      {destinations && (
+      {destinations && destinations.length === 0 && <NoDestinations />}
+      {destinations && destinations.length > 0 && (
         <div class="table-wrap">
-          <table aria-label="Destinations">
+          <table class="cards" aria-label="Destinations">
             <thead>
               <tr>
                 <th scope="col">Destination</th>
@@ -175,17 +177,19 @@ export function DestinationsView() {
                   <th scope="row">
                     {d.id} <span class="hint">({d.type})</span>
                   </th>
-                  <td class="dest-state">
+                  <td class="dest-state" data-label="State">
                     <span class={`state state-${d.state}`}>{d.state}</span>
                     {d.reason && <span class="hint"> {d.reason}</span>}
                   </td>
-                  <td>
+                  <td data-label="Breaker">
                     {d.breaker.state}
                     {d.breaker.consecutive_failures > 0 && ` (${d.breaker.consecutive_failures} failures)`}
                   </td>
-                  <td>{d.backlog}</td>
-                  <td>{d.last_error ? `${formatTime(d.last_error.at)}: ${d.last_error.error}` : "—"}</td>
-                  <td>
+                  <td data-label="Backlog">{d.backlog}</td>
+                  <td data-label="Last error">
+                    {d.last_error ? `${formatTime(d.last_error.at)}: ${d.last_error.error}` : "—"}
+                  </td>
+                  <td data-label="Action">
                     {d.state !== "active" ? (
                       <button type="button" onClick={() => void act(d.id, "resume")} aria-label={`Resume ${d.id}`}>
                         Resume

@@ -66,7 +66,7 @@ function DeliveryTable(props: { delivery: Delivery }) {
       </h4>
       {d.last_error && <p class="error-text">Last error: {d.last_error}</p>}
       <div class="table-wrap">
-        <table aria-label={`Attempts to ${d.destination}`}>
+        <table class="cards" aria-label={`Attempts to ${d.destination}`}>
           <thead>
             <tr>
               <th scope="col">#</th>
@@ -80,12 +80,12 @@ function DeliveryTable(props: { delivery: Delivery }) {
           <tbody>
             {d.attempts.map((a, i) => (
               <tr key={a.at + String(i)} class="attempt">
-                <td>{i + 1}</td>
-                <td>{formatTime(a.at)}</td>
-                <td>{a.ok ? "ok" : "failed"}</td>
-                <td>{a.status ?? "—"}</td>
-                <td>{a.latency_ms} ms</td>
-                <td>{a.error ?? "—"}</td>
+                <td data-label="#">{i + 1}</td>
+                <td data-label="Time">{formatTime(a.at)}</td>
+                <td data-label="Result">{a.ok ? "ok" : "failed"}</td>
+                <td data-label="Status">{a.status ?? "—"}</td>
+                <td data-label="Latency">{a.latency_ms} ms</td>
+                <td data-label="Error">{a.error ?? "—"}</td>
               </tr>
             ))}
           </tbody>

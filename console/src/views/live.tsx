@@ -4,6 +4,7 @@
  * cursor (no gap, no repeat). Newest first, the last 200 kept.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
+import { NoEvents } from "../components/empty-state.tsx";
 import { formatTime } from "../components/format.ts";
 import { Link } from "../components/link.tsx";
 import { LiveConnection, type LiveStatus, splitPatterns } from "../live-socket.ts";
@@ -124,11 +125,11 @@ export function LiveView(props: { route: Route }) {
           <tbody>
             {rows.map(({ event, cursor }) => (
               <tr key={cursor} data-id={event.id} data-cursor={cursor}>
-                <td>{formatTime(event.receivedtime ?? event.time)}</td>
-                <td>{event.type}</td>
-                <td>{event.source}</td>
-                <td>{event.subject ?? "—"}</td>
-                <td>
+                <td class="ev-time">{formatTime(event.receivedtime ?? event.time)}</td>
+                <td class="ev-type">{event.type}</td>
+                <td class="ev-source">{event.source}</td>
+                <td class="ev-subject">{event.subject ?? "—"}</td>
+                <td class="ev-id">
                   <Link href={hrefOf(`/events/${event.id}`)}>{event.id}</Link>
                 </td>
               </tr>
@@ -136,7 +137,9 @@ export function LiveView(props: { route: Route }) {
           </tbody>
         </table>
       </div>
-      {rows.length === 0 && <p class="empty">Waiting for events…</p>}
+      {rows.length === 0 && status.state !== "refused" && (
+        <NoEvents title="No events yet: they appear here as they arrive." />
+      )}
     </main>
   );
 }

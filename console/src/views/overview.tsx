@@ -6,6 +6,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { callApi, describeError, queryString } from "../api.ts";
 import { type Bar, BarChart, TimeChart } from "../components/bar-chart.tsx";
+import { NoEvents } from "../components/empty-state.tsx";
 import type { Delivery, Destination, EventPage } from "../types.ts";
 
 const HOUR = 3_600_000;
@@ -98,6 +99,7 @@ export function OverviewView() {
             {summary.truncated ? "More than " : ""}
             {summary.total} event{summary.total === 1 ? "" : "s"} received in the last hour.
           </p>
+          {summary.total === 0 && <NoEvents title="No events in the last hour." />}
           <div class="charts">
             <TimeChart title="Events per 5 minutes" buckets={summary.overTime} minutesPerBucket={60 / BUCKETS} />
             <BarChart title="Events per source" bars={summary.bySource} />

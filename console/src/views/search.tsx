@@ -5,6 +5,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { callApi, describeError, queryString } from "../api.ts";
+import { NoEvents } from "../components/empty-state.tsx";
 import { formatTime, isoToLocalInput, localInputToIso } from "../components/format.ts";
 import { Link } from "../components/link.tsx";
 import { hrefOf, navigate, type Route } from "../router.ts";
@@ -120,14 +121,14 @@ export function SearchView(props: { route: Route }) {
               <tbody>
                 {page.events.map(({ event, marks }) => (
                   <tr key={event.id} data-id={event.id} class={event.id === selected ? "selected-row" : undefined}>
-                    <td>{formatTime(event.receivedtime ?? event.time)}</td>
-                    <td>
+                    <td class="ev-time">{formatTime(event.receivedtime ?? event.time)}</td>
+                    <td class="ev-type">
                       {event.type}
                       {marks.length > 0 && <span class="hint"> ({marks.join(", ")})</span>}
                     </td>
-                    <td>{event.source}</td>
-                    <td>{event.subject ?? "—"}</td>
-                    <td>
+                    <td class="ev-source">{event.source}</td>
+                    <td class="ev-subject">{event.subject ?? "—"}</td>
+                    <td class="ev-id">
                       <Link href={hrefOf("/search", { ...listFilters, event: event.id })}>{event.id}</Link>
                     </td>
                   </tr>
@@ -135,6 +136,14 @@ export function SearchView(props: { route: Route }) {
               </tbody>
             </table>
           </div>
+          {page.events.length === 0 &&
+            (FILTERS.some((name) => name !== "limit" && filters[name]) || filters.cursor ? (
+              <p class="empty-state" data-empty="search">
+                No events match these filters. <Link href={hrefOf("/search")}>Clear the filters</Link>
+              </p>
+            ) : (
+              <NoEvents title="No events yet: the event log is empty." />
+            ))}
           <nav class="pager" aria-label="Pages">
             {filters.cursor && <Link href={hrefOf("/search", { ...listFilters, cursor: undefined })}>First page</Link>}
             {page.next_cursor && (

@@ -5,6 +5,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { callApi, describeError } from "../api.ts";
 import { Link } from "../components/link.tsx";
+import { hasFeature } from "../features.ts";
 import { hrefOf } from "../router.ts";
 import type { TestEventSource } from "../types.ts";
 
@@ -16,6 +17,22 @@ interface Sent {
 }
 
 export function SendTestEventView() {
+  if (!hasFeature("test-events")) {
+    return (
+      <main id="main">
+        <h1>Send a test event</h1>
+        <p class="empty-state" data-empty="test-events">
+          Test events are off on this gateway. Set <code>"testEvents": true</code> in its configuration (they are on
+          with the zero-config <code>npm start</code>), or send a signed sample from a terminal:{" "}
+          <code>npm run gateway -- trigger &lt;source&gt; &lt;event type&gt;</code>.
+        </p>
+      </main>
+    );
+  }
+  return <SendTestEventForm />;
+}
+
+function SendTestEventForm() {
   const [sources, setSources] = useState<TestEventSource[] | undefined>();
   const [sourceId, setSourceId] = useState("");
   const [type, setType] = useState("");

@@ -5,6 +5,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, callApi } from "../api.ts";
+import { hasFeature } from "../features.ts";
 import { saveKey } from "../session.ts";
 
 function refusalMessage(error: unknown): string {
@@ -25,6 +26,7 @@ export function SignIn(props: { onSignedIn(): void; notice?: string }) {
   const [devKey, setDevKey] = useState<string | undefined>();
 
   useEffect(() => {
+    if (!hasFeature("dev-key")) return;
     callApi<{ key: string }>("/console/dev-key").then(
       (answer) => setDevKey(answer.key),
       () => setDevKey(undefined),
