@@ -19,7 +19,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { readFile } from "node:fs/promises";
 import http from "node:http";
-import { formatCpu, withCpu } from "../lib/cpu-meter.ts";
+import { cpuSecondsOf, formatCpu, withCpu } from "../lib/cpu-meter.ts";
 import { createWebhookGenerator } from "../lib/signed-webhooks.ts";
 import { spawnAndWait } from "../lib/spawn-process.ts";
 import { printTargets } from "../lib/target-line.ts";
@@ -187,6 +187,7 @@ async function runScenarioAnyRate(s: Scenario): Promise<ScenarioFigures | IdleFi
 
     if (s.rate === 0) return { subscribers: ready, connectFailures: failed, idleRss: idle };
     const clientPids = Object.fromEntries(workers.map((child, w) => [`client ${w + 1}`, child.pid]));
+    const serverCpuBefore = s.serverPid ? await cpuSecondsOf(s.serverPid) : 0;
     const { result: posted, cpuPercent } = await withCpu({ server: s.serverPid, ...clientPids }, () =>
       postSteadily(s.postUrl, s.secrets, s.rate, s.seconds),
     );
@@ -202,6 +203,8 @@ async function runScenarioAnyRate(s: Scenario): Promise<ScenarioFigures | IdleFi
       if (total >= expected || (total === last && i > 20)) break;
       last = total;
     }
+    // Server CPU from the first post until the last copy arrived, per delivered frame.
+    const serverCpu = s.serverPid ? (await cpuSecondsOf(s.serverPid)) - serverCpuBefore : 0;
     const reports = await Promise.all(
       workers.map((child) => {
         const report = waitFor(child, (m) => ("histogram" in m ? m : undefined));
@@ -235,9 +238,7 @@ async function runScenarioAnyRate(s: Scenario): Promise<ScenarioFigures | IdleFi
       maxMs: Number(max.toFixed(1)),
       framesPerSecond: Math.round(deliveries / ((lastReceipt - firstAck) / 1000)),
       // Server CPU per delivered frame: steadier than latency on a shared machine.
-      serverUsPerFrame: Number(
-        ((((cpuPercent.server ?? 0) / 100) * posted.postedSeconds * 1e6) / Math.max(1, deliveries)).toFixed(2),
-      ),
+      serverUsPerFrame: Number(((serverCpu * 1e6) / Math.max(1, deliveries)).toFixed(2)),
       idleRss: idle,
       cpuPercent,
     };
