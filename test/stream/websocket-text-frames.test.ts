@@ -76,4 +76,3 @@ test("frames of every payload-length encoding arrive whole and intact", async ()
   expect(lengths[1]).toBeLessThanOrEqual(0xffff);
   expect(lengths[2]).toBeGreaterThan(0xffff);
 });
-
