@@ -259,6 +259,29 @@ async function rssOf(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
 }
 
+/** A gateway with one stream destination every event is routed to, and a client allowed to subscribe. */
+function startLiveGateway(key: string, subscribers: number, secrets?: { esign: string; staffing: string }) {
+  return startBenchGateway(
+    {
+      // Every subscriber connects from 127.0.0.1: the per-address connection cap (README
+      // "Security", default 256) is raised so it admits them all, as a deployment behind one
+      // trusted proxy would.
+      server: { host: "127.0.0.1", port: 0, maxConnectionsPerAddress: subscribers + 256 },
+      clients: [
+        {
+          id: "bench",
+          apiKeyHashes: [`sha256:${createHash("sha256").update(key).digest("hex")}`],
+          scopes: { stream: {} },
+        },
+      ],
+      destinations: [{ id: "live", type: "stream" }],
+      routes: [{ destinations: ["live"] }],
+      log: { level: "warn" },
+    },
+    secrets,
+  );
+}
+
 /** Runs the live case and returns its figures. */
 export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<string, number | string>> {
   // BENCH_LIVE_SUBSCRIBERS lowers the subscriber count for a smoke run.
@@ -267,22 +290,7 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
   const seconds = options.durationSeconds ?? 10;
   const workerCount = options.workers ?? 2;
   const key = `live-bench-${randomBytes(8).toString("hex")}`;
-  const { gateway, secrets, cleanup } = await startBenchGateway({
-    // Every subscriber connects from 127.0.0.1: the per-address connection cap (README
-    // "Security", default 256) is raised so it admits them all, as a deployment behind one
-    // trusted proxy would.
-    server: { host: "127.0.0.1", port: 0, maxConnectionsPerAddress: Math.max(webSockets, idleSubscribers) + 256 },
-    clients: [
-      {
-        id: "bench",
-        apiKeyHashes: [`sha256:${createHash("sha256").update(key).digest("hex")}`],
-        scopes: { stream: {} },
-      },
-    ],
-    destinations: [{ id: "live", type: "stream" }],
-    routes: [{ destinations: ["live"] }],
-    log: { level: "warn" },
-  });
+  const { gateway, secrets, cleanup } = await startLiveGateway(key, Math.max(webSockets, idleSubscribers));
   const naive = await spawnAndWait(
     ["--import", "tsx", NAIVE],
     (line) => (line.startsWith("PORT ") ? `http://127.0.0.1:${line.slice(5)}` : undefined),
@@ -326,7 +334,23 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
       label: "gateway SSE, 200 events/s",
       rate: 200,
     });
-    const idle = await runIdle({ ...common, ...onGateway, webSockets: idleSubscribers, label: "idle", rate: 0 });
+    // The idle figure is taken on a fresh gateway process: the one above has carried millions of
+    // frames, and a process's RSS does not shrink back after such a run.
+    const fresh = await startLiveGateway(key, idleSubscribers, secrets);
+    let idle: IdleFigures;
+    try {
+      idle = await runIdle({
+        ...common,
+        ...onGateway,
+        wsUrl: `${fresh.gateway.url.replace(/^http/, "ws")}/ws?token=${key}`,
+        serverPid: fresh.gateway.child.pid,
+        webSockets: idleSubscribers,
+        label: "idle",
+        rate: 0,
+      });
+    } finally {
+      await fresh.cleanup();
+    }
     console.log(
       `${idle.subscribers} idle WebSocket subscribers (${idle.connectFailures} failed to connect): gateway RSS ` +
         `${Math.round(idle.idleRss / 1024 / 1024)} MB`,
