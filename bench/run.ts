@@ -23,6 +23,11 @@ const CASES: Record<string, { file: string; exportName: string; about: string }>
     about: "GET through the proxy vs direct to the e-sign fake",
   },
   fanout: { file: "./cases/fanout.ts", exportName: "benchFanout", about: "four destinations out: HTTP, Redis, SMTP" },
+  filters: {
+    file: "./cases/filters.ts",
+    exportName: "benchFilters",
+    about: "a compiled 5-clause filter per event; 50 filtered routes vs 1 route",
+  },
   live: { file: "./cases/live.ts", exportName: "benchLive", about: "2,000 WebSocket subscribers vs a naive broadcast" },
   hostile: { file: "./cases/hostile.ts", exportName: "benchHostile", about: "CPU per forged or unsigned webhook" },
   scaleout: { file: "./cases/scaleout.ts", exportName: "benchScaleout", about: "one vs three instances on Redis" },

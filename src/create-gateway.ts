@@ -19,6 +19,7 @@ import { readRawBody } from "./ingress/read-raw-body.ts";
 import { receiveWebhook } from "./ingress/receive-webhook.ts";
 import { createVerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
 import { getEvent, listEvents } from "./log/event-log-api.ts";
+import { testFilter } from "./log/filter-test-api.ts";
 import { checkHealth } from "./ops/check-health.ts";
 import { type Clock, systemClock } from "./ops/clock.ts";
 import { createLogger, type Logger } from "./ops/logger.ts";
@@ -151,6 +152,10 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.get("/events", async (event) => {
     await requireEventsAccess(ctx, event.req);
     return listEvents(ctx, event.url);
+  });
+  app.post("/filters/test", async (event) => {
+    await requireEventsAccess(ctx, event.req);
+    return testFilter(ctx, event.req);
   });
   app.get("/events/:id", async (event) => {
     await requireEventsAccess(ctx, event.req);

@@ -68,6 +68,7 @@ export function createDurableObjectStore(options: DurableObjectStoreOptions): St
 
   return {
     name: "durable-object",
+    filterPushdown: true,
     claim(dedupeKey: string, claimTtlMs: number): Promise<ClaimResult> {
       return reach(shard(bySource(sourceOfDedupeKey(dedupeKey))).claim(dedupeKey, claimTtlMs, now()));
     },

@@ -10,6 +10,7 @@ import { parseArgs } from "node:util";
 import { defineCommand } from "citty";
 import WebSocket from "ws";
 import { fromBase64 } from "../../src/encoding/base64.ts";
+import { parseFilter } from "../../src/filters/parse-filter.ts";
 import {
   buildForwardRequest,
   type ListenFormat,
@@ -56,6 +57,23 @@ async function credentialOf(values: { key?: string; token?: string }): Promise<{
   );
 }
 
+/** `--filter '{"data":{"amount":{"$gte":100}}}'`: checked here, so a typo is named before connecting. */
+function filterOption(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new UsageError("--filter: a filter as JSON (docs/filters.md)");
+  }
+  const parsed = parseFilter(value);
+  if (!parsed.ok) {
+    const problems = parsed.problems.map((p) => `${["filter", ...p.path].join(".")}: expected ${p.message}`);
+    throw new UsageError(`--filter: ${problems.join("; ")}`);
+  }
+  return JSON.stringify(value);
+}
+
 /** Reads the recorded upstream delivery when the credential may read the event log. */
 function createRecordedReader(gateway: string, authorization: string, notice: (line: string) => void) {
   let readable = true;
@@ -94,6 +112,7 @@ export const listenCommand = defineCommand({
     "forward-to": { type: "string", valueHint: "url", required: true, description: "Your local app's webhook URL" },
     source: { type: "string", valueHint: "id", description: "Only events of this source (repeatable)" },
     type: { type: "string", valueHint: "pattern", description: "Only events of this type, `*` wildcards (repeatable)" },
+    filter: { type: "string", valueHint: "json", description: "Only events matching this filter (docs/filters.md)" },
     format: { type: "enum", options: ["cloudevents", "upstream"], default: "cloudevents", description: "Body format" },
     key: {
       type: "string",
@@ -121,6 +140,7 @@ async function runListen(args: string[]): Promise<void> {
       "forward-to": { type: "string" },
       source: { type: "string", multiple: true },
       type: { type: "string", multiple: true },
+      filter: { type: "string" },
       format: { type: "string", default: "cloudevents" },
       key: { type: "string" },
       token: { type: "string" },
@@ -134,7 +154,7 @@ async function runListen(args: string[]): Promise<void> {
   if (format !== "cloudevents" && format !== "upstream") throw new UsageError("--format: cloudevents or upstream");
   const retryMaxMs = Number(values["retry-max-ms"]);
   if (!Number.isInteger(retryMaxMs) || retryMaxMs < 10) throw new UsageError("--retry-max-ms: an integer >= 10");
-  const filters = { source: values.source ?? [], type: values.type ?? [] };
+  const filters = { source: values.source ?? [], type: values.type ?? [], filter: filterOption(values.filter) };
   const credential = await credentialOf(values);
   await assertReachable(gateway);
   const authorization = `Bearer ${credential.value}`;

@@ -39,7 +39,7 @@ interface Destination {
 
 const WHSEC = `whsec_${randomBytes(32).toString("base64")}`;
 
-async function httpReceiver(id: string): Promise<Destination> {
+export async function httpReceiver(id: string): Promise<Destination> {
   const receipts: Receipts = new Map();
   const server: Server = createServer((req, res) => {
     req.resume();
@@ -136,7 +136,7 @@ async function smtpReceiver(id: string): Promise<Destination> {
 }
 
 /** Posts webhooks; `rate` undefined means closed loop with `concurrency` in flight. */
-async function drive(
+export async function drive(
   url: string,
   next: () => LoadRequest,
   options: { seconds: number; concurrency: number; rate?: number },
@@ -180,7 +180,7 @@ async function drive(
 }
 
 /** Waits until every destination has every id (bounded); returns the last receipt time. */
-async function awaitReceipts(destinations: Destination[], ids: Iterable<string>, timeoutMs = 120_000) {
+export async function awaitReceipts(destinations: Destination[], ids: Iterable<string>, timeoutMs = 120_000) {
   const wanted = [...ids];
   const deadline = Date.now() + timeoutMs;
   for (const d of destinations) {

@@ -13,6 +13,8 @@ export interface LiveFilters {
   source: string[];
   type: string[];
   subject: string[];
+  /** A content filter as JSON text (docs/filters.md); empty for none. */
+  filter: string;
 }
 
 export type LiveStatus =
@@ -103,6 +105,7 @@ export class LiveConnection {
     for (const dimension of ["source", "type", "subject"] as const) {
       for (const value of this.filters[dimension]) url.searchParams.append(dimension, value);
     }
+    if (this.filters.filter) url.searchParams.set("filter", this.filters.filter);
     if (this.cursor) url.searchParams.set("since", this.cursor);
     const socket = new WebSocket(url);
     this.socket = socket;

@@ -4,6 +4,7 @@
  * JWTs authenticate; the configuration authorizes; a token's own claims can only narrow.
  */
 import * as v from "valibot";
+import { FilterSchema } from "../filters/filter-schema.ts";
 
 const keyHash = v.pipe(v.string(), v.regex(/^sha256:[0-9a-f]{64}$/, "`sha256:` followed by 64 lower-case hex digits"));
 const pattern = v.pipe(v.string(), v.minLength(1), v.maxLength(300));
@@ -25,6 +26,8 @@ export const StreamScopeSchema = v.strictObject({
   types: v.optional(v.array(pattern)),
   /** Subject patterns such as `agreements/*`. */
   subjects: v.optional(v.array(pattern)),
+  /** A content filter (docs/filters.md): the subscriber sees only events that also match it. */
+  filter: v.optional(FilterSchema),
 });
 
 export const ClientSchema = v.strictObject({

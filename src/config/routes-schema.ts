@@ -1,10 +1,12 @@
 /**
  * Routes and destinations: which recorded events go where. A route matches on source ids,
- * service types, event-type patterns and simple field filters, and names destinations by id.
+ * service types, event-type patterns and content filters (docs/filters.md), and names
+ * destinations by id.
  * An event that matches no route is still recorded and visible in the log.
  */
 import * as v from "valibot";
 import { EnrichOptionSchema } from "../enrich/enrich-schema.ts";
+import { DialectFiltersSchema, FilterSchema } from "../filters/filter-schema.ts";
 import { builtinServices } from "../services/registry.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
 
@@ -24,8 +26,8 @@ export function createRouteSchema(services: ServiceRegistry) {
     /** Event-type patterns (`agreement.*`, `candidate.*`, `*`). Default `*`. */
     types: v.optional(v.array(pattern), ["*"]),
     /**
-     * Field filters on the CloudEvent by dot path (`data.status`, `data.result.requiresReview`):
-     * the value must equal the given scalar, or be one of the given list.
+     * Shorthand filter by dot path (`data.status`, `data.result.requiresReview`): the value must
+     * equal the given scalar, or be one of the given list (`$eq` / `$in` of the filter language).
      */
     where: v.optional(
       v.record(
@@ -33,6 +35,10 @@ export function createRouteSchema(services: ServiceRegistry) {
         v.union([scalar, v.array(scalar)]),
       ),
     ),
+    /** A filter on the CloudEvent and its headers (docs/filters.md); all of `where`, `filter`, `filters` apply. */
+    filter: v.optional(FilterSchema),
+    /** CloudEvents Subscriptions dialect expressions (`exact`, `prefix`, `suffix`, `all`, `any`, `not`); all must match. */
+    filters: v.optional(DialectFiltersSchema),
     /** Destination ids. */
     destinations: v.pipe(v.array(id), v.minLength(1)),
     /** Attach the upstream resource before delivery: `true` or `{ upstream, ttlSeconds, timeoutMs }` (src/enrich). */

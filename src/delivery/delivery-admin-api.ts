@@ -3,8 +3,9 @@
  *   GET  /destinations                       health: state, breaker, backlog, last error
  *   GET  /destinations/{id}/deliveries       records, newest first (?state=&from=&to=&cursor=&limit=)
  *   POST /destinations/{id}/pause | resume   events are kept while paused
- *   POST /destinations/{id}/replay           bulk: {"states":["dead"],"from":..,"to":..}
+ *   POST /destinations/{id}/replay           bulk: {"states":["dead"],"from":..,"to":..,"filter":{..},"dryRun":true}
  *   POST /events/{id}/replay                 one event, all destinations or {"destination":"id"}
+ *   POST /events/replay                      every recorded event matching {"filter":{..},"dryRun":true}
  * Inputs are validated with valibot at this boundary.
  */
 import type { H3 } from "h3";
@@ -13,7 +14,10 @@ import { requireAdmin } from "../auth/admin-auth.ts";
 import { requireEventsAccess } from "../auth/events-access.ts";
 import { createGatewayError } from "../errors.ts";
 import { isEventId } from "../events/event-id.ts";
+import { type EventFilter, parseEventFilter } from "../filters/event-filter.ts";
+import { DialectFiltersSchema, FilterSchema } from "../filters/filter-schema.ts";
 import type { GatewayContext } from "../gateway-context.ts";
+import { eachMatching } from "../store/list-matching.ts";
 import type { DeliveryEngine } from "./delivery-engine.ts";
 import { toDeliveryJson, toDestinationJson } from "./delivery-view.ts";
 import { DELIVERY_STATES, type DeliveryState } from "./outbox-contract.ts";
@@ -50,12 +54,48 @@ const ListQuery = v.strictObject({
   ),
 });
 
+const filterFields = {
+  /** A content filter on the event (docs/filters.md). */
+  filter: v.optional(FilterSchema),
+  /** CloudEvents Subscriptions dialect expressions; all must match. */
+  filters: v.optional(DialectFiltersSchema),
+  /** Answer the count only; nothing is replayed. */
+  dryRun: v.optional(v.boolean(), false),
+};
+
 const BulkReplayBody = v.strictObject({
   /** Default: dead letters only. */
   states: v.optional(v.pipe(v.array(v.picklist(["dead", "delivered", "failed-retrying"])), v.minLength(1))),
   from: v.optional(time),
   to: v.optional(time),
+  ...filterFields,
 });
+
+const EventsReplayBody = v.strictObject({
+  source: v.optional(v.pipe(v.string(), v.maxLength(63))),
+  type: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9_.*-]{1,100}$/, "an event type pattern such as agreement.*"))),
+  from: v.optional(time),
+  to: v.optional(time),
+  /** Default: every destination of each event. */
+  destination: v.optional(v.pipe(v.string(), v.maxLength(63))),
+  ...filterFields,
+});
+
+/** Events one `POST /events/replay` may replay (a dry run counts any number). */
+const MAX_FILTERED_REPLAY = 10_000;
+
+/** The compiled filter of a validated body (validated by the schema, so parsing cannot fail). */
+function filterOf(body: { filter?: unknown; filters?: unknown }): EventFilter | undefined {
+  const parsed = parseEventFilter(body);
+  return parsed.ok ? parsed.filter : undefined;
+}
+
+function answer(status: number, body: unknown): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8" },
+  });
+}
 
 const EventReplayBody = v.strictObject({ destination: v.optional(v.pipe(v.string(), v.maxLength(63))) });
 
@@ -141,12 +181,40 @@ export function registerDeliveryRoutes(app: H3, ctx: GatewayContext): void {
     const id = param(event, "id");
     const engine = engineFor(ctx, id);
     const body = await readJson(event.req, BulkReplayBody);
-    const replayed = await engine.replayBulk(id, body);
+    const replayed = await engine.replayBulk(id, { ...body, filter: filterOf(body) });
+    if (body.dryRun) return answer(200, { destination: id, dryRun: true, matched: replayed });
     ctx.logger.info("bulk replay", { destination: id, replayed });
-    return new Response(JSON.stringify({ destination: id, replayed }), {
-      status: 202,
-      headers: { "content-type": "application/json; charset=utf-8" },
+    return answer(202, { destination: id, replayed });
+  });
+
+  app.post("/events/replay", async (event) => {
+    await requireEventsAccess(ctx, event.req);
+    const body = await readJson(event.req, EventsReplayBody);
+    const engine = engineFor(ctx, body.destination);
+    const retainedFrom = ctx.clock.now() - ctx.config.retentionDays * 86_400_000;
+    const matching = eachMatching(ctx.store, {
+      sourceId: body.source,
+      type: body.type,
+      from: body.from === undefined ? retainedFrom : Math.max(body.from, retainedFrom),
+      to: body.to,
+      filter: filterOf(body)?.node,
     });
+    const ids: string[] = [];
+    for await (const record of matching) ids.push(record.id);
+    if (body.dryRun) return answer(200, { dryRun: true, matched: ids.length });
+    if (ids.length > MAX_FILTERED_REPLAY) {
+      throw createGatewayError(
+        400,
+        "invalid_request",
+        `${ids.length} events match; one request replays at most ${MAX_FILTERED_REPLAY} (narrow it with from/to)`,
+        { details: [{ field: "filter", message: `at most ${MAX_FILTERED_REPLAY} matching events` }] },
+      );
+    }
+    // Oldest first, so per-subject order stays natural.
+    let deliveries = 0;
+    for (const id of ids.reverse()) deliveries += (await engine.replayEvent(id, body.destination))?.length ?? 0;
+    ctx.logger.info("filtered replay", { matched: ids.length, deliveries });
+    return answer(202, { matched: ids.length, deliveries });
   });
 
   app.post("/events/:id/replay", async (event) => {

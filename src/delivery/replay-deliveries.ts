@@ -2,9 +2,11 @@
  * Replay: delivering recorded events again. One event goes to all of its destinations (those it
  * has records for plus those the current routes name) or to one named destination; bulk replay
  * selects one destination's records by state and receive-time range (all dead letters by
- * default). A replayed record starts its retry schedule afresh and keeps its attempt history;
- * one still waiting for a retry is simply made due now.
+ * default), optionally narrowed by a content filter on the event, or only counted (`dryRun`).
+ * A replayed record starts its retry schedule afresh and keeps its attempt history; one still
+ * waiting for a retry is simply made due now.
  */
+import type { EventFilter } from "../filters/event-filter.ts";
 import type { CompiledRoute } from "../routes/match-routes.ts";
 import { resolveDestinations } from "../routes/match-routes.ts";
 import type { StoreDriver } from "../store/contract.ts";
@@ -21,6 +23,10 @@ export interface BulkReplayFilter {
   /** Event receive time range, epoch ms, inclusive from, exclusive to. */
   from?: number;
   to?: number;
+  /** Only records whose event matches this content filter (src/filters). */
+  filter?: EventFilter;
+  /** Count what would be replayed, change nothing. */
+  dryRun?: boolean;
 }
 
 export interface ReplayDeps {
@@ -47,7 +53,12 @@ export async function replayEvent(
   const existing = new Map((await deps.outbox.listByEvent(eventId)).map((r) => [r.destinationId, r]));
   const targets = destinationId
     ? [destinationId]
-    : [...new Set([...existing.keys(), ...resolveDestinations(deps.routes, event.sourceId, event.event)])];
+    : [
+        ...new Set([
+          ...existing.keys(),
+          ...resolveDestinations(deps.routes, event.sourceId, event.event, event.headers),
+        ]),
+      ];
   const now = deps.clock.now();
   const out: DeliveryRecord[] = [];
   for (const target of targets) {
@@ -94,7 +105,13 @@ export async function replayBulk(deps: ReplayDeps, destinationId: string, filter
     const now = deps.clock.now();
     const batch: DeliveryRecord[] = [];
     for (const record of page.deliveries) {
-      if (lane.holds(record.eventId)) {
+      if (filter.filter) {
+        const event = await deps.store.get(record.eventId);
+        if (!event || !filter.filter.matchesRecord(event)) continue;
+      }
+      if (filter.dryRun) {
+        if (lane.holds(record.eventId) || isTerminal(record.state)) count++;
+      } else if (lane.holds(record.eventId)) {
         lane.expedite(record.eventId);
         count++;
       } else if (isTerminal(record.state)) batch.push(reset(record, lane, now));

@@ -43,7 +43,7 @@ export function buildDeliveries(
   initialState: (destinationId: string) => DeliveryState | undefined,
 ): DeliveryRecord[] {
   const out: DeliveryRecord[] = [];
-  for (const destinationId of resolveDestinations(routes, record.sourceId, record.event)) {
+  for (const destinationId of resolveDestinations(routes, record.sourceId, record.event, record.headers)) {
     const state = initialState(destinationId);
     if (!state) continue;
     out.push({

@@ -21,7 +21,7 @@ export type { Enrichment } from "../events/envelope.ts";
 export interface EnrichingRoute {
   destinations: readonly string[];
   enrich?: EnrichRule;
-  matches(sourceId: string, event: GatewayEvent): boolean;
+  matches(sourceId: string, event: GatewayEvent, headers?: Readonly<Record<string, string>>): boolean;
 }
 
 export interface EnricherDeps {
@@ -49,7 +49,7 @@ export function createEnricher(deps: EnricherDeps): Enricher {
   const ruleOf = (record: EventRecord, destinationIds: readonly string[]): EnrichRule | undefined => {
     for (const route of enriching) {
       if (!route.destinations.some((id) => destinationIds.includes(id))) continue;
-      if (route.matches(record.sourceId, record.event)) return route.enrich;
+      if (route.matches(record.sourceId, record.event, record.headers)) return route.enrich;
     }
     return undefined;
   };

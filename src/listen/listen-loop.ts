@@ -19,8 +19,8 @@ export interface ListenSocket {
 export interface ListenLoopOptions {
   /** Base URL of the gateway (`http(s)://host[:port]`). */
   gatewayUrl: string;
-  /** Stream filters (`source`, `type`; repeatable). */
-  filters: { source?: readonly string[]; type?: readonly string[] };
+  /** Stream filters (`source`, `type`; repeatable) and a content filter as JSON text (docs/filters.md). */
+  filters: { source?: readonly string[]; type?: readonly string[]; filter?: string };
   openSocket(url: string): ListenSocket;
   /** The saved cursor, if any. */
   loadCursor(): string | undefined;
@@ -54,6 +54,7 @@ export function streamUrlOf(options: Pick<ListenLoopOptions, "gatewayUrl" | "fil
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
   for (const source of options.filters.source ?? []) url.searchParams.append("source", source);
   for (const type of options.filters.type ?? []) url.searchParams.append("type", type);
+  if (options.filters.filter !== undefined) url.searchParams.set("filter", options.filters.filter);
   if (since !== undefined) url.searchParams.set("since", since);
   return url.toString();
 }

@@ -1,6 +1,7 @@
 /**
  * The event log API: `GET /events` (filters, cursor pagination, newest first) and
  * `GET /events/{id}` (envelope, raw body, received headers with the signature redacted, state).
+ * `filter` is a content filter (docs/filters.md), pushed down to SQL stores where it can be.
  * Query parameters are validated with valibot at this boundary.
  */
 import * as v from "valibot";
@@ -8,8 +9,11 @@ import { toDeliveryJson } from "../delivery/delivery-view.ts";
 import { rawBodyBase64 } from "../encoding/raw-body-text.ts";
 import { createGatewayError } from "../errors.ts";
 import { isEventId } from "../events/event-id.ts";
+import { FilterParamSchema } from "../filters/filter-schema.ts";
+import { parseFilter } from "../filters/parse-filter.ts";
 import type { GatewayContext } from "../gateway-context.ts";
 import type { EventRecord } from "../store/contract.ts";
+import { listMatching } from "../store/list-matching.ts";
 
 const timeParam = v.pipe(
   v.string(),
@@ -25,6 +29,8 @@ const ListQuery = v.strictObject({
   external_id: v.optional(v.pipe(v.string(), v.maxLength(300))),
   from: v.optional(timeParam),
   to: v.optional(timeParam),
+  /** A content filter as URL-encoded JSON (docs/filters.md). */
+  filter: v.optional(FilterParamSchema),
   cursor: v.optional(v.pipe(v.string(), v.regex(/^\d{1,15}$/, "a cursor from a previous page"), v.transform(Number))),
   limit: v.optional(
     v.pipe(v.string(), v.regex(/^\d{1,3}$/, "an integer 1..500"), v.transform(Number), v.minValue(1), v.maxValue(500)),
@@ -54,13 +60,15 @@ export async function listEvents(ctx: GatewayContext, url: URL): Promise<Respons
   // Events past retention are gone for `GET /events/{id}` at once; the listing agrees with it
   // instead of showing them until the next maintenance run purges them.
   const retainedFrom = retentionCutoff(ctx);
-  const page = await ctx.store.list({
+  const filter = q.filter === undefined ? undefined : parseFilter(q.filter);
+  const page = await listMatching(ctx.store, {
     sourceId: q.source,
     type: q.type,
     subject: q.subject,
     externalId: q.external_id,
     from: q.from === undefined ? retainedFrom : Math.max(q.from, retainedFrom),
     to: q.to,
+    filter: filter?.ok ? filter.node : undefined,
     after: q.cursor,
     limit: q.limit,
   });

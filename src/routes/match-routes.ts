@@ -1,21 +1,25 @@
 /**
  * Decides which destinations a recorded event goes to: the union of the destinations of every
- * route it matches. Compiled once per configuration.
+ * route it matches. Compiled once per configuration; `where`, `filter` and `filters` compile to
+ * one predicate of the filter language (src/filters).
  */
 import type { RouteConfig } from "../config/routes-schema.ts";
 import { type EnrichRule, resolveEnrichRule } from "../enrich/enrich-schema.ts";
 import type { GatewayEvent } from "../events/envelope.ts";
+import { parseEventFilter } from "../filters/event-filter.ts";
+import { whereToFilter } from "../filters/parse-filter.ts";
 import { compileTypePattern } from "../store/match-event-query.ts";
-
-type Scalar = string | number | boolean | null;
 
 export interface CompiledRoute {
   id: string;
   destinations: readonly string[];
   /** Enrichment asked for by the route (src/enrich), if any. */
   enrich?: EnrichRule;
-  matches(sourceId: string, event: GatewayEvent): boolean;
+  /** `headers`: the received headers as recorded (lower-case names, credentials redacted). */
+  matches(sourceId: string, event: GatewayEvent, headers?: Readonly<Record<string, string>>): boolean;
 }
+
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 /** Reads a dot path (`data.result.requiresReview`) from an event. */
 export function readPath(value: unknown, path: string): unknown {
@@ -28,40 +32,44 @@ export function readPath(value: unknown, path: string): unknown {
   return current;
 }
 
-function compileWhere(where: Record<string, Scalar | Scalar[]> | undefined) {
-  const entries = Object.entries(where ?? {});
-  return (event: GatewayEvent) =>
-    entries.every(([path, expected]) => {
-      const actual = readPath(event, path);
-      return Array.isArray(expected) ? expected.some((e) => e === actual) : expected === actual;
-    });
+/** The content predicate of a route (`where`, `filter`, `filters`), or undefined when it has none. */
+function compileContentFilter(route: RouteConfig, index: number) {
+  const parsed = parseEventFilter(route, route.where && whereToFilter(route.where));
+  // The config schema validated these; a failure here is a bug, not a user error.
+  if (!parsed.ok) throw new Error(`routes.${index}: invalid filter ${JSON.stringify(parsed.problems)}`);
+  return parsed.filter?.matches;
 }
 
 /** Compiles the configured routes. */
 export function compileRoutes(routes: readonly RouteConfig[]): CompiledRoute[] {
   return routes.map((route, index) => {
     const types = (route.types ?? ["*"]).map(compileTypePattern);
-    const where = compileWhere(route.where);
+    const content = compileContentFilter(route, index);
     const sources = route.sources ? new Set(route.sources) : undefined;
     const services = route.services ? new Set<string>(route.services) : undefined;
     return {
       id: route.id ?? `route-${index}`,
       destinations: route.destinations,
       enrich: resolveEnrichRule(route.enrich),
-      matches: (sourceId, event) =>
+      matches: (sourceId, event, headers = NO_HEADERS) =>
         (sources === undefined || sources.has(sourceId)) &&
         (services === undefined || services.has(event.service)) &&
         types.some((matches) => matches(event.type)) &&
-        where(event),
+        (content === undefined || content({ event, headers })),
     };
   });
 }
 
 /** The destination ids a recorded event goes to (deduplicated, in route order). */
-export function resolveDestinations(routes: readonly CompiledRoute[], sourceId: string, event: GatewayEvent): string[] {
+export function resolveDestinations(
+  routes: readonly CompiledRoute[],
+  sourceId: string,
+  event: GatewayEvent,
+  headers?: Readonly<Record<string, string>>,
+): string[] {
   const out = new Set<string>();
   for (const route of routes) {
-    if (route.matches(sourceId, event)) for (const destination of route.destinations) out.add(destination);
+    if (route.matches(sourceId, event, headers)) for (const destination of route.destinations) out.add(destination);
   }
   return [...out];
 }

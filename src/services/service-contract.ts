@@ -11,6 +11,9 @@
 import type { CryptoPort } from "../crypto/crypto-port.ts";
 import type { VerifyResult } from "./verify-result.ts";
 
+/** Named fields the event log indexes (src/store/match-event-query.ts). */
+export type SearchField = "externalId";
+
 /** What a service needs to know about the source a delivery arrived at (from its config). */
 export interface ServiceSource {
   id: string;
@@ -112,6 +115,12 @@ export interface UpstreamService {
   readonly name: string;
   /** Every documented event type, in the order `gateway trigger` lists them. */
   readonly eventTypes: readonly string[];
+  /**
+   * Fields the event log indexes and searches by name (`GET /events?external_id=`), each as dot
+   * paths in the webhook body (`external_id`, `data.external_id`); the first path holding a
+   * string wins. Anything else is searched with a filter (docs/filters.md).
+   */
+  readonly searchFields?: Readonly<Partial<Record<SearchField, readonly string[]>>>;
   /**
    * Verifies one delivery on its raw bytes; never throws for bad input. Called with no secrets
    * and an empty body, it must stop at `signature_mismatch` exactly when the headers are well

@@ -8,6 +8,7 @@
  * acknowledges an upstream webhook only after `append` resolved.
  */
 import type { GatewayEvent } from "../events/envelope.ts";
+import type { FilterNode } from "../filters/parse-filter.ts";
 
 /** One recorded event as the store keeps it. */
 export interface EventRecord {
@@ -54,11 +55,17 @@ export interface EventQuery {
   /** Glob on the event type: `agreement.*`, `*`, `candidate.accepted`. */
   type?: string;
   subject?: string;
-  /** Matches `data.external_id` / `data.externalId` / `data.data.external_id`. */
+  /** Matches the external id where each service declares it (`searchFields.externalId`). */
   externalId?: string;
   /** Receive time range, epoch ms, inclusive from, exclusive to. */
   from?: number;
   to?: number;
+  /**
+   * A parsed content filter (src/filters). Drivers with `filterPushdown` apply it in SQL (a
+   * superset when the translation is inexact); the others ignore it, and `listMatching`
+   * (list-matching.ts) filters their pages in memory. Plain data, so it crosses RPC.
+   */
+  filter?: FilterNode;
   /** Opaque cursor from a previous page (the seq to continue after, descending). */
   after?: number;
   /** Page size, 1..500. */
@@ -80,6 +87,8 @@ export interface EventPage {
  */
 export interface StoreDriver {
   readonly name: string;
+  /** True when `list` applies `query.filter` in the store (SQL drivers). Default false. */
+  readonly filterPushdown?: boolean;
   /**
    * Atomically claims an upstream identity for recording. A claim expires after `claimTtlMs`
    * so that a process dying between claim and append never turns the upstream's retry into a

@@ -3,6 +3,8 @@
  * semantics of every `EventQuery` field live here once, applied to a small summary of each
  * event so that drivers need not hold whole records in memory to answer a query.
  */
+import { builtinServices } from "../services/registry.ts";
+import type { SearchField } from "../services/service-contract.ts";
 import type { EventQuery, EventRecord } from "./contract.ts";
 
 /** What a query can filter on, per event. */
@@ -28,13 +30,41 @@ export function compileTypePattern(pattern: string): (type: string) => boolean {
   return (type) => regex.test(type);
 }
 
-/** The external id an event carries (e-sign `external_id`, top level or in `data`; staffing `externalId`). */
-function externalIdOf(data: unknown): string | undefined {
-  if (!data || typeof data !== "object") return undefined;
-  const body = data as Record<string, unknown>;
-  const nested = body.data as Record<string, unknown> | undefined;
-  const value = body.external_id ?? body.externalId ?? nested?.external_id;
-  return typeof value === "string" ? value : undefined;
+type FieldReader = (body: unknown) => string | undefined;
+
+/** Reads the first string at one of `paths` (dot paths, own properties only). */
+function compileFieldReader(paths: readonly string[]): FieldReader {
+  const keyLists = paths.map((path) => path.split("."));
+  return (body) => {
+    for (const keys of keyLists) {
+      let current = body;
+      for (const key of keys) {
+        current =
+          current !== null && typeof current === "object" && Object.hasOwn(current, key)
+            ? (current as Record<string, unknown>)[key]
+            : undefined;
+      }
+      if (typeof current === "string") return current;
+    }
+    return undefined;
+  };
+}
+
+/** Each built-in service's reader of one search field, as the service declares it (`searchFields`). */
+function readersOf(field: SearchField): ReadonlyMap<string, FieldReader> {
+  const readers = new Map<string, FieldReader>();
+  for (const [name, service] of builtinServices) {
+    const paths = service.searchFields?.[field];
+    if (paths) readers.set(name, compileFieldReader(paths));
+  }
+  return readers;
+}
+
+const externalIdReaders = readersOf("externalId");
+
+/** The external id an event carries, where its service says (`searchFields.externalId`). */
+function externalIdOf(record: EventRecord): string | undefined {
+  return externalIdReaders.get(record.event.service)?.(record.event.data);
 }
 
 /** The summary of a record. */
@@ -45,7 +75,7 @@ export function summarizeEvent(record: EventRecord): EventSummary {
     sourceId: record.sourceId,
     type: record.event.type,
     subject: record.event.subject,
-    externalId: externalIdOf(record.event.data),
+    externalId: externalIdOf(record),
     receivedAt: record.receivedAt,
   };
 }

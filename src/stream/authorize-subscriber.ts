@@ -6,6 +6,7 @@
  */
 import * as v from "valibot";
 import { readBearerCredential } from "../auth/authenticate-client.ts";
+import { FilterParamSchema } from "../filters/filter-schema.ts";
 import type { EventRecord } from "../store/contract.ts";
 import { parseCursor } from "./stream-cursor.ts";
 import type { StreamDeps } from "./stream-deps.ts";
@@ -54,6 +55,15 @@ const QuerySchema = v.strictObject({
   since: single(v.pipe(v.string(), v.regex(/^\d{1,15}$/, "a cursor from an event frame"))),
   destination: single(v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "a stream destination id"))),
   token: single(v.pipe(v.string(), v.maxLength(4096))),
+  /** A content filter as URL-encoded JSON (docs/filters.md). */
+  filter: v.optional(
+    v.pipe(
+      v.array(v.string()),
+      v.maxLength(1, "given once"),
+      v.transform((values) => values[0] as string),
+      FilterParamSchema,
+    ),
+  ),
 });
 
 function queryObject(url: URL): Record<string, string[]> {

@@ -58,7 +58,9 @@ export function createLiveStream(
   const streamDestinationsOf = (record: EventRecord) =>
     streamIds.size === 0
       ? []
-      : resolveDestinations(ctx.routes, record.sourceId, record.event).filter((id) => streamIds.has(id));
+      : resolveDestinations(ctx.routes, record.sourceId, record.event, record.headers).filter((id) =>
+          streamIds.has(id),
+        );
 
   const { enricher } = ctx;
   const prepare =

@@ -2,10 +2,12 @@
  * Subscriber filters of the live stream: source ids, event types and subjects, each a list of
  * patterns in which `*` matches any run of characters (`agreement.*`, `agreements/*`). A filter
  * matches an event when every dimension it names has a matching pattern; an absent dimension
- * matches everything. Also decides whether one pattern is contained in another, which is how a
+ * matches everything; a content `filter` (docs/filters.md) applies as well. Also decides whether one pattern is contained in another, which is how a
  * requested filter is checked against a subscriber's scope.
  */
 import * as v from "valibot";
+import { parseEventFilter } from "../filters/event-filter.ts";
+import { FilterSchema } from "../filters/filter-schema.ts";
 import type { EventQuery, EventRecord } from "../store/contract.ts";
 import { compileTypePattern } from "../store/match-event-query.ts";
 
@@ -23,15 +25,17 @@ const patternList = v.pipe(
   v.maxLength(MAX_PATTERNS, `at most ${MAX_PATTERNS} patterns`),
 );
 
-/** A filter as subscribers write it: each field one pattern or a list. */
+/** A filter as subscribers write it: each field one pattern or a list, plus a content `filter`. */
 export const StreamFilterSchema = v.strictObject({
   source: v.optional(patternList),
   type: v.optional(patternList),
   subject: v.optional(patternList),
+  /** A content filter of the filter language (docs/filters.md). */
+  filter: v.optional(FilterSchema),
 });
 
 export type StreamFilter = v.InferOutput<typeof StreamFilterSchema>;
-export type FilterDimension = keyof StreamFilter;
+export type FilterDimension = "source" | "type" | "subject";
 export const FILTER_DIMENSIONS: readonly FilterDimension[] = ["source", "type", "subject"];
 
 /** The value of one dimension of a recorded event. */
@@ -54,6 +58,8 @@ export function compileStreamFilter(filter: StreamFilter): (record: EventRecord)
       },
     ];
   });
+  const content = filter.filter === undefined ? undefined : parseEventFilter({ filter: filter.filter });
+  if (content?.ok && content.filter) checks.push(content.filter.matchesRecord);
   if (checks.length === 0) return () => true;
   return (record) => checks.every((check) => check(record));
 }

@@ -1,6 +1,6 @@
 /**
  * What a live-stream subscriber may see. The client's configured `scopes.stream` is the outer
- * bound (absent: nothing); a JWT may carry a `stream` claim (`{sources, types, subjects}`) that
+ * bound (absent: nothing); a JWT may carry a `stream` claim (`{sources, types, subjects, filter}`) that
  * narrows it further and can never widen it, because both are applied. A requested filter is
  * accepted only when each pattern it names lies within every applicable scope list.
  */
@@ -28,7 +28,7 @@ export type StreamScopeResult =
 export const STREAM_CLAIM = "stream";
 
 function toLayer(scope: StreamScope): ScopeLayer {
-  return { source: scope.sources, type: scope.types, subject: scope.subjects };
+  return { source: scope.sources, type: scope.types, subject: scope.subjects, filter: scope.filter };
 }
 
 /** The scope layers of a principal, outermost first; refuses clients without stream access. */
@@ -71,7 +71,7 @@ export function findScopeViolations(layers: readonly ScopeLayer[], filter: Strea
 
 /** One predicate for all layers: an event is visible when every layer matches it. */
 export function compileScope(layers: readonly ScopeLayer[]): (record: EventRecord) => boolean {
-  const restricting = layers.filter((layer) => layer.source || layer.type || layer.subject);
+  const restricting = layers.filter((layer) => layer.source || layer.type || layer.subject || layer.filter);
   if (restricting.length === 0) return () => true;
   const compiled = restricting.map(compileStreamFilter);
   return (record) => {
@@ -86,5 +86,6 @@ export function toStreamClaim(filter: StreamFilter): StreamScope {
   if (filter.source) claim.sources = filter.source;
   if (filter.type) claim.types = filter.type;
   if (filter.subject) claim.subjects = filter.subject;
+  if (filter.filter) claim.filter = filter.filter;
   return claim;
 }

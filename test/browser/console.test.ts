@@ -3,7 +3,7 @@
  * (and refusal of a wrong key), Live (a webhook appears within 1 s; resume after a dropped
  * connection with no gap and no repeat), the Event view (raw body byte-identical, replay to a
  * destination shows the new attempt), Destinations (pause and resume), Search (external_id,
- * deep link followed in a new page), Overview and Send a test event. Every view passes axe-core
+ * deep link followed in a new page; a content filter and its test panel), Overview and Send a test event. Every view passes axe-core
  * with no serious or critical violation, in light and dark mode, fits 375 px, and is saved as a
  * screenshot under test-artifacts/console/. No request leaves the gateway's origin and the
  * Content-Security-Policy is never violated.
@@ -242,6 +242,37 @@ describe("web console", () => {
     expect(await other.inputValue("input[name=external_id]")).toBe(target.externalId);
     expect(await other.textContent("[data-testid=raw-body]")).toBe(target.body);
     await other.close();
+  });
+
+  test("Search takes a content filter, and the test panel counts its matches among recent events", async () => {
+    const prefix = `filter-${crypto.randomUUID()}`;
+    const a = await postEsign("agreement.completed", `${prefix}-a`);
+    const b = await postEsign("agreement.declined", `${prefix}-b`);
+    await postEsign("agreement.declined");
+    await page.click("nav >> text=Search");
+    await page.fill("input[name=external_id]", "");
+    await page.fill("input[name=filter]", JSON.stringify({ data: { external_id: { $startsWith: prefix } } }));
+    await page.click("text=Test against the last 100 events");
+    const result = await page.waitForSelector(".filter-test-result");
+    expect(await result.textContent()).toMatch(/^2 of the last \d+ events match$/);
+    expect(await page.$$eval(".filter-test-matches a", (links) => links.map((l) => l.textContent))).toEqual([
+      b.id,
+      a.id,
+    ]);
+
+    await page.click("form[aria-label='Event log filters'] button[type=submit]");
+    await page.waitForURL((url) => (url.searchParams.get("filter") ?? "").includes(prefix));
+    await page.waitForSelector(`tr[data-id="${a.id}"]`);
+    expect(await page.$$eval("table.events tbody tr", (rows) => rows.map((r) => r.getAttribute("data-id")))).toEqual([
+      b.id,
+      a.id,
+    ]);
+
+    await page.fill("input[name=filter]", '{"data":{"amount":{"$gtx":1}}}');
+    await page.click("text=Test against the last 100 events");
+    const alert = await page.waitForSelector(".filter-test [role=alert]");
+    expect(await alert.textContent()).toContain("filter.data.amount.$gtx");
+    await expectAccessible(page, "search-filter");
   });
 
   test("the Overview charts the last hour per source and type", async () => {

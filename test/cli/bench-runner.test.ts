@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { runNode } from "./cli-fixtures.ts";
 
 const bench = (...args: string[]) => runNode(["--import", "tsx", "bench/run.ts", ...args]);
-const CASES = ["ingress", "proxy", "fanout", "live", "hostile", "scaleout", "scale", "worker"];
+const CASES = ["ingress", "proxy", "fanout", "filters", "live", "hostile", "scaleout", "scale", "worker"];
 
 describe("bench runner", () => {
   it("--help lists every case, runs none, exit 0", async () => {

@@ -1,10 +1,12 @@
 /**
- * Live: events as they arrive over `/ws`, filtered by source / type / subject (kept in the URL),
- * with pause and resume; after a dropped connection or a pause the stream resumes from the last
- * cursor (no gap, no repeat). Newest first, the last 200 kept.
+ * Live: events as they arrive over `/ws`, filtered by source / type / subject and a content
+ * filter as JSON (kept in the URL, testable on recent events), with pause and resume; after a
+ * dropped connection or a pause the stream resumes from the last cursor (no gap, no repeat).
+ * Newest first, the last 200 kept.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { NoEvents } from "../components/empty-state.tsx";
+import { FilterTestPanel } from "../components/filter-test-panel.tsx";
 import { formatTime } from "../components/format.ts";
 import { Link } from "../components/link.tsx";
 import { LiveConnection, type LiveStatus, splitPatterns } from "../live-socket.ts";
@@ -39,8 +41,10 @@ export function LiveView(props: { route: Route }) {
     source: query.get("source") ?? "",
     type: query.get("type") ?? "",
     subject: query.get("subject") ?? "",
+    filter: query.get("filter") ?? "",
   };
-  const filterKey = `${filters.source}|${filters.type}|${filters.subject}`;
+  const filterKey = `${filters.source}|${filters.type}|${filters.subject}|${filters.filter}`;
+  const [filterText, setFilterText] = useState(filters.filter);
   const [rows, setRows] = useState<Row[]>([]);
   const [status, setStatus] = useState<LiveStatus>({ state: "connecting" });
   const [notice, setNotice] = useState<string | undefined>();
@@ -53,6 +57,7 @@ export function LiveView(props: { route: Route }) {
         source: splitPatterns(filters.source),
         type: splitPatterns(filters.type),
         subject: splitPatterns(filters.subject),
+        filter: filters.filter.trim(),
       },
       {
         onEvent: (event, cursor) => setRows((current) => [{ event, cursor }, ...current].slice(0, KEEP)),
@@ -83,6 +88,7 @@ export function LiveView(props: { route: Route }) {
               source: String(data.get("source") ?? "").trim(),
               type: String(data.get("type") ?? "").trim(),
               subject: String(data.get("subject") ?? "").trim(),
+              filter: String(data.get("filter") ?? "").trim(),
             }),
             true,
           );
@@ -97,6 +103,16 @@ export function LiveView(props: { route: Route }) {
         <label>
           Subject <input name="subject" defaultValue={filters.subject} placeholder="agreements/*" />
         </label>
+        <label class="filter-box">
+          Filter{" "}
+          <input
+            name="filter"
+            value={filterText}
+            onInput={(event) => setFilterText(event.currentTarget.value)}
+            placeholder='{"data":{"status":"completed"}}'
+            spellcheck={false}
+          />
+        </label>
         <button type="submit">Apply filters</button>
         <button
           type="button"
@@ -107,6 +123,7 @@ export function LiveView(props: { route: Route }) {
           {paused ? "Resume" : "Pause"}
         </button>
       </form>
+      <FilterTestPanel text={filterText} />
       <p class={`status status-${status.state}`} role="status" data-state={status.state}>
         {statusText(status)}
       </p>

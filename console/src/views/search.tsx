@@ -1,18 +1,19 @@
 /**
- * Search: every filter of `GET /events` (source, type, subject, external_id, from, to, limit),
- * cursor pagination, and deep links: the URL holds the filters, the page cursor and the selected
+ * Search: every filter of `GET /events` (source, type, subject, external_id, from, to, limit, and
+ * a content filter as JSON, docs/filters.md, with a panel to test it), cursor pagination, and deep links: the URL holds the filters, the page cursor and the selected
  * event, so a copied URL opens the same results with the same event shown.
  */
 import { useEffect, useState } from "preact/hooks";
 import { callApi, describeError, queryString } from "../api.ts";
 import { NoEvents } from "../components/empty-state.tsx";
+import { FilterTestPanel } from "../components/filter-test-panel.tsx";
 import { formatTime, isoToLocalInput, localInputToIso } from "../components/format.ts";
 import { Link } from "../components/link.tsx";
 import { hrefOf, navigate, type Route } from "../router.ts";
 import type { EventPage } from "../types.ts";
 import { EventDetail } from "./event-detail.tsx";
 
-const FILTERS = ["source", "type", "subject", "external_id", "from", "to", "limit"] as const;
+const FILTERS = ["source", "type", "subject", "external_id", "from", "to", "filter", "limit"] as const;
 type Filters = Record<(typeof FILTERS)[number] | "cursor" | "event", string | undefined>;
 
 function filtersOf(query: URLSearchParams): Filters {
@@ -29,12 +30,14 @@ export function SearchView(props: { route: Route }) {
   // and the previous filters' rows are never shown under the new URL.
   const [result, setResult] = useState<{ key: string; page?: EventPage; error?: string }>();
   const [limit, setLimit] = useState(filters.limit ?? "50");
+  const [filterText, setFilterText] = useState(filters.filter ?? "");
   const page = result?.key === listKey ? result.page : undefined;
   const error = result?.key === listKey ? result.error : undefined;
 
   useEffect(() => {
     let current = true;
     setLimit(filters.limit ?? "50");
+    setFilterText(filters.filter ?? "");
     callApi<EventPage>(`/events${listKey}`).then(
       (answer) => current && setResult({ key: listKey, page: answer }),
       (failure) => current && setResult({ key: listKey, error: describeError(failure) }),
@@ -56,6 +59,7 @@ export function SearchView(props: { route: Route }) {
         external_id: text("external_id"),
         from: localInputToIso(text("from") ?? ""),
         to: localInputToIso(text("to") ?? ""),
+        filter: text("filter"),
         limit: text("limit") === "50" ? undefined : text("limit"),
       }),
     );
@@ -83,6 +87,16 @@ export function SearchView(props: { route: Route }) {
         <label>
           To <input name="to" type="datetime-local" defaultValue={isoToLocalInput(filters.to)} />
         </label>
+        <label class="filter-box">
+          Filter{" "}
+          <input
+            name="filter"
+            value={filterText}
+            onInput={(event) => setFilterText(event.currentTarget.value)}
+            placeholder='{"data":{"status":"completed"}}'
+            spellcheck={false}
+          />
+        </label>
         <label>
           Per page{" "}
           <select name="limit" value={limit} onChange={(event) => setLimit(event.currentTarget.value)}>
@@ -95,6 +109,7 @@ export function SearchView(props: { route: Route }) {
         </label>
         <button type="submit">Search</button>
       </form>
+      <FilterTestPanel text={filterText} />
       {error && (
         <p role="alert" class="error">
           {error}

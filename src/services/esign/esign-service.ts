@@ -17,6 +17,8 @@ const knownTypes = new Set<string>(ESIGN_EVENT_TYPES);
 export const esignService: UpstreamService = {
   name: "esign",
   eventTypes: ESIGN_EVENT_TYPES,
+  // The CRM reference: top level in current payloads, only under `data` in some older ones.
+  searchFields: { externalId: ["external_id", "data.external_id"] },
   verifyWebhook: ({ source, headers, rawBody }, crypto) =>
     verifyEsignSignature({ signature: headers.get("x-svc-signature"), rawBody, secrets: source.secrets }, crypto),
   async describeEvent(body, { headers }) {

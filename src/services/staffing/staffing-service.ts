@@ -18,6 +18,7 @@ const knownTypes = new Set<string>(STAFFING_EVENT_TYPES);
 
 export const staffingService: UpstreamService = {
   name: "staffing",
+  searchFields: { externalId: ["externalId"] },
   eventTypes: STAFFING_EVENT_TYPES,
   verifyWebhook: ({ source, headers, rawBody, nowMs }, crypto) =>
     verifyStaffingSignature(

@@ -6,8 +6,10 @@
  *
  * The filter semantics are those of `match-event-query.ts` (the memory driver's): the columns
  * `type`, `subject` and `external_id` are filled from `summarizeEvent`, and a type glob becomes
- * a SQLite GLOB with everything but `*` escaped.
+ * a SQLite GLOB with everything but `*` escaped. A content filter (src/filters) becomes
+ * `json_type` / `json_extract` terms over the `record` column (filter-to-sql.ts).
  */
+import { translateFilterToSql } from "../../filters/filter-to-sql.ts";
 import type { EventQuery, EventRecord } from "../contract.ts";
 import { summarizeEvent } from "../match-event-query.ts";
 
@@ -110,6 +112,12 @@ function filterTerms(filter: Omit<EventQuery, "after" | "limit">, terms: string[
   if (filter.to !== undefined) {
     terms.push("received_at < ?");
     params.push(filter.to);
+  }
+  if (filter.filter !== undefined) {
+    // A superset when the translation is inexact; list-matching.ts finishes it in memory.
+    const translated = translateFilterToSql(filter.filter);
+    terms.push(translated.sql);
+    params.push(...translated.params);
   }
 }
 
