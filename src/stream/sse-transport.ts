@@ -30,6 +30,23 @@ const encoder = new TextEncoder();
  */
 let lastEvent: { frame: string; cursor: number; bytes: Uint8Array } | undefined;
 
+/**
+ * The last corked batch joined: in a turn of several events every subscriber of an audience
+ * holds the same frames (the same shared byte arrays), so they are joined once, not per subscriber.
+ */
+let lastBatch: { parts: Uint8Array[]; bytes: Uint8Array } | undefined;
+
+function joinBatch(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0] as Uint8Array;
+  const last = lastBatch;
+  if (last && last.parts.length === parts.length && last.parts.every((part, i) => part === parts[i])) {
+    return last.bytes;
+  }
+  const bytes = concatBytes(parts);
+  lastBatch = { parts, bytes };
+  return bytes;
+}
+
 function eventBytes(frame: string, cursor: number): Uint8Array {
   if (lastEvent?.frame !== frame || lastEvent.cursor !== cursor) {
     lastEvent = { frame, cursor, bytes: encoder.encode(`id: ${formatCursor(cursor)}\ndata: ${frame}\n\n`) };
@@ -110,7 +127,7 @@ function createEventStreamSink(live: LiveStream, open: CreateEventStreamChannel,
       if (batch) {
         const held = batch;
         batch = undefined;
-        write(concatBytes(held));
+        write(joinBatch(held));
       }
       if (code === "idle_timeout") return finish(true);
       if (channel.queued() === 0) return finish(false);
@@ -127,7 +144,7 @@ function createEventStreamSink(live: LiveStream, open: CreateEventStreamChannel,
       return () => {
         const held = batch ?? [];
         batch = undefined;
-        if (held.length > 0) write(concatBytes(held));
+        if (held.length > 0) write(joinBatch(held));
       };
     },
   };
