@@ -9,6 +9,14 @@
 import { createHash } from "node:crypto";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import {
+  ENDLESS_LOOP,
+  ESCAPE_PROBE,
+  MEMORY_BOMB,
+  RESHAPE,
+  SKIP_COMPLETED,
+  THROWS,
+} from "./test/transform/transform-fixtures.ts";
 
 // Read by the tests through a test-only binding (the Worker reads only the hash): the operator credential.
 export const WORKERD_ADMIN_KEY = "workerd_test_admin_key_0123456789";
@@ -41,6 +49,49 @@ const GATEWAY_CONFIG = {
       retry: { schedule: [1], jitter: 0 },
     },
     { id: "live", type: "stream" },
+    // The delivery matrix (test/workerd/delivery-matrix.test.ts): both http modes, type "matrix.test" only.
+    {
+      id: "matrix-cloudevents",
+      type: "http",
+      url: "${TEST_SINK_URL}/matrix-cloudevents",
+      secrets: [WORKERD_WHSEC],
+      allowPrivateNetworks: true,
+    },
+    {
+      id: "matrix-relay",
+      type: "http",
+      mode: "relay",
+      url: "${TEST_SINK_URL}/matrix-relay",
+      secrets: [WORKERD_WHSEC],
+      allowPrivateNetworks: true,
+    },
+    // Transforms (test/workerd/transform-in-workerd.test.ts): one destination per case, own paths.
+    ...Object.entries({
+      reshape: { code: RESHAPE },
+      skip: { code: SKIP_COMPLETED.replace("agreement.completed", "agreement.viewed") },
+      slack: { builtin: "slack" },
+      loop: { code: ENDLESS_LOOP, timeoutMs: 100 },
+      bomb: { code: MEMORY_BOMB, memoryLimitMb: 8, timeoutMs: 1000 },
+      throws: { code: THROWS },
+      escape: { code: ESCAPE_PROBE },
+    }).map(([name, transform]) => ({
+      id: `t-${name}`,
+      type: "http",
+      url: `\${TEST_SINK_URL}/t-${name}`,
+      secrets: [WORKERD_WHSEC],
+      allowPrivateNetworks: true,
+      retry: { schedule: [0.05], jitter: 0 },
+      transform,
+    })),
+    // Operational events (test/workerd/lifecycle-in-workerd.test.ts).
+    {
+      id: "ops",
+      type: "http",
+      url: "${TEST_SINK_URL}/ops",
+      secrets: [WORKERD_WHSEC],
+      allowPrivateNetworks: true,
+      retry: { schedule: [0.05], jitter: 0 },
+    },
     {
       id: "events-queue",
       type: "queue",
@@ -53,7 +104,17 @@ const GATEWAY_CONFIG = {
     { sources: ["esign"], types: ["agreement.*"], destinations: ["hooks", "events-queue"] },
     { sources: ["esign"], types: ["agreement.expired"], destinations: ["slow-hooks"] },
     { destinations: ["live"] },
+    { types: ["matrix.test"], destinations: ["matrix-cloudevents", "matrix-relay"] },
+    {
+      sources: ["esign"],
+      types: ["agreement.sent", "agreement.viewed"],
+      destinations: ["t-reshape", "t-skip", "t-slack", "t-loop", "t-bomb", "t-throws", "t-escape"],
+    },
+    { sources: ["gateway"], destinations: ["ops"] },
   ],
+  operationalEvents: { deadBatchSeconds: 1 },
+  // Per-type retention (test/workerd/lifecycle-in-workerd.test.ts ages an event past it).
+  retention: [{ sources: ["esign"], types: ["agreement.viewed"], days: 1 }],
   upstreams: [
     {
       id: "esign",
@@ -83,6 +144,8 @@ export const WORKERD_TEST_BINDINGS = {
   GATEWAY_ADMIN_KEY_HASH: sha256(WORKERD_ADMIN_KEY),
   GATEWAY_CONFIG: JSON.stringify(GATEWAY_CONFIG),
   WORKERD_TEST_ADMIN_KEY: WORKERD_ADMIN_KEY,
+  /** The http destinations' Standard Webhooks secret, for the tests to verify with. */
+  WORKERD_TEST_WHSEC: WORKERD_WHSEC,
   /** The HS256 secret of the client JWTs (read by the Worker through GATEWAY_CONFIG and by the tests). */
   WORKERD_TEST_JWT_SECRET: "workerd_test_jwt_secret_0123456789abcdef",
   GATEWAY_LOG_LEVEL: "warn",

@@ -37,17 +37,27 @@ const CASES: Record<string, { file: string; exportName: string; about: string }>
     about: "a million events in the sqlite store (minutes; only when named)",
   },
   worker: { file: "./cases/worker.ts", exportName: "benchWorker", about: "Workers bundle size and cold start" },
+  transform: {
+    file: "./cases/transform.ts",
+    exportName: "benchTransform",
+    about: "CPU per delivery with and without a trivial transform; memory per compiled transform",
+  },
+  erase: {
+    file: "./cases/erase.ts",
+    exportName: "benchErase",
+    about: "erasing one subject's 10,000 events out of a million under ingress load (minutes; only when named)",
+  },
 };
 
 /** Cases that take minutes (the scale case fills a million events) run only when named. */
-const ON_REQUEST = new Set(["scale"]);
+const ON_REQUEST = new Set(["scale", "erase"]);
 const USAGE = [
   "usage: npm run bench [-- <case>...]   (no case: every one but scale)",
   "",
   "cases:",
   ...Object.entries(CASES).map(([name, spec]) => `  ${name.padEnd(9)} ${spec.about}`),
   "",
-  "options: --scale-events=N (the scale case's fill, default 1000000)",
+  "options: --scale-events=N (the scale case's fill, default 1000000), --erase-events=N (the erase case's)",
   "environment: BENCH_SECONDS=3 (shorter runs, a smoke test), BENCH_LIVE_SUBSCRIBERS=200",
 ].join("\n");
 
@@ -57,7 +67,7 @@ if (argv.includes("--help") || argv.includes("-h")) {
   process.exit(0);
 }
 // Checked before anything runs, so a typo costs nothing (exit 64, EX_USAGE).
-const OPTIONS = /^--scale-events=/;
+const OPTIONS = /^--(scale|erase)-events=/;
 const unknown = argv.find((arg) => (arg.startsWith("-") ? !OPTIONS.test(arg) : !(arg in CASES)));
 if (unknown !== undefined) {
   const what = unknown.startsWith("-") ? `unknown option "${unknown}"` : `unknown bench case "${unknown}"`;

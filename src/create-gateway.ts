@@ -12,14 +12,21 @@ import { type CryptoPort, createWebCrypto } from "./crypto/crypto-port.ts";
 import { registerDeliveryRoutes } from "./delivery/delivery-admin-api.ts";
 import { createDeliveryEngine, type DeliveryEngineOptions } from "./delivery/delivery-engine.ts";
 import { DELIVERY_METRICS } from "./delivery/delivery-metrics.ts";
+import { systemScheduler } from "./delivery/scheduler.ts";
 import { createEnricher } from "./enrich/create-enricher.ts";
 import { createGatewayError, toErrorResponse } from "./errors.ts";
 import type { GatewayContext } from "./gateway-context.ts";
+import { createAllowedMethods, type RouteEntry } from "./http/allowed-methods.ts";
 import { readRawBody } from "./ingress/read-raw-body.ts";
 import { receiveWebhook } from "./ingress/receive-webhook.ts";
 import { createVerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
+import { applyRetention } from "./lifecycle/apply-retention.ts";
+import { registerLifecycleRoutes } from "./lifecycle/lifecycle-api.ts";
+import { compileRetention } from "./lifecycle/retention-rules.ts";
 import { getEvent, listEvents } from "./log/event-log-api.ts";
 import { testFilter } from "./log/filter-test-api.ts";
+import { registerConditionsRoute } from "./operational-events/conditions-api.ts";
+import { createOperationalEvents, type OperationalEvents } from "./operational-events/create-operational-events.ts";
 import { checkHealth } from "./ops/check-health.ts";
 import { type Clock, systemClock } from "./ops/clock.ts";
 import { createLogger, type Logger } from "./ops/logger.ts";
@@ -40,6 +47,11 @@ import { openEventStream } from "./stream/sse-transport.ts";
 import type { StreamOptionsInput } from "./stream/stream-options.ts";
 import { mintStreamToken } from "./stream/stream-token.ts";
 import { type CorkPeer, createWebSocketRoute, type PeerTextSender } from "./stream/websocket-transport.ts";
+import { createStreamEventTransform } from "./transform/stream-event-transform.ts";
+import type { LoadQuickJS } from "./transform/transform-contract.ts";
+import { createTransformRegistry } from "./transform/transform-registry.ts";
+import { registerTransformRoutes } from "./transform/transform-test-api.ts";
+import { withTransform } from "./transform/transforming-sink.ts";
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -70,6 +82,12 @@ export interface GatewayOptions {
   corkWebSocket?: CorkPeer;
   /** Sends live frames to a WebSocket peer for less than `peer.send`, where the runtime can (Node adapter). */
   sendWebSocketText?: PeerTextSender;
+  /**
+   * Loads the QuickJS WebAssembly module of the transform sandbox (adapters/node/quickjs-node.ts,
+   * adapters/cloudflare/quickjs-worker.ts); called on the first transform only. Without it,
+   * destinations with a transform fail their attempts with `transform_error`.
+   */
+  loadQuickJS?: LoadQuickJS;
   /** The outbox and sinks of the delivery engine. Default: nothing is delivered (no transports). */
   delivery?: DeliveryEngineOptions;
   /**
@@ -87,7 +105,7 @@ export interface Gateway {
   fetch(request: Request): Promise<Response>;
   /** Starts background work (the delivery engine resumes from its outbox). */
   start(): Promise<void>;
-  /** Enforces retention (drops events older than `retentionDays`); returns how many went. */
+  /** Enforces retention (`retentionDays` and the `retention` rules); returns how many events went. */
   runMaintenance(): Promise<number>;
   close(): Promise<void>;
 }
@@ -106,6 +124,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   const metrics: Metrics = createMetrics({ ...GATEWAY_METRICS, ...PROXY_METRICS, ...DELIVERY_METRICS });
   const crypto = options.crypto ?? createWebCrypto();
   const clock = options.clock ?? systemClock;
+  // Created once the context exists; the write-health tracker below already reports to it.
+  let operational: OperationalEvents | undefined;
   const ctx: GatewayContext = {
     config,
     sources: new Map(config.sources.map((s) => [s.id, s])),
@@ -124,27 +144,72 @@ export function createGateway(options: GatewayOptions): Gateway {
     routes: compileRoutes(config.routes),
     hub: isolateListeners(options.hub, (error) => logger.error("event subscriber failed", { error: String(error) })),
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
-    writeHealth: createWriteHealth(),
-    verificationLimiter: createVerificationFailureLimiter(config.ingress.failedVerificationLimit, () => clock.now()),
+    retention: compileRetention(config.retentionDays, config.retention),
+    writeHealth: createWriteHealth((failing, what, at) => operational?.onWriteHealth(failing, what, at)),
+    verificationLimiter: createVerificationFailureLimiter(
+      config.ingress.failedVerificationLimit,
+      () => clock.now(),
+      () => metrics.inc("gateway_webhooks_budget_waits_total"),
+    ),
   };
   const proxy = createProxy(ctx);
   if (ctx.routes.some((route) => route.enrich)) {
     ctx.enricher = createEnricher({ ...ctx, fetch: ctx.upstreamFetch, now: clock.now, upstreams: proxy.upstreams });
   }
+  ctx.transforms = createTransformRegistry({
+    destinations: config.destinations,
+    services: ctx.services,
+    loadQuickJS: options.loadQuickJS ?? (() => Promise.reject(new Error("this runtime has no transform sandbox"))),
+  });
+  const transforms = ctx.transforms;
+  if (config.operationalEvents.enabled) {
+    const events = createOperationalEvents(
+      { ...ctx, scheduler: options.delivery?.scheduler ?? systemScheduler },
+      config.operationalEvents,
+    );
+    operational = events;
+    ctx.onWebhookRejected = (sourceId, code) => events.onWebhookRejected(sourceId, code);
+  }
+  const delivery = options.delivery && {
+    ...options.delivery,
+    sinks: options.delivery.sinks.map((sink) => withTransform(sink, transforms)),
+  };
   ctx.delivery =
-    options.delivery && createDeliveryEngine({ ...ctx, destinations: config.destinations }, options.delivery);
+    delivery &&
+    createDeliveryEngine(
+      { ...ctx, destinations: config.destinations, observeLane: operational?.observeLane },
+      delivery,
+    );
 
-  const live = createLiveStream(ctx, options.stream);
+  const streamTransforms = config.destinations.some((d) => d.type === "stream" && d.transform);
+  const live = createLiveStream(
+    streamTransforms ? { ...ctx, transformEvent: createStreamEventTransform(transforms, logger) } : ctx,
+    options.stream,
+  );
 
   const app = new H3({
+    // Every answer carries X-Request-Id; ingress and the proxy set their own (one id per request).
+    // A hook rather than middleware: no per-request closures on the ingress hot path.
+    onRequest(event) {
+      const path = event.url.pathname;
+      if (path.startsWith("/webhooks/") || path.startsWith("/api/")) return;
+      event.res.headers.set("x-request-id", requestIdOf(event.req));
+    },
     onError(error, event) {
       const response = toErrorResponse(error);
-      if (response.status >= 500 && !HTTPErrorIsExpected(error)) {
+      if (isClientAbort(error)) {
+        // The client went away mid-body: nobody is left to answer and nothing is wrong here.
+        logger.info("client aborted the request", { path: event.url.pathname });
+      } else if (response.status >= 500 && !HTTPErrorIsExpected(error)) {
         logger.error("unhandled error", { path: event.url.pathname, error: String(error.cause ?? error.message) });
+      }
+      if (!response.headers.has("x-request-id")) {
+        response.headers.set("x-request-id", event.res.headers.get("x-request-id") ?? requestIdOf(event.req));
       }
       return response;
     },
   });
+  const allowedMethods = createAllowedMethods(() => (app as unknown as { "~routes": RouteEntry[] })["~routes"]);
 
   app.post("/webhooks/:sourceId", (event) =>
     receiveWebhook(ctx, event.context.params?.sourceId ?? "", event.req, requestIdOf(event.req)),
@@ -153,6 +218,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     await requireEventsAccess(ctx, event.req);
     return listEvents(ctx, event.url);
   });
+  registerLifecycleRoutes(app, ctx);
+  registerConditionsRoute(app, ctx, operational);
   app.post("/filters/test", async (event) => {
     await requireEventsAccess(ctx, event.req);
     return testFilter(ctx, event.req);
@@ -165,6 +232,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.get("/stream", (event) => openEventStream(ctx, live, event.req, event.url));
   app.post("/auth/stream-token", (event) => mintStreamToken(ctx, event.req, live.options));
   registerDeliveryRoutes(app, ctx);
+  registerTransformRoutes(app, ctx);
   const testEvents = config.testEvents || options.development !== undefined;
   registerTestEventRoutes(app, ctx, testEvents);
   registerConsoleRoutes(app, options.development, { testEvents, streamTokens: !!config.auth.jwt?.hs256Secret });
@@ -176,7 +244,14 @@ export function createGateway(options: GatewayOptions): Gateway {
   app.all("/api/:upstreamId/**", (event) =>
     proxy.handle(event.context.params?.upstreamId ?? "", event.req, requestIdOf(event.req)),
   );
-  app.all("/**", () => {
+  app.all("/**", (event) => {
+    const allowed = allowedMethods(event.url.pathname);
+    if (allowed.length > 0) {
+      throw createGatewayError(405, "method_not_allowed", `${event.req.method} is not allowed here`, {
+        details: { allowed },
+        headers: { allow: allowed.join(", ") },
+      });
+    }
     throw createGatewayError(404, "not_found", "no such route");
   });
 
@@ -189,20 +264,37 @@ export function createGateway(options: GatewayOptions): Gateway {
       await ctx.delivery?.start();
     },
     runMaintenance: async () => {
-      const before = ctx.clock.now() - config.retentionDays * 86_400_000;
-      const purged = await store.purge(before);
-      await ctx.delivery?.purge(before);
-      return purged;
+      const now = ctx.clock.now();
+      const report = await applyRetention(store, ctx.retention, now);
+      // Delivery records hold no event content (ids, states, attempt outcomes): they follow the
+      // global retention (docs/data-lifecycle.md).
+      await ctx.delivery?.purge(now - config.retentionDays * 86_400_000);
+      return report.events;
     },
     close: async () => {
       // The engine stops (attempts finish or are aborted) before the stores it writes close.
       await ctx.delivery?.stop();
+      transforms.close();
       await options.delivery?.outbox.close();
+      // Dead letters collected for a batch are reported before the store closes.
+      await operational?.stop();
       live.shutdown();
       await ctx.hub.close();
       return store.close();
     },
   };
+}
+
+/** Did the request fail because its client aborted (a body read cut short by the peer)? */
+function isClientAbort(error: { cause?: unknown; message?: string }): boolean {
+  // Not `request.signal`: on Node, reading it builds an AbortController per answered error.
+  const cause = error.cause as { code?: unknown; name?: unknown; message?: unknown } | undefined;
+  return (
+    cause?.code === "ECONNRESET" ||
+    cause?.code === "ERR_STREAM_PREMATURE_CLOSE" ||
+    cause?.name === "AbortError" ||
+    cause?.message === "aborted"
+  );
 }
 
 function HTTPErrorIsExpected(error: { data?: unknown }): boolean {

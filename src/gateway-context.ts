@@ -12,6 +12,7 @@ import type { DeliveryEngine } from "./delivery/delivery-engine.ts";
 import type { Enricher } from "./enrich/create-enricher.ts";
 import type { RawBodyResult } from "./ingress/read-raw-body.ts";
 import type { VerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
+import type { RetentionPolicy } from "./lifecycle/retention-rules.ts";
 import type { Clock } from "./ops/clock.ts";
 import type { Logger } from "./ops/logger.ts";
 import type { Metrics } from "./ops/metrics.ts";
@@ -22,6 +23,7 @@ import type { ServiceRegistry } from "./services/service-contract.ts";
 import type { StoreDriver } from "./store/contract.ts";
 import type { CreateEventStreamChannel } from "./stream/event-stream-channel.ts";
 import type { LiveHub } from "./stream/hub-contract.ts";
+import type { TransformRegistry } from "./transform/transform-registry.ts";
 
 export type { Clock } from "./ops/clock.ts";
 export type { UpstreamFetch, UpstreamRequestInit } from "./proxy/upstream-fetch.ts";
@@ -63,10 +65,16 @@ export interface GatewayContext {
   routes: readonly CompiledRoute[];
   /** Attaches upstream resources to delivered events of routes with `enrich` (src/enrich). */
   enricher?: Enricher;
+  /** Destinations' transforms (src/transform), when the runtime provides the sandbox. */
+  transforms?: TransformRegistry;
   /** The delivery engine (outbox, retries, replay), when the runtime provides transports. */
   delivery?: DeliveryEngine;
   /** Whether journal and outbox writes currently succeed (`/healthz` "cannot record"). */
   writeHealth?: WriteHealth;
+  /** How long each event stays in the log (`retentionDays` and `retention` rules, compiled). */
+  retention: RetentionPolicy;
+  /** Told each webhook refused with an error code (operational events count verification failures). */
+  onWebhookRejected?: (sourceId: string, code: string) => void;
   /** Hashes (`sha256:<hex>`) of the admin API keys. */
   adminKeyHashes: ReadonlySet<string>;
 }

@@ -13,3 +13,9 @@ declare module "cloudflare:workers" {
   /** Keeps the current request's isolate alive until `promise` settles (like ctx.waitUntil). */
   export function waitUntil(promise: Promise<unknown>): void;
 }
+
+/** The QuickJS release build's WebAssembly, bundled by wrangler as a compiled module (quickjs-worker.ts). */
+declare module "*/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm" {
+  const module: WebAssembly.Module;
+  export default module;
+}

@@ -16,6 +16,7 @@ import { type AlarmScheduler, createAlarmScheduler } from "./alarm-scheduler.ts"
 import type { DurableObjectState } from "./cloudflare-types.ts";
 import { createWorkerSinks } from "./create-worker-sinks.ts";
 import { createDurableObjectOutbox } from "./durable-object-outbox.ts";
+import { loadQuickJSWorker } from "./quickjs-worker.ts";
 import { createWorkerConfig } from "./worker-config.ts";
 import { type DeliveryObjectRpc, openWorkerStore, type WorkerEnv } from "./worker-env.ts";
 
@@ -41,6 +42,7 @@ export class DeliveryObject extends DurableObject<WorkerEnv> implements Delivery
         logger,
         store: openWorkerStore(this.env),
         hub: inProcessHub(undefined),
+        loadQuickJS: loadQuickJSWorker,
         delivery: {
           outbox: createDurableObjectOutbox(this.ctx.storage),
           sinks: createWorkerSinks(config.destinations, this.env as unknown as Record<string, unknown>, logger),

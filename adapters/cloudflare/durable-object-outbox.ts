@@ -27,7 +27,7 @@ import type { DurableObjectStorage } from "./cloudflare-types.ts";
 /** Rows deleted per retention statement. */
 const PURGE_BATCH = 500;
 const COUNT_PURGEABLE = `SELECT count(*) AS n FROM deliveries
-  WHERE state IN ('delivered', 'dead') AND updated_at < ?`;
+  WHERE state IN ('delivered', 'dead', 'skipped') AND updated_at < ?`;
 
 type RecordRow = { record: string };
 

@@ -112,6 +112,20 @@ export function createDurableObjectStore(options: DurableObjectStoreOptions): St
       const counts = await all((s) => s.purge(before, t));
       return counts.reduce((sum, n) => sum + n, 0);
     },
+    async removeEvents(ids: readonly string[]) {
+      if (ids.length === 0) return 0;
+      const counts = await all((s) => s.removeEvents([...ids]));
+      return counts.reduce((sum, n) => sum + n, 0);
+    },
+    async redactEvents(records: readonly EventRecord[]) {
+      const byShard = new Map<number, EventRecord[]>();
+      for (const record of records) {
+        const index = bySource(record.sourceId);
+        byShard.set(index, [...(byShard.get(index) ?? []), record]);
+      }
+      const counts = await reach(Promise.all([...byShard].map(([i, batch]) => shard(i).redactEvents(batch))));
+      return counts.reduce((sum, n) => sum + n, 0);
+    },
     async ping() {
       await all((s) => s.ping());
     },

@@ -15,6 +15,7 @@ import type { EventRecord } from "../../src/store/contract.ts";
 import { inProcessHub } from "../hub/in-process.ts";
 import type { DurableObjectState, HibernatableWebSocket } from "./cloudflare-types.ts";
 import { createHibernatableWebSockets } from "./hibernatable-websocket.ts";
+import { loadQuickJSWorker } from "./quickjs-worker.ts";
 import { createWorkerConfig } from "./worker-config.ts";
 import { type LiveHubObjectRpc, openWorkerStore, type WorkerEnv } from "./worker-env.ts";
 
@@ -39,6 +40,7 @@ export class LiveHubObject extends DurableObject<WorkerEnv> implements LiveHubOb
         config: createWorkerConfig(this.env),
         store: openWorkerStore(this.env),
         hub: inProcessHub(undefined),
+        loadQuickJS: loadQuickJSWorker,
       });
       this.server = serve(this.gateway.app, { manual: true });
     }

@@ -18,6 +18,7 @@ import {
   type EventRow,
   eventFromRow,
   eventInsertParams,
+  eventRedactParams,
 } from "../../src/store/sql/event-sql.ts";
 import { META_SQL, SCHEMA_STATEMENTS } from "../../src/store/sql/schema.ts";
 import type { DurableObjectState } from "./cloudflare-types.ts";
@@ -143,6 +144,30 @@ export class StoreShardObject extends DurableObject {
     while (sql.exec(EVENT_SQL.purgeKvBatch, now, PURGE_BATCH).rowsWritten > 0) {}
     for (const [key, expiresAt] of this.claims) if (expiresAt <= now) this.claims.delete(key);
     return removed;
+  }
+
+  /** Removes the events with these ids held by this shard; returns how many went. */
+  removeEvents(ids: readonly string[]): number {
+    const sql = this.ctx.storage.sql;
+    let removed = 0;
+    for (const id of ids) {
+      if (!sql.exec(EVENT_SQL.seqOfId, id).toArray()[0]) continue;
+      sql.exec(EVENT_SQL.removeById, id);
+      removed++;
+    }
+    return removed;
+  }
+
+  /** Replaces events of this shard in place by id (tombstones of erased events); returns how many. */
+  redactEvents(records: readonly EventRecord[]): number {
+    const sql = this.ctx.storage.sql;
+    let replaced = 0;
+    for (const record of records) {
+      if (!sql.exec(EVENT_SQL.seqOfId, record.id).toArray()[0]) continue;
+      sql.exec(EVENT_SQL.redactById, ...eventRedactParams(record));
+      replaced++;
+    }
+    return replaced;
   }
 
   ping(): true {

@@ -13,6 +13,7 @@ import type { GatewayConfig } from "../../src/config/schema.ts";
 import { createGateway } from "../../src/create-gateway.ts";
 import type { EventRecord } from "../../src/store/contract.ts";
 import { durableObjectHub } from "./durable-object-hub.ts";
+import { loadQuickJSWorker } from "./quickjs-worker.ts";
 import { createWorkerConfig } from "./worker-config.ts";
 import { openWorkerStore, type WorkerEnv } from "./worker-env.ts";
 
@@ -63,7 +64,7 @@ function serverFor(env: WorkerEnv): Server {
       onForwardError: (error) =>
         console.error(JSON.stringify({ level: "error", msg: "hub forward failed", error: String(error) })),
     });
-    const gateway = createGateway({ config, store: openWorkerStore(env), hub });
+    const gateway = createGateway({ config, store: openWorkerStore(env), hub, loadQuickJS: loadQuickJSWorker });
     gatewayOfIsolate = gateway;
     server = serve(gateway.app, { manual: true });
   }

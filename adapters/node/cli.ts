@@ -15,6 +15,8 @@ const gateway = defineCommand({
     "hash-key": () => import("./hash-key-command.ts").then((m) => m.hashKeyCommand),
     emulate: () => import("./emulate-command.ts").then((m) => m.emulateCommand),
     listen: () => import("./listen-command.ts").then((m) => m.listenCommand),
+    transform: () => import("./transform-command.ts").then((m) => m.transformCommand),
+    erase: () => import("./erase-command.ts").then((m) => m.eraseCommand),
   },
 });
 

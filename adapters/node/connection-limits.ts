@@ -1,21 +1,35 @@
 /**
- * Connection hygiene of the Node server (README "Security"): header, keep-alive and request
- * timeouts, a cap on open connections that fits the process's file-descriptor limit, and a cap
- * per client address, so one address holding thousands of idle sockets cannot starve health
- * checks and genuine webhooks from others. Connections from trusted proxies
- * (`server.trustProxy`) are exempt from the per-address cap: every client arrives through them.
+ * Connection hygiene of the Node server (docs/behind-a-load-balancer.md): header, keep-alive and
+ * request timeouts, a cap on open connections that fits the process's file-descriptor limit, and
+ * a cap per client address. Behind a proxy every client shares the proxy's address, so the
+ * per-address cap is off unless `server.trustProxy` names the proxy (or the cap is set): then it
+ * counts the requests in flight per forwarded client address, and the connections of other peers.
+ * `X-Forwarded-For` entries that are not IP addresses are dropped; the header arriving while
+ * `trustProxy` is off is logged once.
  */
 import { readFileSync } from "node:fs";
-import type { Server } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { GatewayConfig } from "../../src/config/schema.ts";
-import { normalizeAddress } from "../../src/http/client-address.ts";
+import { isIpAddress, keepIpEntries, normalizeAddress } from "../../src/http/client-address.ts";
 import type { Logger } from "../../src/ops/logger.ts";
 
 type ServerConfig = GatewayConfig["server"];
 
 /** File descriptors kept for the store, upstream calls, sinks and logs. */
 const RESERVED_DESCRIPTORS = 256;
+
+/** The per-address cap when `trustProxy` names the proxies and `maxConnectionsPerAddress` is unset. */
+export const DEFAULT_PER_ADDRESS_BEHIND_PROXY = 256;
+
+/**
+ * The effective per-address cap: as configured, else off without `trustProxy` (one address may be
+ * a whole load balancer) and `DEFAULT_PER_ADDRESS_BEHIND_PROXY` with it.
+ */
+export function perAddressCap(config: ServerConfig): number | undefined {
+  if (config.maxConnectionsPerAddress !== undefined) return config.maxConnectionsPerAddress;
+  return config.trustProxy === false ? undefined : DEFAULT_PER_ADDRESS_BEHIND_PROXY;
+}
 
 /** Options for `http.createServer` (srvx passes `node` options through). */
 export function nodeServerOptions(config: ServerConfig) {
@@ -48,6 +62,72 @@ function isTrustedProxy(trustProxy: ServerConfig["trustProxy"], address: string)
   return trustProxy.some((proxy) => normalizeAddress(proxy) === address);
 }
 
+const FORWARDED_WARNING =
+  "X-Forwarded-For arrived but server.trustProxy is off: the peer address counts as the client. " +
+  'Behind a proxy or load balancer set server.trustProxy to "loopback" or the proxy addresses ' +
+  "(docs/behind-a-load-balancer.md); never for a port the internet reaches directly.";
+
+/**
+ * Watches `X-Forwarded-For` before srvx reads it: without `trustProxy`, warns once (and stops
+ * looking); with it, drops the entries that are not IP addresses, so `unknown` or a host name is
+ * never taken for the client. A spoofed header from an untrusted peer is ignored by srvx itself.
+ */
+function watchForwardedFor(server: Server, config: ServerConfig, logger: Logger): void {
+  if (config.trustProxy === false) {
+    const warnOnce = (req: IncomingMessage) => {
+      if (req.headers["x-forwarded-for"] === undefined) return;
+      server.off("request", warnOnce);
+      logger.warn(FORWARDED_WARNING, { peer: req.socket.remoteAddress });
+    };
+    server.prependListener("request", warnOnce);
+    return;
+  }
+  server.prependListener("request", (req: IncomingMessage) => {
+    const forwarded = req.headers["x-forwarded-for"];
+    if (forwarded === undefined) return;
+    const kept = keepIpEntries(Array.isArray(forwarded) ? forwarded.join(",") : forwarded);
+    if (kept === "") delete req.headers["x-forwarded-for"];
+    else req.headers["x-forwarded-for"] = kept;
+  });
+}
+
+/** The envelope of a request over its forwarded client's cap. */
+function tooManyRequests(): Response {
+  return new Response(
+    JSON.stringify({ error: { code: "rate_limited", message: "too many open requests from this client address" } }),
+    { status: 429, headers: { "content-type": "application/json; charset=utf-8", "retry-after": "1" } },
+  );
+}
+
+type NodeRuntimeRequest = Request & { ip?: string; runtime?: { node?: { req: IncomingMessage; res: ServerResponse } } };
+
+/**
+ * The srvx middleware that applies the per-address cap to forwarded client addresses (requests
+ * in flight through a trusted proxy); undefined when `trustProxy` is off or no cap applies.
+ */
+export function forwardedClientLimit(config: ServerConfig) {
+  const cap = perAddressCap(config);
+  if (config.trustProxy === false || cap === undefined) return undefined;
+  const inFlight = new Map<string, number>();
+  return (request: NodeRuntimeRequest, next: () => Response | Promise<Response>) => {
+    const node = request.runtime?.node;
+    const peer = node?.req.socket.remoteAddress;
+    if (!node || peer === undefined || !isTrustedProxy(config.trustProxy, normalizeAddress(peer))) return next();
+    const ip = request.ip;
+    if (ip === undefined || !isIpAddress(normalizeAddress(ip))) return next();
+    const address = normalizeAddress(ip);
+    const open = inFlight.get(address) ?? 0;
+    if (open >= cap) return tooManyRequests();
+    inFlight.set(address, open + 1);
+    node.res.once("close", () => {
+      const left = (inFlight.get(address) ?? 1) - 1;
+      if (left <= 0) inFlight.delete(address);
+      else inFlight.set(address, left);
+    });
+    return next();
+  };
+}
+
 /** Applies the caps to a created (not necessarily listening) server; returns the effective maximum. */
 export function applyConnectionLimits(server: Server, config: ServerConfig, logger: Logger): number {
   const fileLimit = readOpenFileLimit();
@@ -63,8 +143,10 @@ export function applyConnectionLimits(server: Server, config: ServerConfig, logg
   // Node closes connections beyond this at once, before they cost a parser or a file past the limit.
   server.maxConnections = maxConnections;
 
+  watchForwardedFor(server, config, logger);
+  const cap = perAddressCap(config);
+  if (cap === undefined) return maxConnections;
   const perAddress = new Map<string, number>();
-  const cap = config.maxConnectionsPerAddress;
   server.prependListener("connection", (socket: Socket) => {
     const raw = socket.remoteAddress;
     if (raw === undefined) return;

@@ -3,7 +3,7 @@
  * usually `defineConfig({...})`) or `.json`. With no file, the default config in `config/`.
  */
 import { readFile } from "node:fs/promises";
-import { extname, resolve } from "node:path";
+import { dirname, extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ConfigError } from "../../src/config/resolve-config.ts";
 
@@ -13,6 +13,10 @@ export const DEFAULT_CONFIG_PATH = new URL("../../config/default.ts", import.met
 export async function loadConfigFile(path?: string): Promise<unknown> {
   if (!path) return (await import(DEFAULT_CONFIG_PATH.href)).default;
   const absolute = resolve(path);
+  return inlineTransformFiles(await readConfigValue(path, absolute), dirname(absolute));
+}
+
+async function readConfigValue(path: string, absolute: string): Promise<unknown> {
   const ext = extname(absolute);
   try {
     if (ext === ".json") return JSON.parse(await readFile(absolute, "utf8"));
@@ -24,6 +28,32 @@ export async function loadConfigFile(path?: string): Promise<unknown> {
     throw new ConfigError([`${path}: cannot be read (${cause instanceof Error ? cause.message : String(cause)})`]);
   }
   throw new ConfigError([`${path}: expected a .ts, .mts, .js, .mjs or .json file`]);
+}
+
+/**
+ * Reads each destination's `transform.file` (relative to the config file's directory) into
+ * `transform.code`, keeping `file` so errors and `gateway transform test` can name it.
+ */
+export async function inlineTransformFiles(raw: unknown, baseDir: string): Promise<unknown> {
+  const destinations = (raw as { destinations?: unknown } | null)?.destinations;
+  if (!Array.isArray(destinations)) return raw;
+  const problems: string[] = [];
+  const inlined = await Promise.all(
+    destinations.map(async (destination: unknown, i) => {
+      const transform = (destination as { transform?: { file?: unknown; code?: unknown } } | null)?.transform;
+      if (!transform || typeof transform.file !== "string" || transform.code !== undefined) return destination;
+      try {
+        const code = await readFile(resolve(baseDir, transform.file), "utf8");
+        return { ...(destination as object), transform: { ...transform, code } };
+      } catch (cause) {
+        const why = cause instanceof Error && "code" in cause ? String(cause.code) : String(cause);
+        problems.push(`destinations.${i}.transform.file: cannot read ${transform.file} (${why})`);
+        return destination;
+      }
+    }),
+  );
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { ...(raw as object), destinations: inlined };
 }
 
 /** The sqlite (alias disk) store directory of a raw config, if any (where dev secrets are kept). */

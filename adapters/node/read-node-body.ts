@@ -77,7 +77,8 @@ export function readNodeBody(request: Request, limit: number, deadlineMs?: numbe
     };
     const onClose = () => {
       cleanup();
-      if (!req.complete) reject(new Error("client closed the connection before the body ended"));
+      // An AbortError: the client went away, nothing failed here (logged at info, not error).
+      if (!req.complete) reject(new DOMException("client closed the connection before the body ended", "AbortError"));
     };
     req.on("data", onData).once("end", onEnd).once("error", onError).once("close", onClose);
   });

@@ -5,6 +5,7 @@
  * default upstreams point at them with their credentials, and once the gateway listens its
  * `/webhooks/{name}` become the emulators' webhook targets, signed with the gateway's own webhook
  * secrets. The default config then enriches the emulated services' events on the live stream.
+ * They bind loopback whatever `--host` says, unless `GATEWAY_EMULATORS_HOST` names another address.
  * `GATEWAY_EMULATORS=off` switches them all off. `gateway emulate` runs them alone.
  */
 import { emulatorRegistry } from "../../emulators/registry.ts";
@@ -37,7 +38,9 @@ export async function startSandbox(
   if (wanted.length === 0) return undefined;
   const dev = (await loadDevSecrets(options.dataDir)) as unknown as Record<string, string | undefined>;
   const emulators = await startEmulators({
-    host: options.host,
+    // Loopback whatever `serve --host` says: the emulators hold sandbox credentials and answer
+    // control calls, and nothing outside this machine needs them. GATEWAY_EMULATORS_HOST asks.
+    host: env.GATEWAY_EMULATORS_HOST || "127.0.0.1",
     port: options.gatewayPort === 0 ? 0 : options.gatewayPort + 1,
     timeScale: timeScaleFromEnv(env),
     only: Object.fromEntries(

@@ -1,7 +1,8 @@
 /**
  * Serving the emulators on Node (`gateway emulate`, the zero-config `npm start`, and the tests):
  * every emulator of emulators/registry.ts on one port, each under `/{name}` (its API at
- * `{url}/{name}/api/public/v1`), with h3's Node server. Simulated activity runs on timers here
+ * `{url}/{name}/api/public/v1`), with h3's Node server. Control calls (`/{name}/_emulator/*`)
+ * need a sandbox credential as bearer token (docs/behind-a-load-balancer.md, "The sandbox"). Simulated activity runs on timers here
  * (`autoRun`), scaled by `timeScale`.
  */
 import type { Server } from "node:http";
@@ -29,6 +30,15 @@ export async function serveApp(app: H3, host = "127.0.0.1", port = 0): Promise<S
       await server.close(true);
     },
   };
+}
+
+const isControlPath = (path: string, emulator: ServiceEmulator) =>
+  path === emulator.controlPath || path.startsWith(`${emulator.controlPath}/`);
+
+/** Does the request carry one of the emulator's sandbox secrets as its bearer token? */
+function hasControlCredential(request: Request, emulator: ServiceEmulator): boolean {
+  const token = /^Bearer (\S+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
+  return token !== undefined && emulator.controlCredentials().includes(token);
 }
 
 export interface EmulatorsOptions {
@@ -73,6 +83,14 @@ export async function startEmulators(options: EmulatorsOptions = {}): Promise<Ru
   root.use((event) => {
     const path = event.url.pathname;
     const target = emulators.find(({ name }) => path === `/${name}` || path.startsWith(`/${name}/`));
+    if (target && isControlPath(path, target.emulator) && !hasControlCredential(event.req, target.emulator)) {
+      return new Response(
+        JSON.stringify({
+          error: { code: "unauthorized", message: "control calls need Authorization: Bearer <sandbox credential>" },
+        }),
+        { status: 401, headers: { "content-type": "application/json", "www-authenticate": 'Bearer realm="emulator"' } },
+      );
+    }
     if (target) return target.emulator.app.fetch(event.req);
     const names = emulators.map(({ name }) => `/${name}/…`).join(" or ");
     return new Response(JSON.stringify({ error: { code: "not_found", message: `try ${names}` } }), {

@@ -17,13 +17,14 @@ import { openConfiguredHub } from "../hub/registry.ts";
 import { openConfiguredOutbox } from "../outbox/registry.ts";
 import { createConfiguredSinks } from "../sink/registry.ts";
 import { openConfiguredStore } from "../store/registry.ts";
-import { applyConnectionLimits, nodeServerOptions } from "./connection-limits.ts";
+import { applyConnectionLimits, forwardedClientLimit, nodeServerOptions } from "./connection-limits.ts";
 import { allowListenerPerAttempt } from "./lane-signal.ts";
 import { listNodeHeaders } from "./list-node-headers.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
 import { createNodeEventStreamChannel } from "./node-event-stream-channel.ts";
 import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
 import { sendNodeWebSocketText } from "./node-websocket-text.ts";
+import { loadQuickJSNode } from "./quickjs-node.ts";
 import { nativeNodeRequestBody, readNodeBody } from "./read-node-body.ts";
 import { createStdoutLogWriter } from "./stdout-log-writer.ts";
 
@@ -92,6 +93,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     createEventStreamChannel: createNodeEventStreamChannel,
     listHeaders: listNodeHeaders,
     upstreamFetch: createNodeUpstreamFetch(),
+    loadQuickJS: loadQuickJSNode,
     logger,
     stream,
     corkWebSocket: corkNodeWebSocket,
@@ -112,6 +114,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   }, MAINTENANCE_INTERVAL_MS);
   maintenance.unref();
 
+  const perClient = forwardedClientLimit(config.server);
   const server = serve(gateway.app, {
     hostname: options.host ?? config.server.host,
     port: options.port ?? config.server.port,
@@ -120,6 +123,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     // Timeouts, `X-Forwarded-For` trust and connection caps: README "Security".
     trustProxy: config.server.trustProxy,
     node: nodeServerOptions(config.server),
+    middleware: perClient ? [perClient as never] : [],
     plugins: [
       ws({
         options: {

@@ -84,6 +84,24 @@ export const memoryStore = ((options: MemoryStoreOptions = {}): StoreDriver & { 
       for (const [key, mark] of marks) if (mark.expiresAt <= t) marks.delete(key);
       return removed;
     },
+    async removeEvents(ids: readonly string[]) {
+      const gone = new Set(ids.filter((id) => byId.delete(id)));
+      if (gone.size > 0) ordered = ordered.filter((s) => !gone.has(s.id));
+      return gone.size;
+    },
+    async redactEvents(records: readonly EventRecord[]) {
+      let replaced = 0;
+      for (const record of records) {
+        const existing = byId.get(record.id);
+        if (!existing) continue;
+        const stored = { ...record, seq: existing.seq };
+        byId.set(stored.id, stored);
+        const at = ordered.findIndex((s) => s.id === stored.id);
+        if (at >= 0) ordered[at] = summarizeEvent(stored);
+        replaced++;
+      }
+      return replaced;
+    },
     async ping() {
       if (store.failWrites) throw new StoreUnavailableError("memory store: unavailable");
     },

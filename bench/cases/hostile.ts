@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- hostile`: what hostile webhook traffic costs a real gateway process.
- * CPU per rejected request (forged 64 KiB bodies, then the same sender once the failed-
- * verification limiter refuses it before reading, then bodies without a signature header), and
+ * CPU per rejected request (forged 64 KiB bodies: the first 20 verified freely, then the same
+ * sender on the failed-verification read budget, two bodies at a time; then bodies without a
+ * signature header, refused before reading), and
  * RSS growth while 40 connections drip a body one byte per packet. `HOSTILE_SECONDS` (default 5)
  * sets each phase's length.
  */
@@ -67,7 +68,7 @@ export async function benchHostile(): Promise<Record<string, number | string>> {
   const body = Buffer.alloc(64 * 1024, "{");
   try {
     const forged = { "content-type": "application/json", "x-svc-signature": `sha256=${"0".repeat(64)}` };
-    // The first 20 are verified (and fail), the rest are refused by the limiter before reading.
+    // The first 20 are verified (and fail); the rest are read and verified two at a time (the budget).
     const limited = await phase(pid, url, forged, body);
     const unsigned = await phase(pid, url, { "content-type": "application/json" }, body);
     const drip = await dripGrowth(pid, url);

@@ -5,6 +5,7 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { callApi } from "./api.ts";
+import { ConditionsBanner } from "./components/conditions-banner.tsx";
 import { Link } from "./components/link.tsx";
 import { hasFeature } from "./features.ts";
 import { hrefOf, type Route, useRoute, type ViewName } from "./router.ts";
@@ -86,6 +87,7 @@ function Shell(props: { onSignOut(): void }) {
           Sign out
         </button>
       </header>
+      <ConditionsBanner />
       <View route={route} />
     </>
   );

@@ -35,7 +35,17 @@ export interface Attempt {
   status: number | null;
   latency_ms: number;
   error: string | null;
+  /** Destinations with a transform (docs/transformations.md). */
+  code?: string;
+  skipped?: boolean;
+  transform?: string;
+  logs?: string[];
 }
+
+/** The answer of `POST /transforms/test`. */
+export type TransformTestAnswer =
+  | { ok: true; skipped: boolean; result: unknown; logs: string[]; version: string; durationMs: number }
+  | { ok: false; error: { code: string; message: string }; logs: string[]; version?: string };
 
 export interface Delivery {
   event_id: string;

@@ -21,6 +21,7 @@ export const esignEmulatorEntry: EmulatorEntry = {
         ESIGN_CLIENT_ID: emulator.client.clientId,
         ESIGN_CLIENT_SECRET: emulator.client.clientSecret,
       }),
+      controlCredentials: () => [emulator.client.clientSecret, emulator.signingSecret],
       targetWebhooks: (url) => emulator.registerWebhook(url, emulator.signingSecret),
       close: () => emulator.close(),
     };

@@ -33,6 +33,12 @@ export interface ServiceEmulator {
    * sandbox credentials only, worthless elsewhere.
    */
   upstreamEnv(apiUrl: string): Record<string, string>;
+  /**
+   * The sandbox secrets that authorize control calls (`Authorization: Bearer <one of them>`)
+   * when the emulator is served over the network: its API credential (e-sign client secret,
+   * staffing API key) or its webhook signing secret (in `.data/dev-secrets.json` in the sandbox).
+   */
+  controlCredentials(): string[];
   /** Delivers every later webhook to `url` (the sandbox's gateway source). */
   targetWebhooks(url: string): void;
   /** Stops timers; pending simulated activity is dropped. */

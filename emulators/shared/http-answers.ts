@@ -2,6 +2,7 @@
  * Answers shared by both emulators: JSON bodies, the error envelope both references use
  * (`{ "error": { "code", "message", "details"? } }`), and reading a bounded JSON request body.
  */
+import { parseBoundedJson } from "../../src/encoding/json-depth.ts";
 
 /** A JSON answer. */
 export function json(status: number, body: unknown, headers: HeadersInit = {}): Response {
@@ -58,7 +59,7 @@ export async function readBytes(request: Request, limit: number): Promise<Uint8A
 export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder().decode(bytes));
+    value = parseBoundedJson(new TextDecoder().decode(bytes));
   } catch {
     fail(400, "invalid_request", "the body is not valid JSON");
   }

@@ -17,6 +17,7 @@ export const staffingEmulatorEntry: EmulatorEntry = {
       controlPath: emulator.controlPath,
       webhookSecret: emulator.webhookSecret,
       upstreamEnv: (apiUrl) => ({ STAFFING_API_URL: apiUrl, STAFFING_API_KEY: emulator.apiKey }),
+      controlCredentials: () => [emulator.apiKey, emulator.webhookSecret],
       targetWebhooks: (url) => emulator.setDefaultWebhookUrl(url),
       close: () => emulator.close(),
     };

@@ -11,15 +11,17 @@ export async function hashApiKey(key: string, ctx: Pick<GatewayContext, "crypto"
   return `sha256:${toHex(await ctx.crypto.sha256(utf8(key)))}`;
 }
 
-/** Throws 401 unless the request carries an admin API key. */
-export async function requireAdmin(ctx: GatewayContext, request: Request): Promise<void> {
+/** Throws 401 unless the request carries an admin API key; resolves with the key's hash (`sha256:<hex>`). */
+export async function requireAdmin(ctx: GatewayContext, request: Request): Promise<string> {
   const header = request.headers.get("authorization") ?? "";
   // The scheme is case-insensitive (RFC 9110 §11.1): `bearer` is the same as `Bearer`.
   const match = /^Bearer +([\x21-\x7e]{1,512})$/i.exec(header);
   // Hash lookups compare digests of the presented key, so timing reveals nothing about stored keys.
-  if (!match?.[1] || !ctx.adminKeyHashes.has(await hashApiKey(match[1], ctx))) {
+  const hash = match?.[1] ? await hashApiKey(match[1], ctx) : undefined;
+  if (!hash || !ctx.adminKeyHashes.has(hash)) {
     throw createGatewayError(401, "unauthorized", "a valid admin API key is required (Authorization: Bearer <key>)", {
       headers: { "www-authenticate": 'Bearer realm="gateway-admin"' },
     });
   }
+  return hash;
 }

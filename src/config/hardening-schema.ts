@@ -29,8 +29,12 @@ export const ServerLimitsEntries = {
   requestTimeoutMs: v.optional(ms(1_000, 3_600_000), 300_000),
   /** Open connections at most; lowered to fit the process's file-descriptor limit. Default 10000. */
   maxConnections: v.optional(ms(1, 1_000_000), 10_000),
-  /** Open connections per client address at most (trusted proxies are exempt). Default 256. */
-  maxConnectionsPerAddress: v.optional(ms(1, 1_000_000), 256),
+  /**
+   * Open connections per client address at most; through a trusted proxy, requests in flight per
+   * forwarded client address. Default: off while `trustProxy` is off (behind a load balancer one
+   * address is every client), 256 once `trustProxy` names the proxies.
+   */
+  maxConnectionsPerAddress: v.optional(ms(1, 1_000_000)),
   /**
    * Whose `X-Forwarded-For` to believe for the client address: `false` (default: nobody, the
    * peer address counts), `"loopback"`, or a list of proxy addresses.
@@ -38,15 +42,21 @@ export const ServerLimitsEntries = {
   trustProxy: v.optional(v.union([v.literal(false), v.literal("loopback"), v.array(address)]), false as const),
 };
 
-/** The per-address limiter of failed webhook verifications (src/ingress/verification-failure-limiter.ts). */
+/**
+ * The per-address budget of failed webhook verifications (src/ingress/verification-failure-limiter.ts,
+ * docs/behind-a-load-balancer.md). An address over the limit is never refused: its bodies are read
+ * `concurrentReads` at a time.
+ */
 export const FailedVerificationLimitSchema = v.strictObject({
-  /** Failed verifications allowed per address within the window; 0 turns the limiter off. Default 20. */
+  /** Failed verifications allowed per address within the window before the budget applies; 0 turns it off. Default 20. */
   maxFailures: v.optional(ms(0, 1_000_000), 20),
   /** Window over which failures are counted, seconds. Default 60. */
   windowSeconds: v.optional(ms(1, 86_400), 60),
-  /** How long an address that went over the limit is refused, seconds. Default 60. */
+  /** How long an address that went over the limit stays on the budget, seconds. Default 60. */
   blockSeconds: v.optional(ms(1, 86_400), 60),
-  /** Addresses never limited (e.g. the upstream's published senders). Default none. */
+  /** Bodies of an address on the budget read and verified at once; the others wait their turn. Default 2. */
+  concurrentReads: v.optional(ms(1, 1_000), 2),
+  /** Addresses never budgeted (e.g. the upstream's published senders). Default none. */
   allowAddresses: v.optional(v.array(address), []),
 });
 

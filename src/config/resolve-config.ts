@@ -16,6 +16,7 @@ export class ConfigError extends Error {
 }
 
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+const TRANSFORM_CODE_PATH = /^destinations\.\d+\.transform\.code$/;
 
 /** Replaces `${VAR}` in every string of `value`; collects the paths of missing variables. */
 function interpolate(
@@ -24,6 +25,8 @@ function interpolate(
   path: string,
   missing: string[],
 ): unknown {
+  // A transform's module is code, not configuration: `${name}` there is a template literal.
+  if (typeof value === "string" && TRANSFORM_CODE_PATH.test(path)) return value;
   if (typeof value === "string") {
     return value.replace(ENV_REF, (_, name: string) => {
       const found = env[name];

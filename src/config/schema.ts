@@ -9,8 +9,11 @@ import { HttpEmailDestinationSchema } from "../delivery/email/http-email-destina
 import { HttpDestinationSchema } from "../delivery/http/http-destination-schema.ts";
 import { CloudflareQueueDestinationSchema } from "../delivery/queue/cloudflare-queue-destination-schema.ts";
 import { QueueDestinationSchema } from "../delivery/queue/queue-destination-schema.ts";
+import { RetentionRulesSchema } from "../lifecycle/retention-schema.ts";
+import { OperationalEventsSchema } from "../operational-events/operational-events-schema.ts";
 import { builtinServices } from "../services/registry.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
+import { TransformEntries } from "../transform/transform-schema.ts";
 import { AuthSchema, ClientSchema } from "./clients-schema.ts";
 import { IngressProtectionSchema, MetricsAccessSchema, ServerLimitsEntries } from "./hardening-schema.ts";
 import { createRouteSchema, StreamDestinationSchema } from "./routes-schema.ts";
@@ -90,13 +93,18 @@ export const HubConfigSchema = v.variant("driver", [
  * (`http`, `queue`, `email` in src/delivery; `stream` in src/stream).
  */
 export const DestinationSchema = v.variant("type", [
-  StreamDestinationSchema,
-  HttpDestinationSchema,
+  transformable(StreamDestinationSchema),
+  transformable(HttpDestinationSchema),
   // `driver` picks the queue backend: Redis Streams (default) or Cloudflare Queues (Workers).
-  v.variant("driver", [QueueDestinationSchema, CloudflareQueueDestinationSchema]),
+  v.variant("driver", [transformable(QueueDestinationSchema), transformable(CloudflareQueueDestinationSchema)]),
   // `transport` picks how mail leaves: SMTP (default, Node) or an HTTP mail API (Node and Workers).
-  v.variant("transport", [EmailDestinationSchema, HttpEmailDestinationSchema]),
+  v.variant("transport", [transformable(EmailDestinationSchema), transformable(HttpEmailDestinationSchema)]),
 ]);
+
+/** A delivered destination's schema plus its optional `transform` (src/transform, docs/transformations.md). */
+function transformable<const Entries extends v.ObjectEntries>(schema: v.StrictObjectSchema<Entries, undefined>) {
+  return v.strictObject({ ...schema.entries, ...TransformEntries });
+}
 
 /** The configuration's schema for a registry of upstream services. */
 export function createGatewayConfigSchema(services: ServiceRegistry) {
@@ -154,6 +162,10 @@ const gatewayConfigObject = (services: ServiceRegistry) =>
     metrics: v.optional(MetricsAccessSchema, {}),
     /** Days an event stays in the log. Default 30. */
     retentionDays: v.optional(v.pipe(v.number(), v.minValue(0.001), v.maxValue(3650)), 30),
+    /** The gateway's own `gateway.*` events and their thresholds (docs/data-lifecycle.md). */
+    operationalEvents: v.optional(OperationalEventsSchema, {}),
+    /** Retention per source and type; the most specific rule wins (src/lifecycle/retention-rules.ts). Default none. */
+    retention: v.optional(RetentionRulesSchema, []),
     /** Seconds an "in progress" claim lives before a retry may take over. Default 30. */
     claimTtlSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600)), 30),
     /** Enables `POST /sources/{id}/test-events` (signed samples, README "Web console"). Default false; on in the zero-config development setup. */
@@ -190,6 +202,12 @@ function checkCrossReferences({ dataset, addIssue }: v.RawCheckContext<ConfigObj
   });
   const ids = new Set<string>();
   destinations.forEach((d, i) => {
+    if ("mode" in d && d.mode === "relay" && "transform" in d && d.transform) {
+      addIssue({
+        message: "no transform in relay mode (relay forwards the upstream's body unchanged; use mode cloudevent)",
+        path: pathOf(dataset.value, ["destinations", i, "transform"]),
+      });
+    }
     if (ids.has(d.id))
       addIssue({
         message: `a unique destination id (duplicate "${d.id}")`,

@@ -8,10 +8,12 @@
  *   POST /events/replay                      every recorded event matching {"filter":{..},"dryRun":true}
  * Inputs are validated with valibot at this boundary.
  */
+
 import type { H3 } from "h3";
 import * as v from "valibot";
 import { requireAdmin } from "../auth/admin-auth.ts";
 import { requireEventsAccess } from "../auth/events-access.ts";
+import { parseBoundedJson } from "../encoding/json-depth.ts";
 import { createGatewayError } from "../errors.ts";
 import { isEventId } from "../events/event-id.ts";
 import { type EventFilter, parseEventFilter } from "../filters/event-filter.ts";
@@ -65,7 +67,7 @@ const filterFields = {
 
 const BulkReplayBody = v.strictObject({
   /** Default: dead letters only. */
-  states: v.optional(v.pipe(v.array(v.picklist(["dead", "delivered", "failed-retrying"])), v.minLength(1))),
+  states: v.optional(v.pipe(v.array(v.picklist(["dead", "delivered", "failed-retrying", "skipped"])), v.minLength(1))),
   from: v.optional(time),
   to: v.optional(time),
   ...filterFields,
@@ -99,18 +101,20 @@ function answer(status: number, body: unknown): Response {
 
 const EventReplayBody = v.strictObject({ destination: v.optional(v.pipe(v.string(), v.maxLength(63))) });
 
-function invalid(issues: v.BaseIssue<unknown>[]) {
+/** A 400 `invalid_request` naming each invalid field. */
+export function invalid(issues: v.BaseIssue<unknown>[]) {
   return createGatewayError(400, "invalid_request", "invalid request", {
     details: issues.map((issue) => ({ field: v.getDotPath(issue), message: issue.message })),
   });
 }
 
-async function readJson<T extends v.GenericSchema>(request: Request, schema: T): Promise<v.InferOutput<T>> {
+/** Reads and validates a JSON request body (an empty body is `{}`). */
+export async function readJson<T extends v.GenericSchema>(request: Request, schema: T): Promise<v.InferOutput<T>> {
   const text = await request.text();
   let value: unknown = {};
   if (text.trim() !== "") {
     try {
-      value = JSON.parse(text);
+      value = parseBoundedJson(text);
     } catch {
       throw createGatewayError(400, "invalid_request", "the body is not JSON");
     }

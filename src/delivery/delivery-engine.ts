@@ -13,8 +13,16 @@ import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { LiveHub } from "../stream/hub-contract.ts";
 import { resolveDeliveryPolicy } from "./delivery-policy.ts";
 import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
+import type { LaneObserver } from "./lane-observer.ts";
 import { createLeasePoller, type LeasePoller } from "./lease-poller.ts";
-import type { DeliveryPage, DeliveryQuery, DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
+import {
+  type DeliveryPage,
+  type DeliveryQuery,
+  type DeliveryRecord,
+  type DeliveryState,
+  isTerminal,
+  type OutboxStore,
+} from "./outbox-contract.ts";
 import { createRetryingPersist } from "./outbox-write-retry.ts";
 import { type BulkReplayFilter, type ReplayDeps, replayBulk, replayEvent } from "./replay-deliveries.ts";
 import { createRouteDispatcher } from "./route-dispatcher.ts";
@@ -59,6 +67,8 @@ export interface DeliveryEngineDeps {
   logger: Logger;
   /** Told whether outbox writes succeed (`/healthz` "cannot record"). */
   writeHealth?: WriteHealth;
+  /** Told every attempt's outcome and every disable/resume of a lane (operational events). */
+  observeLane?: LaneObserver;
   /** Attaches upstream resources before delivery for routes with `enrich` (src/enrich), when any. */
   enricher?: Pick<Enricher, "enrich">;
 }
@@ -150,6 +160,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
           track: tracker.track,
           prepare: enricherFor(sink.destinationId),
           onSignal: options.onLaneSignal,
+          observe: ctx.observeLane,
         };
         lanes.set(sink.destinationId, createDestinationLane(sink.destinationId, deps, saved.get(sink.destinationId)));
       }
@@ -244,6 +255,26 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
 
     /** Replays one destination's records in `states` (default dead) received in [from, to). */
     replayBulk: (destinationId: string, filter: BulkReplayFilter) => replayBulk(replayDeps, destinationId, filter),
+
+    /**
+     * Cancels the unfinished deliveries of one event (it was erased): they end dead with
+     * `cancelled: <reason>` and are never attempted again; returns how many.
+     */
+    async cancelEvent(eventId: string, reason: string): Promise<number> {
+      const open = (await outbox.listByEvent(eventId)).map(writes.overlay).filter((r) => !isTerminal(r.state));
+      if (open.length === 0) return 0;
+      const at = clock.now();
+      await persist(
+        open.map((r) => ({
+          ...r,
+          state: "dead" as const,
+          lastError: `cancelled: ${reason}`,
+          updatedAt: at,
+          nextAttemptAt: at,
+        })),
+      );
+      return open.length;
+    },
 
     /** Drops final records older than `before`; returns the count. */
     purge: (before: number) => outbox.purge(before),

@@ -11,7 +11,7 @@ export const DELIVERY_METRICS = {
   },
   gateway_deliveries_total: {
     type: "counter",
-    help: "Deliveries that reached a final state, by destination and outcome (delivered, dead).",
+    help: "Deliveries that reached a final state, by destination and outcome (delivered, dead, skipped).",
   },
   gateway_delivery_attempt_seconds: { type: "histogram", help: "Duration of one delivery attempt." },
   gateway_delivery_backlog: {

@@ -25,6 +25,11 @@ export function toDeliveryJson(record: DeliveryRecord) {
       status: a.status ?? null,
       latency_ms: a.latencyMs,
       error: a.error ?? null,
+      // Present only for destinations with a transform (docs/transformations.md).
+      ...(a.code !== undefined ? { code: a.code } : {}),
+      ...(a.skipped ? { skipped: true } : {}),
+      ...(a.transform !== undefined ? { transform: a.transform } : {}),
+      ...(a.logs !== undefined ? { logs: a.logs } : {}),
     })),
   };
 }

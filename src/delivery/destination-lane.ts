@@ -13,6 +13,7 @@ import { type CircuitBreaker, createCircuitBreaker } from "./circuit-breaker.ts"
 import { createGauge } from "./delivery-metrics.ts";
 import type { DeliveryPolicy } from "./delivery-policy.ts";
 import { createDueQueue } from "./due-queue.ts";
+import type { LaneObserver } from "./lane-observer.ts";
 import type { DeliveryRecord, DeliveryState, DestinationState } from "./outbox-contract.ts";
 import { createRateLimiter } from "./rate-limiter.ts";
 import { applyAttemptResult } from "./retry-schedule.ts";
@@ -39,6 +40,8 @@ export interface LaneDeps {
   track(work: Promise<unknown>): void;
   /** Told the lane's shutdown signal, shared by all its attempts (DeliveryEngineOptions.onLaneSignal). */
   onSignal?: (signal: AbortSignal) => void;
+  /** Told every attempt's outcome and every disable/resume (operational events). */
+  observe?: LaneObserver;
 }
 
 export interface LaneHealth {
@@ -72,7 +75,11 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
     success: { ...labels, outcome: "success" },
     failure: { ...labels, outcome: "failure" },
   };
-  const finalLabels = { delivered: { ...labels, outcome: "delivered" }, dead: { ...labels, outcome: "dead" } };
+  const finalLabels = {
+    delivered: { ...labels, outcome: "delivered" },
+    dead: { ...labels, outcome: "dead" },
+    skipped: { ...labels, outcome: "skipped" },
+  };
   const backlog = createGauge(deps.metrics, "gateway_delivery_backlog", labels);
   const breakerGauge = createGauge(deps.metrics, "gateway_destination_breaker_open", labels);
   let paused = saved?.paused ?? false;
@@ -148,7 +155,9 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
   };
 
   const run = async (record: DeliveryRecord, at: number) => {
-    const outcome = await runAttempt(deps.store, deps.sink, record.eventId, at, lifetime.signal, deps.prepare);
+    const outcome = await runAttempt(deps.store, deps.sink, record.eventId, at, lifetime.signal, deps.prepare, {
+      attempt: record.failures + 1,
+    });
     inflight.delete(record.eventId);
     // An attempt cut short by shutdown is not an outcome: the outbox still says "delivering"
     // and the next start attempts it again.
@@ -156,7 +165,10 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
     await finish(record, outcome);
   };
 
-  const finish = async (record: DeliveryRecord, { result, attempt: attemptLog, latencyMs }: AttemptOutcome) => {
+  const finish = async (
+    record: DeliveryRecord,
+    { result, attempt: attemptLog, latencyMs, sourceId }: AttemptOutcome,
+  ) => {
     const now = clock.now();
     const applied = applyAttemptResult(record, result, attemptLog, policy, now, deps.random());
     let next = applied.record;
@@ -170,6 +182,17 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
       // A refusal of our own (SSRF guard, bad recipient) says nothing about the destination's health.
       if (!result.permanent) breaker.onFailure(now);
     }
+    deps.observe?.({
+      kind: "attempt",
+      destination: destinationId,
+      eventId: record.eventId,
+      sourceId,
+      ok: result.ok,
+      outcome: applied.outcome,
+      error: attemptLog.error,
+      breaker: breaker.state,
+      at: now,
+    });
     if (applied.outcome !== "retry") {
       deps.metrics.inc("gateway_deliveries_total", finalLabels[applied.outcome]);
       order.remove(record);
@@ -213,6 +236,7 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
     wake?.cancel();
     wake = undefined;
     deps.logger.warn("destination disabled", { destination: destinationId, reason: why });
+    deps.observe?.({ kind: "state", destination: destinationId, state: "disabled", reason: why, at: clock.now() });
     await saveState();
     await relabelWaiting();
   };
@@ -250,6 +274,7 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
       await relabelWaiting();
     },
     async resume() {
+      if (disabled) deps.observe?.({ kind: "state", destination: destinationId, state: "active", at: clock.now() });
       paused = false;
       disabled = false;
       reason = undefined;

@@ -8,7 +8,15 @@
  * crash of this process, and writes are applied in the order they were made.
  */
 
-export type DeliveryState = "pending" | "delivering" | "delivered" | "failed-retrying" | "dead" | "paused";
+export type DeliveryState =
+  | "pending"
+  | "delivering"
+  | "delivered"
+  | "failed-retrying"
+  | "dead"
+  | "paused"
+  /** The destination's transform returned null: nothing is sent (counted, not a failure). */
+  | "skipped";
 
 export const DELIVERY_STATES: readonly DeliveryState[] = [
   "pending",
@@ -17,11 +25,12 @@ export const DELIVERY_STATES: readonly DeliveryState[] = [
   "failed-retrying",
   "dead",
   "paused",
+  "skipped",
 ];
 
 /** States a record leaves only by replay. */
 export function isTerminal(state: DeliveryState): boolean {
-  return state === "delivered" || state === "dead";
+  return state === "delivered" || state === "dead" || state === "skipped";
 }
 
 export interface DeliveryAttempt {
@@ -33,6 +42,14 @@ export interface DeliveryAttempt {
   latencyMs: number;
   /** Why it failed; never secrets or response bodies. */
   error?: string;
+  /** A stable failure code, e.g. `transform_error`. */
+  code?: string;
+  /** The transform returned null: nothing was sent. */
+  skipped?: boolean;
+  /** Version of the destination's transform that ran (`sha256:` + 16 hex digits). */
+  transform?: string;
+  /** The transform's console lines of a failed attempt (at most 20). */
+  logs?: string[];
 }
 
 export interface DeliveryRecord {

@@ -15,7 +15,7 @@ import { type DeliveryRecord, isTerminal, type OutboxStore } from "./outbox-cont
 import { buildDeliveries } from "./route-dispatcher.ts";
 
 /** States a bulk replay may select. */
-export type ReplayableState = "delivered" | "dead" | "failed-retrying";
+export type ReplayableState = "delivered" | "dead" | "failed-retrying" | "skipped";
 
 export interface BulkReplayFilter {
   /** Default: dead letters only. */

@@ -11,7 +11,7 @@ import type { DeliveryAttemptResult } from "./sink-contract.ts";
 /** A Retry-After longer than this is capped: a destination cannot park a delivery for days. */
 export const MAX_RETRY_AFTER_MS = 24 * 3600 * 1000;
 
-export type AttemptOutcome = "delivered" | "retry" | "dead";
+export type AttemptOutcome = "delivered" | "retry" | "dead" | "skipped";
 
 /**
  * Milliseconds to wait before retry number `failures` (1-based), or undefined when the schedule
@@ -41,6 +41,9 @@ export function applyAttemptResult(
 ): { record: DeliveryRecord; outcome: AttemptOutcome } {
   const attempts = [...record.attempts, attempt].slice(-MAX_KEPT_ATTEMPTS);
   const base = { ...record, attempts, updatedAt: now };
+  if (result.ok && result.skipped) {
+    return { record: { ...base, state: "skipped", nextAttemptAt: now, lastError: undefined }, outcome: "skipped" };
+  }
   if (result.ok) {
     return { record: { ...base, state: "delivered", nextAttemptAt: now, lastError: undefined }, outcome: "delivered" };
   }

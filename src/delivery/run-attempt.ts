@@ -3,15 +3,19 @@
  * describe it for the attempt log. A sink that throws (it should not) or an event that retention
  * already removed become results like any other, so the lane only ever deals with outcomes.
  */
+
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
+import { isErased } from "../store/erased-event.ts";
 import type { DeliveryAttempt } from "./outbox-contract.ts";
-import type { DeliveryAttemptResult, Sink } from "./sink-contract.ts";
+import type { AttemptInfo, DeliveryAttemptResult, Sink } from "./sink-contract.ts";
 
 export interface AttemptOutcome {
   result: DeliveryAttemptResult;
   /** The attempt as the outbox logs it. */
   attempt: DeliveryAttempt;
   latencyMs: number;
+  /** Source of the event, when it was still in the log. */
+  sourceId?: string;
 }
 
 /** Runs one attempt of `eventId` through `sink` (after `prepare`, e.g. enrichment), started at `at` (epoch ms). */
@@ -22,14 +26,18 @@ export async function runAttempt(
   at: number,
   signal: AbortSignal,
   prepare?: (record: EventRecord) => Promise<EventRecord>,
+  info?: AttemptInfo,
 ): Promise<AttemptOutcome> {
   const started = performance.now();
   let result: DeliveryAttemptResult;
+  let sourceId: string | undefined;
   try {
     const event = await store.get(eventId);
-    result = event
-      ? await sink.deliver(prepare ? await prepare(event) : event, signal)
-      : { ok: false, permanent: true, error: "the event is no longer in the journal" };
+    sourceId = event?.sourceId;
+    if (!event) result = { ok: false, permanent: true, error: "the event is no longer in the journal" };
+    // An erased event is never delivered: its content is gone (docs/data-lifecycle.md).
+    else if (isErased(event)) result = { ok: false, permanent: true, error: "cancelled: the event was erased" };
+    else result = await sink.deliver(prepare ? await prepare(event) : event, signal, info);
   } catch (error) {
     result = { ok: false, error: error instanceof Error ? error.message : String(error) };
   }
@@ -37,5 +45,9 @@ export async function runAttempt(
   const attempt: DeliveryAttempt = { at, ok: result.ok, latencyMs: Math.round(latencyMs * 10) / 10 };
   if (result.status !== undefined) attempt.status = result.status;
   if (!result.ok) attempt.error = result.error ?? (result.status ? `HTTP ${result.status}` : "failed");
-  return { result, attempt, latencyMs };
+  if (result.code !== undefined) attempt.code = result.code;
+  if (result.skipped) attempt.skipped = true;
+  if (result.transform !== undefined) attempt.transform = result.transform;
+  if (result.logs !== undefined && result.logs.length > 0) attempt.logs = result.logs;
+  return { result, attempt, latencyMs, sourceId };
 }

@@ -19,13 +19,36 @@ export interface DeliveryAttemptResult {
   permanent?: boolean;
   /** What went wrong, for the attempt log. Never secrets or response bodies. */
   error?: string;
+  /** A stable code of the failure, e.g. `transform_error`. */
+  code?: string;
+  /** The destination's transform returned null: nothing was sent, and nothing will be (state `skipped`). */
+  skipped?: boolean;
+  /** Version of the transform that ran (src/transform). */
+  transform?: string;
+  /** The transform's console lines (failed attempts only, at most 20). */
+  logs?: string[];
 }
+
+/** What a sink may know about the attempt it makes. */
+export interface AttemptInfo {
+  /** 1 for the first attempt, 2 for the first retry, ... */
+  attempt: number;
+}
+
+/** The payload a destination's transform made of the event (src/transform). */
+export interface TransformedPayload {
+  /** The payload exactly as the transform serialised it: the bytes an http destination signs and sends. */
+  json: string;
+}
+
+/** A recorded event on its way to a sink, with the transform's payload when its destination has one. */
+export type DeliverableRecord = EventRecord & { transformed?: TransformedPayload };
 
 export interface Sink {
   /** The destination id this sink delivers to. */
   readonly destinationId: string;
   /** Makes one attempt; resolves with its outcome (never rejects for delivery failures). */
-  deliver(record: EventRecord, signal: AbortSignal): Promise<DeliveryAttemptResult>;
+  deliver(record: DeliverableRecord, signal: AbortSignal, info?: AttemptInfo): Promise<DeliveryAttemptResult>;
   /** Releases connections. */
   close(): Promise<void>;
 }
@@ -50,7 +73,7 @@ export type SinkFactory<Destination extends DestinationShape = DestinationShape,
 export function createSink(
   destinationId: string,
   transportName: string,
-  attempt: (record: EventRecord, signal: AbortSignal) => Promise<DeliveryAttemptResult>,
+  attempt: (record: DeliverableRecord, signal: AbortSignal) => Promise<DeliveryAttemptResult>,
   closeTransport: () => Promise<void>,
 ): Sink {
   let closed: Promise<void> | undefined;

@@ -39,6 +39,8 @@ export interface Enricher {
   wants(record: EventRecord, destinationIds: readonly string[]): boolean;
   /** The record to deliver to `destinationIds`: enriched, marked, or as it was. Never rejects. */
   enrich(record: EventRecord, destinationIds: readonly string[]): Promise<EventRecord>;
+  /** Drops every cached resource (after an erasure). */
+  clear(): void;
 }
 
 /** Creates the enricher of a gateway (one cache for every destination). */
@@ -66,6 +68,7 @@ export function createEnricher(deps: EnricherDeps): Enricher {
   });
 
   return {
+    clear: () => cache.clear(),
     wants: (record, destinationIds) => enriching.length > 0 && ruleOf(record, destinationIds) !== undefined,
     async enrich(record, destinationIds) {
       if (enriching.length === 0) return record;
@@ -74,6 +77,8 @@ export function createEnricher(deps: EnricherDeps): Enricher {
       const path = deps.services.get(record.event.service)?.enrichment?.resourcePath(record.event);
       // An event that names no resource has nothing to be enriched with; that is not a failure.
       if (path === undefined) return record;
+      // An id of ".", ".." or with a separator would fetch another resource (the list, the root).
+      if (!isSafeResourcePath(path)) return mark(record, "invalid_id");
       const upstream = upstreamFor(record.event, rule);
       if (!upstream?.credentials || upstream.config.service !== record.event.service) {
         return mark(record, "not_configured");
@@ -99,4 +104,35 @@ export function createEnricher(deps: EnricherDeps): Enricher {
       return { ...record, event: { ...record.event, enrichment } };
     },
   };
+}
+
+const UNSAFE_SEGMENT = /[/\\\u0000-\u001f\u007f]/;
+
+/** A segment percent-decoded until it stops changing (`%252e` is a dot to an upstream that decodes twice). */
+function decodeFully(segment: string): string | undefined {
+  let current = segment;
+  for (let round = 0; round < 4 && current.includes("%"); round++) {
+    try {
+      const next = decodeURIComponent(current);
+      if (next === current) break;
+      current = next;
+    } catch {
+      return undefined;
+    }
+  }
+  return current;
+}
+
+/**
+ * Is `path` made of plain segments only: none empty, `.` or `..` (in any percent spelling), none
+ * holding a separator, NUL or another control character once decoded?
+ */
+export function isSafeResourcePath(path: string): boolean {
+  if (!path.startsWith("/")) return false;
+  for (const segment of path.slice(1).split("/")) {
+    const decoded = decodeFully(segment);
+    if (decoded === undefined || decoded === "" || decoded === "." || decoded === "..") return false;
+    if (UNSAFE_SEGMENT.test(decoded)) return false;
+  }
+  return true;
 }

@@ -53,6 +53,10 @@ export function createEnrichmentCache(now: () => number) {
       });
       return value;
     },
+    /** Forgets every cached result (after an erasure: cached resources may describe erased events). */
+    clear() {
+      entries.clear();
+    },
     get size() {
       return entries.size;
     },

@@ -5,6 +5,7 @@
  * more with a fresh one, as the proxy does (README, "API proxy"). It never throws: the result
  * says what went wrong in a short code that is safe to put on an event (no body, no secret).
  */
+import { parseBoundedJson } from "../encoding/json-depth.ts";
 import { readRawBody } from "../ingress/read-raw-body.ts";
 import { TokenFetchError } from "../proxy/fetch-access-token.ts";
 import type { ProxyUpstream, UpstreamCredentials } from "../proxy/proxy-deps.ts";
@@ -32,7 +33,7 @@ async function readJson(response: Response): Promise<EnrichmentResult> {
   const body = await readRawBody(response, MAX_ENRICHMENT_BYTES);
   if (!body.ok) return { ok: false, error: "too_large" };
   try {
-    const resource: unknown = JSON.parse(new TextDecoder().decode(body.bytes));
+    const resource: unknown = parseBoundedJson(new TextDecoder().decode(body.bytes));
     if (resource === null || typeof resource !== "object") return { ok: false, error: "invalid_body" };
     return { ok: true, resource };
   } catch {

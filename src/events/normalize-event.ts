@@ -4,8 +4,10 @@
  * event type, subject, time and schema marks, and derives the gateway id. Marks never reject:
  * upstreams add fields and event types.
  */
+
 import type { SourceConfig } from "../config/schema.ts";
 import type { CryptoPort } from "../crypto/crypto-port.ts";
+import { MAX_JSON_DEPTH, parseBoundedJson } from "../encoding/json-depth.ts";
 import { serviceOfSource } from "../services/lookup-service.ts";
 import { builtinServices } from "../services/registry.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
@@ -28,12 +30,12 @@ export type NormalizeResult =
   | { ok: false; message: string };
 
 const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: false });
-/** Parses the raw body as a JSON object; undefined for anything else. */
+/** Parses the raw body as a JSON object (nested at most MAX_JSON_DEPTH deep); undefined for anything else. */
 function parseJsonObject(rawBody: Uint8Array, text: string | undefined): Record<string, unknown> | undefined {
   try {
     // The stored text keeps a leading BOM (lossless); JSON.parse must not see it.
     const json = text === undefined ? decoder.decode(rawBody) : text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-    const value: unknown = JSON.parse(json);
+    const value: unknown = parseBoundedJson(json);
     return value !== null && typeof value === "object" && !Array.isArray(value)
       ? (value as Record<string, unknown>)
       : undefined;
@@ -51,7 +53,8 @@ function toTime(candidate: unknown, fallback: string): string {
 /** Builds the envelope of one verified delivery, or says why the body cannot be accepted. */
 export async function normalizeEvent(input: NormalizeInput, crypto: CryptoPort): Promise<NormalizeResult> {
   const body = parseJsonObject(input.rawBody, input.text);
-  if (!body) return { ok: false, message: "the body is not a JSON object" };
+  if (!body)
+    return { ok: false, message: `the body is not a JSON object nested at most ${MAX_JSON_DEPTH} levels deep` };
   const receivedTime = new Date(input.receivedAt).toISOString();
   const { source } = input;
   const service = serviceOfSource(input.services ?? builtinServices, source);

@@ -4,7 +4,9 @@
  * issue whose path reaches the bad part (`routes.3.filter.data.amount.$gtx`). The output is the
  * filter as written; compile it with `parseEventFilter` (event-filter.ts).
  */
+
 import * as v from "valibot";
+import { parseBoundedJson } from "../encoding/json-depth.ts";
 import { parseDialectFilters } from "./parse-dialect-filters.ts";
 import { type FilterParseResult, parseFilter } from "./parse-filter.ts";
 
@@ -51,7 +53,7 @@ export const FilterParamSchema = v.pipe(
   v.maxLength(16_384, "a filter of at most 16384 characters"),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
     try {
-      return JSON.parse(dataset.value) as unknown;
+      return parseBoundedJson(dataset.value);
     } catch {
       addIssue({ message: "a filter as JSON (URL-encoded)" });
       return NEVER;

@@ -1,8 +1,8 @@
 /**
- * The checks of `POST /webhooks/{sourceId}` that run before the body is read (README
- * "Security"): the per-address limiter of failed verifications (429 with `Retry-After`) and the
- * signature header's presence and form (401). Both answers close the connection, since the
- * body stays unread.
+ * The check of `POST /webhooks/{sourceId}` that runs before the body is read (README
+ * "Security"): the signature header's presence and form (401, closing the connection since the
+ * body stays unread). The per-address budget of failed verifications is waited for in
+ * receive-webhook.ts, around the read and the verification.
  */
 import type { SourceConfig } from "../config/schema.ts";
 import type { ErrorCode } from "../errors.ts";
@@ -25,20 +25,9 @@ export async function guardBeforeBody(
   source: SourceConfig,
   request: Request,
 ): Promise<EarlyRefusal | undefined> {
-  const address = clientAddressOf(request);
-  const decision = ctx.verificationLimiter?.check(address) ?? { ok: true };
-  if (!decision.ok) {
-    return {
-      status: 429,
-      code: "rate_limited",
-      message: "too many deliveries from this address failed verification; retry later",
-      reason: "rate_limited",
-      extra: { headers: { "retry-after": String(decision.retryAfterSeconds), connection: "close" } },
-    };
-  }
   const failure = await precheckSignature(source, request.headers, ctx.clock.now(), ctx.crypto, ctx.services);
   if (!failure) return undefined;
-  ctx.verificationLimiter?.recordFailure(address);
+  ctx.verificationLimiter?.recordFailure(clientAddressOf(request));
   return {
     status: 401,
     code: "invalid_signature",

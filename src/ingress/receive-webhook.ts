@@ -47,6 +47,7 @@ export async function receiveWebhook(
   ) => {
     metrics.inc("gateway_webhooks_rejected_total", { source: source ? sourceId : "unknown", reason });
     logger.info("webhook rejected", { requestId, source: source ? sourceId : undefined, reason });
+    if (source) ctx.onWebhookRejected?.(sourceId, code);
     return createGatewayError(status, code, message, {
       details: extra?.details,
       headers: { "x-request-id": requestId, ...extra?.headers },
@@ -54,12 +55,27 @@ export async function receiveWebhook(
   };
   if (!source) throw reject(404, "unknown_source", "no webhook source with this id", "unknown_source");
 
-  // Before any byte of the body is read: refuse addresses that keep failing verification, and
-  // headers that can never verify (README "Security"; ingress-guards.ts).
+  // Before any byte of the body is read: refuse headers that can never verify (ingress-guards.ts).
   const refused = await guardBeforeBody(ctx, source, request);
   if (refused) throw reject(refused.status, refused.code, refused.message, refused.reason, refused.extra);
 
-  const body = await ctx.readBody(request, source.bodyLimitBytes, source.bodyTimeoutMs);
+  // An address that keeps failing verification reads its bodies a few at a time (never refused:
+  // behind a load balancer it is every sender's address; verification-failure-limiter.ts).
+  const slot = ctx.verificationLimiter?.admit(clientAddressOf(request));
+  const release = slot ? await slot : undefined;
+  let body: Awaited<ReturnType<GatewayContext["readBody"]>>;
+  let verified!: Awaited<ReturnType<typeof verifyWebhook>>;
+  let started = 0;
+  let receivedAt = 0;
+  try {
+    body = await ctx.readBody(request, source.bodyLimitBytes, source.bodyTimeoutMs);
+    started = performance.now();
+    receivedAt = ctx.clock.now();
+    if (body.ok)
+      verified = await verifyWebhook(source, request.headers, body.bytes, receivedAt, ctx.crypto, ctx.services);
+  } finally {
+    release?.();
+  }
   if (!body.ok && body.reason === "timeout") {
     throw reject(408, "request_timeout", `the body did not arrive within ${source.bodyTimeoutMs} ms`, "body_timeout", {
       headers: { connection: "close" },
@@ -79,9 +95,6 @@ export async function receiveWebhook(
       },
     );
   }
-  const started = performance.now();
-  const receivedAt = ctx.clock.now();
-  const verified = await verifyWebhook(source, request.headers, body.bytes, receivedAt, ctx.crypto, ctx.services);
   if (!verified.ok) {
     if (verified.reason !== "timestamp_out_of_tolerance")
       ctx.verificationLimiter?.recordFailure(clientAddressOf(request));

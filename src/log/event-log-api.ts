@@ -13,6 +13,7 @@ import { FilterParamSchema } from "../filters/filter-schema.ts";
 import { parseFilter } from "../filters/parse-filter.ts";
 import type { GatewayContext } from "../gateway-context.ts";
 import type { EventRecord } from "../store/contract.ts";
+import { isErased } from "../store/erased-event.ts";
 import { listMatching } from "../store/list-matching.ts";
 
 const timeParam = v.pipe(
@@ -38,13 +39,17 @@ const ListQuery = v.strictObject({
   ),
 });
 
-/** The oldest receive time still inside retention, epoch ms. */
-function retentionCutoff(ctx: GatewayContext): number {
-  return ctx.clock.now() - ctx.config.retentionDays * 86_400_000;
+const DAY_MS = 86_400_000;
+
+/** True when the rule that covers `record` (src/lifecycle/retention-rules.ts) no longer keeps it. */
+function pastRetention(ctx: GatewayContext, record: EventRecord): boolean {
+  const days = ctx.retention.ruleFor(record.sourceId, record.event.type).days;
+  return record.receivedAt < ctx.clock.now() - days * DAY_MS;
 }
 
 function summarize(record: EventRecord) {
-  return { id: record.id, seq: record.seq, state: "recorded", marks: record.marks, event: record.event };
+  const state = isErased(record) ? "erased" : "recorded";
+  return { id: record.id, seq: record.seq, state, marks: record.marks, event: record.event };
 }
 
 /** `GET /events` */
@@ -59,7 +64,7 @@ export async function listEvents(ctx: GatewayContext, url: URL): Promise<Respons
   const q = parsed.output;
   // Events past retention are gone for `GET /events/{id}` at once; the listing agrees with it
   // instead of showing them until the next maintenance run purges them.
-  const retainedFrom = retentionCutoff(ctx);
+  const retainedFrom = ctx.clock.now() - ctx.retention.maxDays * DAY_MS;
   const filter = q.filter === undefined ? undefined : parseFilter(q.filter);
   const page = await listMatching(ctx.store, {
     sourceId: q.source,
@@ -73,7 +78,7 @@ export async function listEvents(ctx: GatewayContext, url: URL): Promise<Respons
     limit: q.limit,
   });
   return Response.json({
-    events: page.events.map(summarize),
+    events: page.events.filter((record) => !pastRetention(ctx, record)).map(summarize),
     next_cursor: page.next === null ? null : String(page.next),
   });
 }
@@ -81,7 +86,7 @@ export async function listEvents(ctx: GatewayContext, url: URL): Promise<Respons
 /** `GET /events/{id}` */
 export async function getEvent(ctx: GatewayContext, id: string): Promise<Response> {
   const record = isEventId(id) ? await ctx.store.get(id) : undefined;
-  if (!record || record.receivedAt < retentionCutoff(ctx)) {
+  if (!record || pastRetention(ctx, record)) {
     throw createGatewayError(404, "not_found", "no event with this id");
   }
   return Response.json({

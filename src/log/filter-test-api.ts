@@ -3,7 +3,9 @@
  * 100) and answers how many match and which, so a filter can be checked before it goes into a
  * route, a stream subscription or a replay. The body is validated with valibot at this boundary.
  */
+
 import * as v from "valibot";
+import { parseBoundedJson } from "../encoding/json-depth.ts";
 import { createGatewayError } from "../errors.ts";
 import { parseEventFilter } from "../filters/event-filter.ts";
 import { DialectFiltersSchema, FilterSchema } from "../filters/filter-schema.ts";
@@ -26,7 +28,7 @@ function invalid(issues: v.BaseIssue<unknown>[]) {
 export async function testFilter(ctx: GatewayContext, request: Request): Promise<Response> {
   let value: unknown;
   try {
-    value = JSON.parse(await request.text());
+    value = parseBoundedJson(await request.text());
   } catch {
     throw createGatewayError(400, "invalid_request", "the body is not JSON");
   }

@@ -105,6 +105,10 @@ export const GATEWAY_METRICS = {
   gateway_webhooks_duplicate_total: { type: "counter", help: "Webhooks answered as duplicates." },
   gateway_webhooks_in_progress_total: { type: "counter", help: "Webhooks answered 409 in_progress." },
   gateway_webhooks_rejected_total: { type: "counter", help: "Webhooks rejected, by reason." },
+  gateway_webhooks_budget_waits_total: {
+    type: "counter",
+    help: "Webhooks that waited for a read slot of an address over the failed-verification limit.",
+  },
   gateway_webhook_verify_record_seconds: {
     type: "histogram",
     help: "Time from the raw body read to the durable record of an accepted webhook.",

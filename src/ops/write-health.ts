@@ -14,15 +14,21 @@ export interface WriteHealth {
   failing(): { what: string; since: number }[];
 }
 
-/** Creates the tracker; it holds one entry per kind of write. */
-export function createWriteHealth(): WriteHealth {
+/**
+ * Creates the tracker; it holds one entry per kind of write. `onChange` hears the transitions:
+ * the first refused write (`failing` true) and the write that leaves none failing (false).
+ */
+export function createWriteHealth(onChange?: (failing: boolean, what: string, at: number) => void): WriteHealth {
   const since = new Map<string, number>();
   return {
     failed(what, at) {
-      if (!since.has(what)) since.set(what, at);
+      if (since.has(what)) return;
+      since.set(what, at);
+      if (since.size === 1) onChange?.(true, what, at);
     },
     succeeded(what) {
-      since.delete(what);
+      if (!since.delete(what) || since.size > 0) return;
+      onChange?.(false, what, Date.now());
     },
     failing: () => [...since].map(([what, at]) => ({ what, since: at })),
   };

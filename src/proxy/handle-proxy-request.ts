@@ -13,7 +13,7 @@ import { answerProxyPreflight, checkRequestOrigin, isPreflight } from "./cors.ts
 import { TokenFetchError } from "./fetch-access-token.ts";
 import { buildClientHeaders, buildUpstreamHeaders } from "./forward-headers.ts";
 import type { ApiProxy, ProxyDeps, ProxyUpstream } from "./proxy-deps.ts";
-import { checkProxyPath, isProxyCallAllowed } from "./proxy-scopes.ts";
+import { checkProxyPath, checkProxyQuery, isProxyCallAllowed } from "./proxy-scopes.ts";
 import { prepareProxyBody } from "./replayable-body.ts";
 import { sendUpstream } from "./send-upstream.ts";
 import { passOnBody, UpstreamNetworkError, UpstreamTimeoutError, upstreamHeadersOf } from "./upstream-fetch.ts";
@@ -130,7 +130,8 @@ export async function handleProxyRequest(
       const { client } = auth.principal;
       extraHeaders = checkRequestOrigin(client, request);
       if (!upstream) throw createGatewayError(404, "not_found", `no upstream "${upstreamId}"`);
-      const checked = checkProxyPath(path);
+      const pathChecked = checkProxyPath(path);
+      const checked = pathChecked.ok ? checkProxyQuery(url.search) : pathChecked;
       if (!checked.ok) throw createGatewayError(400, "invalid_request", checked.reason);
       if (!isProxyCallAllowed(client, upstreamId, request.method, path)) {
         throw createGatewayError(403, "forbidden", "this client may not make this call", {

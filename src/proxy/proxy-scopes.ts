@@ -69,6 +69,8 @@ export function proxyMethodsOf(client: ClientConfig, upstreamId: string): Set<st
 // Encoded slashes and backslashes, and dot segments in any encoding, would let an upstream that
 // decodes them reach a path other than the one the glob matched.
 const ENCODED_SEPARATOR = /%(?:2f|5c)/i;
+// NUL, line breaks and other control characters end or split a path in many stacks (`..%00`).
+const CONTROL = /[\u0000-\u001f\u007f]/;
 const SAFE_PATH = /^(?:\/[A-Za-z0-9\-._~!$&'()*+,;=:@%]*)+$/;
 
 /** Accepts a raw proxied path (`/agreements/...`) or explains why it is refused. */
@@ -83,9 +85,20 @@ export function checkProxyPath(path: string): { ok: true } | { ok: false; reason
     // before normalising), so no segment may carry `;` in any encoding.
     if (decoded.includes(";")) return { ok: false, reason: "path parameters (`;`) are not accepted in the path" };
     if (decoded === "." || decoded === "..") return { ok: false, reason: "dot segments are not accepted in the path" };
+    if (CONTROL.test(decoded)) return { ok: false, reason: "control characters are not accepted in the path" };
     if (ENCODED_SEPARATOR.test(segment) || /[/\\]/.test(decoded)) {
       return { ok: false, reason: "encoded slashes are not accepted in the path" };
     }
+  }
+  return { ok: true };
+}
+
+/** Accepts a raw query string (`?a=b`, or empty) or explains why it is refused. */
+export function checkProxyQuery(search: string): { ok: true } | { ok: false; reason: string } {
+  if (!search.includes("%") && !CONTROL.test(search)) return { ok: true };
+  const decoded = decodeSegment(search);
+  if (decoded !== undefined && CONTROL.test(decoded)) {
+    return { ok: false, reason: "control characters are not accepted in the query" };
   }
   return { ok: true };
 }

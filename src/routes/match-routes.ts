@@ -6,6 +6,7 @@
 import type { RouteConfig } from "../config/routes-schema.ts";
 import { type EnrichRule, resolveEnrichRule } from "../enrich/enrich-schema.ts";
 import type { GatewayEvent } from "../events/envelope.ts";
+import { destinationConcerned, GATEWAY_SOURCE_ID } from "../events/gateway-source.ts";
 import { parseEventFilter } from "../filters/event-filter.ts";
 import { whereToFilter } from "../filters/parse-filter.ts";
 import { compileTypePattern } from "../store/match-event-query.ts";
@@ -51,8 +52,9 @@ export function compileRoutes(routes: readonly RouteConfig[]): CompiledRoute[] {
       id: route.id ?? `route-${index}`,
       destinations: route.destinations,
       enrich: resolveEnrichRule(route.enrich),
+      // The gateway's own events only reach routes that name their source.
       matches: (sourceId, event, headers = NO_HEADERS) =>
-        (sources === undefined || sources.has(sourceId)) &&
+        (sources === undefined ? sourceId !== GATEWAY_SOURCE_ID : sources.has(sourceId)) &&
         (services === undefined || services.has(event.service)) &&
         types.some((matches) => matches(event.type)) &&
         (content === undefined || content({ event, headers })),
@@ -71,5 +73,8 @@ export function resolveDestinations(
   for (const route of routes) {
     if (route.matches(sourceId, event, headers)) for (const destination of route.destinations) out.add(destination);
   }
+  // An operational event about a destination does not go to that destination (no alert loops).
+  const concerned = destinationConcerned(sourceId, event.data);
+  if (concerned !== undefined) out.delete(concerned);
   return [...out];
 }

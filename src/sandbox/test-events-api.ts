@@ -11,9 +11,11 @@
  *                                         in-process, so it is verified like any webhook.
  * Both need the admin API key. The answer carries the ingress answer's status and body.
  */
+
 import type { H3 } from "h3";
 import * as v from "valibot";
 import { requireAdmin } from "../auth/admin-auth.ts";
+import { parseBoundedJson } from "../encoding/json-depth.ts";
 import { createGatewayError } from "../errors.ts";
 import type { GatewayContext } from "../gateway-context.ts";
 import { buildSampleDelivery } from "../samples/sample-webhooks.ts";
@@ -28,7 +30,7 @@ function disabled() {
 async function readBody(request: Request): Promise<v.InferOutput<typeof TestEventBody>> {
   let value: unknown;
   try {
-    value = JSON.parse(await request.text());
+    value = parseBoundedJson(await request.text());
   } catch {
     throw createGatewayError(400, "invalid_request", 'the body must be JSON: {"type": "<event type>"}');
   }

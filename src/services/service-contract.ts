@@ -92,6 +92,19 @@ export interface ServiceMailTemplate {
   html?: string;
 }
 
+/**
+ * A chat message for one event type (the built-in Slack, Teams and Discord transforms,
+ * src/transform/builtin-transforms.ts). Strings use the `{{path | fallback}}` syntax of the mail
+ * templates over the CloudEvent; `facts` whose value renders empty are left out.
+ */
+export interface ServiceChatMessage {
+  /** One line, e.g. `Agreement completed: {{data.external_id | subject}}`. */
+  title: string;
+  /** A sentence saying what happened and what to do. */
+  text: string;
+  facts: [label: string, template: string][];
+}
+
 /** The parts of a recorded CloudEvent a service may read (src/events/envelope.ts). */
 export interface ServiceEvent {
   type: string;
@@ -151,6 +164,8 @@ export interface UpstreamService {
   readonly proxyCredentials: ProxyCredentialKind;
   /** Default mail templates by exact event type (others get the generic template). */
   readonly mailTemplates: Readonly<Record<string, ServiceMailTemplate>>;
+  /** Chat messages by exact event type, one for every type in `eventTypes` (others get a generic one). */
+  readonly chatMessages?: Readonly<Record<string, ServiceChatMessage>>;
   /** How route enrichment finds the resource of an event, when the service offers it. */
   readonly enrichment?: ServiceEnrichment;
 }

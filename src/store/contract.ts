@@ -117,6 +117,24 @@ export interface StoreDriver {
   lastSeq(): Promise<number>;
   /** Removes events received before `before` (epoch ms) and expired dedupe marks; returns the count. */
   purge(before: number): Promise<number>;
+  /**
+   * Removes the events with these ids (with their index entries); unknown ids are ignored.
+   * Dedupe marks stay until their window ends. Returns how many were removed. Used by
+   * per-type retention (src/lifecycle/apply-retention.ts).
+   */
+  removeEvents(ids: readonly string[]): Promise<number>;
+  /**
+   * Replaces recorded events in place by id (same seq, same position in the log), leaving no
+   * copy of the old content in the store's tables or keys; unknown ids are ignored. Returns how
+   * many were replaced. Used by erasure (src/lifecycle/erase-events.ts), which writes tombstones.
+   */
+  redactEvents(records: readonly EventRecord[]): Promise<number>;
+  /**
+   * Optional: after `redactEvents`, makes sure no copy of the replaced content stays in the
+   * store's files either (SQLite: the write-ahead log is checkpointed and truncated). Called
+   * once per erasure, not per batch.
+   */
+  compact?(): Promise<void>;
   /** Throws when the store is unreachable. */
   ping(): Promise<void>;
   /** Small shared values with a TTL (token cache, locks). */

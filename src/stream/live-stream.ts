@@ -27,7 +27,7 @@ export interface LiveStream extends LiveStreamHost {
 
 /** Creates the fan-out and subscribes it to the gateway's event hub. */
 export function createLiveStream(
-  ctx: Pick<StreamDeps, "config" | "routes" | "hub" | "store" | "clock" | "logger" | "enricher">,
+  ctx: Pick<StreamDeps, "config" | "routes" | "hub" | "store" | "clock" | "logger" | "enricher" | "transformEvent">,
   input: StreamOptionsInput = {},
 ): LiveStream {
   const options = resolveStreamOptions(input);
@@ -68,22 +68,34 @@ export function createLiveStream(
     ((record: EventRecord, destinations: readonly string[]) =>
       enricher.wants(record, destinations) ? enricher.enrich(record, destinations) : Promise.resolve(record));
 
-  const fanOut = (record: EventRecord) => {
+  const { transformEvent } = ctx;
+  /** A destination's frame of `record`: its transform's payload as the event, or undefined (skipped). */
+  const frameOf =
+    transformEvent &&
+    (async (record: EventRecord, destination: string): Promise<string | undefined> => {
+      const transformed = await transformEvent(record, destination);
+      if (transformed === undefined) return eventFrame(record);
+      return transformed === null ? undefined : eventFrame(record, transformed.json);
+    });
+
+  const fanOut = (record: EventRecord, framed?: ReadonlyMap<string, string | undefined>) => {
     const destinations = streamDestinationsOf(record);
     let frame: string | undefined;
-    const frameOnce = () => {
-      frame ??= eventFrame(record);
-      return frame;
-    };
+    const frameOnce = framed
+      ? (destination: string) => framed.get(destination)
+      : () => {
+          frame ??= eventFrame(record);
+          return frame;
+        };
     for (const group of audiences.values()) {
-      let wanted: boolean | undefined;
+      let verdict: string | null | undefined;
       for (const session of group) {
         if (!session.live) {
           session.offer(record, destinations, frameOnce);
           continue;
         }
-        wanted ??= session.wants(record, destinations);
-        session.offer(record, destinations, frameOnce, wanted);
+        if (verdict === undefined) verdict = session.routedTo(record, destinations) ?? null;
+        session.offer(record, destinations, frameOnce, verdict);
       }
     }
   };
@@ -96,20 +108,31 @@ export function createLiveStream(
   // With enrichment, a turn's records are enriched together (bounded by the routes' timeouts)
   // and fanned out one turn after another, so journal order holds.
   let enriched = Promise.resolve();
+  // With transforms, each record's frames (one per stream destination it goes to) are made
+  // before its turn, the same way.
+  const framesOf = async (record: EventRecord) => {
+    const frames = new Map<string, string | undefined>();
+    if (!frameOf) return frames;
+    for (const destination of streamDestinationsOf(record)) frames.set(destination, await frameOf(record, destination));
+    return frames;
+  };
   const flush = () => {
     flushTimer = undefined;
     const records = pending;
     pending = [];
-    if (!prepare) return fanOutTurn(records);
+    if (!prepare && !frameOf) return fanOutTurn(records);
     enriched = enriched
       .then(async () => {
-        const ready = await Promise.all(records.map((record) => prepare(record, streamDestinationsOf(record))));
-        if (!shuttingDown) fanOutTurn(ready);
+        const ready = prepare
+          ? await Promise.all(records.map((record) => prepare(record, streamDestinationsOf(record))))
+          : records;
+        const frames = frameOf ? await Promise.all(ready.map(framesOf)) : undefined;
+        if (!shuttingDown) fanOutTurn(ready, frames);
       })
       .catch((error) => ctx.logger.error("live fan-out failed", { error: String(error) }));
   };
-  const fanOutTurn = (records: EventRecord[]) => {
-    if (records.length === 1) return fanOut(records[0] as EventRecord);
+  const fanOutTurn = (records: EventRecord[], frames?: ReadonlyMap<string, string | undefined>[]) => {
+    if (records.length === 1) return fanOut(records[0] as EventRecord, frames?.[0]);
     // Under load one turn carries several records: each subscriber then gets them in one
     // network write rather than one write per frame (writes dominate the cost of a fan-out).
     const releases: (() => void)[] = [];
@@ -117,7 +140,7 @@ export function createLiveStream(
       const release = session.cork();
       if (release) releases.push(release);
     }
-    for (const record of records) fanOut(record);
+    for (let i = 0; i < records.length; i++) fanOut(records[i] as EventRecord, frames?.[i]);
     for (const release of releases) release();
   };
   const unsubscribe = ctx.hub.subscribe((record) => {
@@ -139,6 +162,7 @@ export function createLiveStream(
     destinationIds,
     streamDestinationsOf,
     prepare,
+    frameOf,
     get size() {
       return sessions.size;
     },

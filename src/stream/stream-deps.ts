@@ -9,7 +9,7 @@ import type { Enricher } from "../enrich/create-enricher.ts";
 import type { Clock } from "../ops/clock.ts";
 import type { Logger } from "../ops/logger.ts";
 import type { CompiledRoute } from "../routes/match-routes.ts";
-import type { StoreDriver } from "../store/contract.ts";
+import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { CreateEventStreamChannel } from "./event-stream-channel.ts";
 import type { LiveHub } from "./hub-contract.ts";
 
@@ -25,4 +25,15 @@ export interface StreamDeps {
   enricher?: Pick<Enricher, "wants" | "enrich">;
   /** The SSE body channel; default Web streams (src/stream/event-stream-channel.ts). */
   createEventStreamChannel?: CreateEventStreamChannel;
+  /**
+   * A stream destination's transform (docs/transformations.md), when any stream destination has
+   * one: undefined when `destination` has none, null to send nothing, else the frame's event JSON.
+   */
+  transformEvent?: StreamEventTransform;
 }
+
+/** See `StreamDeps.transformEvent`. */
+export type StreamEventTransform = (
+  record: EventRecord,
+  destination: string,
+) => Promise<{ json: string } | null | undefined>;

@@ -57,9 +57,9 @@ export const ClientMessageSchema = v.variant("type", [
 
 export type ClientMessage = v.InferOutput<typeof ClientMessageSchema>;
 
-/** The event frame of a record. */
-export function eventFrame(record: EventRecord): string {
-  return `{"type":"event","cursor":"${formatCursor(record.seq)}","event":${JSON.stringify(record.event)}}`;
+/** The event frame of a record; `eventJson` replaces the event (a stream destination's transform). */
+export function eventFrame(record: EventRecord, eventJson = JSON.stringify(record.event)): string {
+  return `{"type":"event","cursor":"${formatCursor(record.seq)}","event":${eventJson}}`;
 }
 
 export interface ReadyFrame {

@@ -42,6 +42,11 @@ export interface LiveStreamHost {
   regroup?(session: StreamSession): void;
   /** The event as subscribers get it (enriched when a route asks for it), when enrichment is configured. */
   prepare?(record: EventRecord, destinations: readonly string[]): Promise<EventRecord>;
+  /**
+   * The event frame for subscribers of `destination`, when a stream destination has a transform
+   * (undefined: the transform skipped the event). Without it, frames are `eventFrame(record)`.
+   */
+  frameOf?(record: EventRecord, destination: string): Promise<string | undefined>;
   detach(session: StreamSession): void;
 }
 
@@ -106,12 +111,15 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
     audience = audienceKeyOf(grant, subscriptions);
     host.regroup?.(session);
   };
-  const wants = (record: EventRecord, destinations: readonly string[]) => {
-    let routed = false;
-    for (let i = 0; i < destinations.length && !routed; i++) routed = grant.destinations.has(destinations[i] as string);
-    if (!routed || !grant.inScope(record)) return false;
-    for (let i = 0; i < matchers.length; i++) if ((matchers[i] as (r: EventRecord) => boolean)(record)) return true;
-    return false;
+  /** The first of `destinations` this subscriber may read, when it wants `record`; else undefined. */
+  const routedTo = (record: EventRecord, destinations: readonly string[]): string | undefined => {
+    let routed: string | undefined;
+    for (let i = 0; i < destinations.length && routed === undefined; i++) {
+      if (grant.destinations.has(destinations[i] as string)) routed = destinations[i];
+    }
+    if (routed === undefined || !grant.inScope(record)) return undefined;
+    for (let i = 0; i < matchers.length; i++) if ((matchers[i] as (r: EventRecord) => boolean)(record)) return routed;
+    return undefined;
   };
 
   const closeQuietly = () => {
@@ -153,10 +161,12 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
         if (record.seq <= pos) continue;
         pos = record.seq;
         const destinations = host.streamDestinationsOf(record);
-        if (!wants(record, destinations)) continue;
+        const routed = routedTo(record, destinations);
+        if (routed === undefined) continue;
         const ready = host.prepare ? await host.prepare(record, destinations) : record;
+        const frame = host.frameOf ? await host.frameOf(ready, routed) : eventFrame(ready);
         if ((state as string) === "closed") return;
-        sink.send(eventFrame(ready), record.seq);
+        if (frame !== undefined) sink.send(frame, record.seq);
       }
       if (page.length < options.replayPageSize) return;
       if (sink.bufferedAmount() > options.maxBufferedBytes / 2) {
@@ -167,11 +177,23 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
     }
   };
 
-  const deliverLive = (record: EventRecord, destinations: readonly string[], frame: () => string, wanted?: boolean) => {
+  /**
+   * `verdict`: what `routedTo` gave when the fan-out already evaluated it for this session's
+   * audience (null: not wanted); undefined: evaluate here.
+   */
+  const deliverLive = (
+    record: EventRecord,
+    destinations: readonly string[],
+    frame: (destination: string) => string | undefined,
+    verdict?: string | null,
+  ) => {
     if (record.seq <= pos) return;
     pos = record.seq;
-    if (!(wanted ?? wants(record, destinations))) return;
-    sink.send(frame(), record.seq);
+    const routed = verdict === undefined ? routedTo(record, destinations) : (verdict ?? undefined);
+    if (routed === undefined) return;
+    const text = frame(routed);
+    if (text === undefined) return;
+    sink.send(text, record.seq);
     if (!corked) checkBuffer();
   };
 
@@ -206,6 +228,24 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
         return fail("store_unavailable", "the journal could not be read; retry with the same cursor");
       }
       if ((state as string) === "closed") return;
+      // Transformed frames are made asynchronously: send what arrived during the replay, and what
+      // arrives meanwhile, before going live, so the order holds.
+      while (host.frameOf && backlog.length > 0) {
+        const frameOf = host.frameOf;
+        const batch = backlog.sort((a, b) => a.seq - b.seq);
+        backlog = [];
+        const frames = await Promise.all(
+          batch.map((record) => {
+            const routed = routedTo(record, host.streamDestinationsOf(record));
+            return routed === undefined ? undefined : frameOf(record, routed);
+          }),
+        );
+        if ((state as string) === "closed") return;
+        for (let i = 0; i < batch.length; i++) {
+          const record = batch[i] as EventRecord;
+          deliverLive(record, host.streamDestinationsOf(record), () => frames[i]);
+        }
+      }
       const held = backlog.sort((a, b) => a.seq - b.seq);
       backlog = [];
       state = "live";
@@ -216,23 +256,29 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
     },
     /**
      * Sessions with the same key decide every event alike (same routed destinations, scope and
-     * filters), so the fan-out evaluates `wants` once per key and event.
+     * filters), so the fan-out evaluates `routedTo` once per key and event.
      */
     get audienceKey() {
       return audience;
     },
-    /** Whether this subscriber receives `record` (routing, scope, filters), whatever its state. */
-    wants,
+    /** The destination this subscriber reads `record` under (routing, scope, filters), or undefined. */
+    routedTo,
     /** Whether live events go out at once (not held in the start-up backlog, not closed). */
     get live() {
       return state === "live";
     },
     /**
-     * A live event from the fan-out; `frame` is serialized once for all subscribers, `wanted` is
-     * the verdict of `wants` when the fan-out already evaluated it for this session's audience.
+     * A live event from the fan-out; `frame` gives the frame per destination, serialized once for
+     * all subscribers; `verdict` is `routedTo`'s answer when the fan-out already evaluated it for
+     * this session's audience (null: not wanted).
      */
-    offer(record: EventRecord, destinations: readonly string[], frame: () => string, wanted?: boolean) {
-      if (state === "live") return deliverLive(record, destinations, frame, wanted);
+    offer(
+      record: EventRecord,
+      destinations: readonly string[],
+      frame: (destination: string) => string | undefined,
+      verdict?: string | null,
+    ) {
+      if (state === "live") return deliverLive(record, destinations, frame, verdict);
       if (state === "closed") return;
       backlog.push(record);
       if (backlog.length > options.maxReplayBacklog) {

@@ -5,10 +5,12 @@
  * and grants nothing else: its `proxy` and `events` claims are empty, so it cannot be replayed
  * against the proxy or the admin API by a component that honours narrowing claims.
  */
+
 import { SignJWT } from "jose";
 import * as v from "valibot";
 import { readBearerCredential } from "../auth/authenticate-client.ts";
 import { utf8 } from "../crypto/crypto-port.ts";
+import { parseBoundedJson } from "../encoding/json-depth.ts";
 import { createGatewayError } from "../errors.ts";
 import { readRawBody } from "../ingress/read-raw-body.ts";
 import type { StreamDeps } from "./stream-deps.ts";
@@ -60,7 +62,7 @@ export async function mintStreamToken(ctx: StreamDeps, request: Request, options
   let input: unknown = {};
   if (body.bytes.byteLength > 0) {
     try {
-      input = JSON.parse(new TextDecoder().decode(body.bytes));
+      input = parseBoundedJson(new TextDecoder().decode(body.bytes));
     } catch {
       throw createGatewayError(400, "invalid_request", "the body is not JSON");
     }

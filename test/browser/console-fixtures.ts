@@ -58,6 +58,15 @@ export async function startConsoleGateway(): Promise<ConsoleGateway> {
           allowCidrs: ["127.0.0.1/32"],
           retry: { schedule: [] },
         },
+        // No route sends here: the Event view runs its transform on recorded events (docs/transformations.md).
+        {
+          id: "chat",
+          type: "http",
+          url: receiver.url,
+          secrets: ["${TEST_WHSEC}"],
+          allowCidrs: ["127.0.0.1/32"],
+          transform: { builtin: "slack" },
+        },
       ],
       routes: [
         { id: "all", types: ["*"], destinations: ["live", "crm"] },

@@ -172,6 +172,16 @@ describe("web console", () => {
     expect(gw.receiver.ids().filter((id) => id === first.id)).toHaveLength(2);
   });
 
+  test("runs a destination's transform on the event and shows the payload", async () => {
+    const form = "form[aria-label='Run a transform on this event']";
+    await page.waitForSelector(`${form} option[value='destination:chat']`, { state: "attached" });
+    await page.selectOption(`${form} select`, "destination:chat");
+    await page.click(`${form} button[type=submit]`);
+    const answer = await page.waitForSelector("[data-testid=transform-answer] pre");
+    expect(JSON.parse((await answer.textContent()) ?? "{}").text).toBe(`Agreement completed: ${first.externalId}`);
+    await expectAccessible(page, "event-transform");
+  });
+
   test("pauses and resumes a destination", async () => {
     const state = async () => {
       const answer = await fetch(`${gw.gateway.url}/destinations`, {

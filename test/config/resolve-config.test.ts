@@ -45,7 +45,13 @@ describe("defaults", () => {
     });
     // The defences of README "Security" are on by default.
     expect(config.ingress).toEqual({
-      failedVerificationLimit: { maxFailures: 20, windowSeconds: 60, blockSeconds: 60, allowAddresses: [] },
+      failedVerificationLimit: {
+        maxFailures: 20,
+        windowSeconds: 60,
+        blockSeconds: 60,
+        concurrentReads: 2,
+        allowAddresses: [],
+      },
     });
     expect(config.metrics).toEqual({
       bearerTokenHashes: [],
@@ -85,7 +91,8 @@ describe("defaults", () => {
       keepAliveTimeoutMs: 5_000,
       requestTimeoutMs: 300_000,
       maxConnections: 10_000,
-      maxConnectionsPerAddress: 256,
+      // Off by default: behind a load balancer one address is every client (issue 18).
+      maxConnectionsPerAddress: undefined,
       trustProxy: false,
     });
     expect(config.store).toEqual({ driver: "disk", dir: ".data" });

@@ -134,6 +134,32 @@ export function testOutboxDriver(name: string, harness: OutboxHarness): void {
       await outbox.close();
     });
 
+    it("treats skipped records (a transform returned null) as final: not active, counted, purged", async () => {
+      const outbox = await harness.open();
+      await outbox.createDeliveries(
+        [
+          makeDelivery(1, "s", {
+            state: "skipped",
+            updatedAt: 10,
+            attempts: [{ at: 10, ok: true, skipped: true, latencyMs: 0.1, transform: "sha256:0123456789abcdef" }],
+          }),
+          makeDelivery(2, "s", { state: "pending", updatedAt: 10 }),
+          makeDelivery(3, "s", { state: "skipped", updatedAt: 500 }),
+        ],
+        3,
+      );
+      expect((await outbox.listActive()).filter((r) => r.destinationId === "s").map((r) => r.seq)).toEqual([2]);
+      expect((await outbox.countByState()).s).toEqual({ pending: 1, skipped: 2 });
+      expect((await outbox.getDelivery(makeDelivery(1, "s").eventId, "s"))?.attempts[0]).toMatchObject({
+        skipped: true,
+        transform: "sha256:0123456789abcdef",
+      });
+      expect(await outbox.purge(100)).toBe(1);
+      const left = await outbox.listDeliveries({ destinationId: "s", limit: 10, states: ["skipped"] });
+      expect(left.deliveries.map((r) => r.seq)).toEqual([3]);
+      await outbox.close();
+    });
+
     it("serializes concurrent writes in call order", async () => {
       const outbox = await harness.open();
       const base = makeDelivery(1, "a");

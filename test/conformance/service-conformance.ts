@@ -147,5 +147,14 @@ export function testUpstreamService(service: UpstreamService): void {
         expect(template.text.length).toBeGreaterThan(0);
       }
     });
+
+    it("describes every documented event type for chat, or none (built-in transforms)", () => {
+      if (!service.chatMessages) return;
+      expect(Object.keys(service.chatMessages).sort()).toEqual([...service.eventTypes].sort());
+      for (const message of Object.values(service.chatMessages)) {
+        expect(message.title).toMatch(/\S/);
+        expect(message.text).toMatch(/\S/);
+      }
+    });
   });
 }

@@ -11,6 +11,7 @@ import type { StoreDriver } from "../../src/store/contract.ts";
 import { describeAppendConformance } from "../store/conformance-append.ts";
 import { describeClaimConformance } from "../store/conformance-claims.ts";
 import { describeKvConformance } from "../store/conformance-kv.ts";
+import { describeLifecycleConformance } from "../store/conformance-lifecycle.ts";
 import { describeQueryConformance } from "../store/conformance-queries.ts";
 import { T0 } from "../store/sample-records.ts";
 
@@ -58,5 +59,6 @@ export function testStoreDriver(name: string, makeDriver: MakeDriver): void {
     describeAppendConformance(harness);
     describeQueryConformance(harness);
     describeKvConformance(harness);
+    describeLifecycleConformance(harness);
   });
 }

@@ -194,4 +194,44 @@ describe("enrichment", () => {
     expect(delivered(big)).toMatchObject({ enrichmenterror: "too_large" });
     expect(delivered(big).enrichment).toBeUndefined();
   });
+
+  it("an id that is not one safe path segment is not fetched: delivered marked invalid_id", async () => {
+    const esignBefore = esign.seen.length;
+    const staffingBefore = staffing.seen.length;
+    const ids: string[] = [];
+    for (const subjectId of [".", "..", "a/../..", "%2e%2e", "ag\u0000x"]) {
+      ids.push(await post(esignDelivery(gateway.secrets.esign, "agreement.sent", { subjectId })));
+    }
+    for (const requestId of ["..", "x/..", "."]) {
+      const delivery = staffingDelivery(gateway.secrets.staffing, "candidate.accepted", {
+        edit: (body) => {
+          body.staffingRequestId = requestId;
+        },
+      });
+      ids.push(await post(delivery, "staffing"));
+    }
+    await waitFor("every event at the app", () => ids.every((id) => delivered(id) !== undefined));
+    for (const id of ids) {
+      expect(delivered(id), JSON.stringify(delivered(id)?.data)).toMatchObject({ enrichmenterror: "invalid_id" });
+      expect(delivered(id).enrichment).toBeUndefined();
+    }
+    // Neither the list endpoint nor the API root (nor anything else) was asked.
+    expect(esign.seen.slice(esignBefore).filter((r) => r.method === "GET")).toEqual([]);
+    expect(staffing.seen.slice(staffingBefore).filter((r) => r.method === "GET")).toEqual([]);
+  });
+
+  it("an answer nested deeper than the JSON bound: delivered unenriched and marked invalid_body", async () => {
+    const deepId = await esign.createAgreement("Deep");
+    let nested: unknown = 1;
+    for (let i = 0; i < 200; i++) nested = [nested];
+    esign.inject({
+      method: "GET",
+      path: `/agreements/${deepId}`,
+      fault: { status: 200, body: { id: deepId, nested } },
+    });
+    const deep = await post(esignDelivery(gateway.secrets.esign, "agreement.sent", { subjectId: deepId }));
+    await waitFor("the event at the app", () => Boolean(delivered(deep)));
+    expect(delivered(deep)).toMatchObject({ enrichmenterror: "invalid_body" });
+    expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
+  });
 });

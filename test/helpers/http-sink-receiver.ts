@@ -13,6 +13,8 @@ export interface ReceivedRequest {
   path: string;
   headers: Record<string, string>;
   body: string;
+  /** The exact bytes of the body, base64. */
+  bodyBase64: string;
 }
 
 export interface SinkReceiver {
@@ -20,10 +22,10 @@ export interface SinkReceiver {
   close(): Promise<void>;
 }
 
-async function readBody(request: IncomingMessage): Promise<string> {
+async function readBody(request: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }
 
 /** Starts the receiver; the caller closes it. `stats` answers `GET /stats` (e.g. fake upstream counters). */
@@ -32,7 +34,9 @@ export async function startSinkReceiver(stats: () => unknown = () => ({})): Prom
   let failures = { count: 0, status: 503, match: "", path: "" };
   const server = createServer(async (request, response) => {
     const url = new URL(request.url ?? "/", "http://127.0.0.1");
-    const body = await readBody(request);
+    const raw = await readBody(request);
+    const body = raw.toString("utf8");
+    const bodyBase64 = raw.toString("base64");
     const json = (status: number, value: unknown) => {
       response.writeHead(status, { "content-type": "application/json" });
       response.end(JSON.stringify(value));
@@ -63,10 +67,10 @@ export async function startSinkReceiver(stats: () => unknown = () => ({})): Prom
     for (const [name, value] of Object.entries(request.headers)) if (typeof value === "string") headers[name] = value;
     if (failures.count > 0 && body.includes(failures.match) && (!failures.path || failures.path === url.pathname)) {
       failures.count--;
-      received.push({ path: `${url.pathname}-failed`, headers, body });
+      received.push({ path: `${url.pathname}-failed`, headers, body, bodyBase64 });
       return json(failures.status, { error: "failing on purpose" });
     }
-    received.push({ path: url.pathname, headers, body });
+    received.push({ path: url.pathname, headers, body, bodyBase64 });
     return json(200, { ok: true });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -48,6 +48,8 @@ export async function startWorkerBundle(options: BundleOptions): Promise<Minifla
     scriptPath: options.scriptPath,
     // Module names are relative to this root (the bundle may live outside the working directory).
     modulesRoot: dirname(options.scriptPath),
+    // The transform sandbox's QuickJS WebAssembly is a module of the bundle (adapters/cloudflare/quickjs-worker.ts).
+    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
     compatibilityDate: "2026-04-26",
     host: "127.0.0.1",
     port: 0,

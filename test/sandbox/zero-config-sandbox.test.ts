@@ -34,6 +34,7 @@ let exited: Promise<unknown>;
 let url: string;
 let key: string;
 let control: string[];
+let devSecrets: Record<string, string>;
 let ws: WsClient;
 /** The local app `gateway listen` forwards to, and the listener. */
 let app: WebhookReceiver;
@@ -73,7 +74,8 @@ beforeAll(async () => {
   url = JSON.parse(await lineMatching((line) => line.includes('"msg":"listening"'))).url;
   const sandbox = JSON.parse(await lineMatching((line) => line.includes('"msg":"emulators listening')));
   control = sandbox.control;
-  key = JSON.parse(await readFile(join(cwd, ".data", "dev-secrets.json"), "utf8")).GATEWAY_ADMIN_KEY;
+  devSecrets = JSON.parse(await readFile(join(cwd, ".data", "dev-secrets.json"), "utf8"));
+  key = devSecrets.GATEWAY_ADMIN_KEY as string;
   ws = await openReadyWs(`${url.replace(/^http/, "ws")}/ws`, { authorization: `Bearer ${key}` });
   app = await startWebhookReceiver();
   // As the README has it: `gateway listen <gateway> --forward-to <app> --type 'agreement.*'`.
@@ -204,7 +206,7 @@ test("a staffing request through the proxy is called by the emulator and reports
   const staffingControl = control.find((c) => c.endsWith("/staffing/_emulator")) as string;
   const script = await fetch(`${staffingControl}/scripts`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", authorization: `Bearer ${devSecrets.STAFFING_WEBHOOK_SECRET}` },
     body: JSON.stringify({ candidateId: "c1", answers: [{ intent: "accepted", confidence: 0.97 }] }),
   });
   expect(script.status).toBe(201);

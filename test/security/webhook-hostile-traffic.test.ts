@@ -1,8 +1,9 @@
 /**
  * Issue 12 rows 1-3 against a real gateway process: a body dripped one byte per packet costs
  * memory in proportion to its bytes; a delivery whose signature header is missing is answered
- * before its body is sent; an address that keeps failing verification gets 429 before its next
- * body is read (other and allow-listed addresses do not); a slow body hits the source's deadline;
+ * before its body is sent; an address that keeps failing verification is put on a read budget
+ * but its signed deliveries are still accepted (issue 18; the budget itself is tested in
+ * behind-a-load-balancer.test.ts); a slow body hits the source's deadline;
  * one address holding thousands of idle connections cannot starve another, and its idle
  * connections are closed by the header timeout.
  *
@@ -118,7 +119,7 @@ test("row 2: a missing signature is answered 401 before the declared 1 MiB body 
   expect(JSON.parse(answer.text).error.details.reason).toBe("missing_signature");
 });
 
-test("row 2: an address that keeps failing gets 429 before its body is read; others and allow-listed ones do not", async () => {
+test("row 2 (issue 18): an address that keeps failing is budgeted, never refused; others and allow-listed ones are untouched", async () => {
   const gateway = await start((config) => {
     config.ingress = {
       failedVerificationLimit: { maxFailures: 3, windowSeconds: 60, blockSeconds: 30, allowAddresses: ["127.0.0.3"] },
@@ -128,20 +129,10 @@ test("row 2: an address that keeps failing gets 429 before its body is read; oth
     const delivery = await esignDelivery(gateway.secrets.esign);
     return { ...delivery, headers: { ...delivery.headers, "x-svc-signature": WRONG_SIGNATURE } };
   };
-  for (let i = 0; i < 4; i++) expect((await post(gateway, await forged())).status).toBe(401);
-  const big = openStreamedRequest(
-    `${gateway.url}/webhooks/esign`,
-    { "content-type": "application/json", "x-svc-signature": WRONG_SIGNATURE, "content-length": String(1024 * 1024) },
-    "127.0.0.1",
-  );
-  const limited = await big.answer;
-  big.destroy();
-  expect(limited.status).toBe(429);
-  expect(Number(limited.headers["retry-after"])).toBeGreaterThanOrEqual(1);
-  expect(JSON.parse(limited.text).error.code).toBe("rate_limited");
-  // Even a correctly signed delivery from the blocked address waits out the block.
-  expect((await post(gateway, await esignDelivery(gateway.secrets.esign))).status).toBe(429);
-  // Another address is not affected; an allow-listed one is never limited.
+  for (let i = 0; i < 10; i++) expect((await post(gateway, await forged())).status).toBe(401);
+  // A correctly signed delivery from the budgeted address is still accepted.
+  expect((await post(gateway, await esignDelivery(gateway.secrets.esign))).status).toBe(202);
+  // Another address is not affected; an allow-listed one is never budgeted.
   expect((await post(gateway, await esignDelivery(gateway.secrets.esign), "127.0.0.2")).status).toBe(202);
   for (let i = 0; i < 6; i++) expect((await post(gateway, await forged(), "127.0.0.3")).status).toBe(401);
   expect((await post(gateway, await esignDelivery(gateway.secrets.esign), "127.0.0.3")).status).toBe(202);

@@ -5,6 +5,7 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { LegacyDiskStore } from "../../adapters/store/disk/disk-store.ts";
 import { type DiskStoreOptions, diskStore } from "../../adapters/store/disk/disk-store.ts";
 import type { EventRecord, StoreDriver } from "../../src/store/contract.ts";
 import { keyOf, T0 } from "./sample-records.ts";
@@ -43,12 +44,12 @@ export function openStore(dir: string, now: () => number, options: Partial<DiskS
 }
 
 /** Appends `record` under its own dedupe key with the default window. */
-export function appendRecord(store: StoreDriver, record: EventRecord) {
+export function appendRecord(store: StoreDriver | LegacyDiskStore, record: EventRecord) {
   return store.append(record, keyOf(record), WINDOW);
 }
 
 /** Every event of a store, oldest first (reads each back from the file). */
-export async function readAll(store: StoreDriver): Promise<EventRecord[]> {
+export async function readAll(store: StoreDriver | LegacyDiskStore): Promise<EventRecord[]> {
   return store.readAfter(0, 100_000);
 }
 

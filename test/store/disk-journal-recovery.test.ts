@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { appendFile, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { StoreDriver } from "../../src/store/contract.ts";
+import type { LegacyDiskStore as StoreDriver } from "../../adapters/store/disk/disk-store.ts";
 import {
   appendRecord,
   createClock,

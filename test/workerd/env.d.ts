@@ -13,9 +13,13 @@ declare module "cloudflare:workers" {
     GATEWAY_ADMIN_KEY_HASH: string;
     /** The admin key of GATEWAY_ADMIN_KEY_HASH (a test-only binding). */
     WORKERD_TEST_ADMIN_KEY: string;
+    /** The http destinations' Standard Webhooks secret (a test-only binding). */
+    WORKERD_TEST_WHSEC: string;
     /** The HS256 secret of client JWTs (a test-only binding GATEWAY_CONFIG references). */
     WORKERD_TEST_JWT_SECRET: string;
     GATEWAY_LOG_LEVEL: string;
+    /** The http destinations' Standard Webhooks secret (a test-only binding). */
+    WORKERD_TEST_WHSEC: string;
     /** The loopback HTTP receiver (test/helpers/http-sink-receiver.ts). */
     TEST_SINK_URL: string;
     GATEWAY_STORE_SHARDS?: string;

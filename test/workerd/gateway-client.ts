@@ -50,6 +50,8 @@ export interface Received {
   path: string;
   headers: Record<string, string>;
   body: string;
+  /** The exact bytes of the body, base64. */
+  bodyBase64: string;
 }
 
 /** What the receiver got on `path`. */

@@ -25,6 +25,8 @@ local function upsert(rk, dk, ek, e, d, seq, st, nxt, upd, json, terminal, sk)
   redis.call('SADD', ek, d)
   if sk ~= '' then redis.call('HSET', rk, 'sk', sk) end
   if terminal == '1' then
+    -- A finished record holds no lease: a replay must be due at once, not when the old lease ends.
+    redis.call('HDEL', rk, 'l', 'o')
     redis.call('ZREM', KEYS[3], rk)
     redis.call('ZREM', KEYS[4], rk)
     redis.call('ZADD', KEYS[5], upd, rk)
@@ -224,7 +226,7 @@ for i = 3, #KEYS do
     lost[#lost + 1] = i - 3
   else
     redis.call('HSET', KEYS[i], 'l', ARGV[1])
-    if r[2] ~= 'delivered' and r[2] ~= 'dead' then
+    if r[2] ~= 'delivered' and r[2] ~= 'dead' and r[2] ~= 'skipped' then
       redis.call('ZADD', KEYS[1], math.max(tonumber(r[3]), tonumber(ARGV[1])), KEYS[i])
     end
     if r[4] and subject_owner(KEYS[2], r[4]) == ARGV[2] then

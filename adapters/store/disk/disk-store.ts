@@ -21,7 +21,14 @@
 import { constants } from "node:fs";
 import { mkdir, open } from "node:fs/promises";
 import { join } from "node:path";
-import type { AppendResult, ClaimResult, EventRecord, StoreDriver, StoreFactory } from "../../../src/store/contract.ts";
+import type { AppendResult, ClaimResult, EventRecord, StoreDriver } from "../../../src/store/contract.ts";
+
+/**
+ * The journal-era driver, kept only to write old-format journals for the import tests: it
+ * predates per-type retention and erasure, so it lacks those two members.
+ */
+export type LegacyDiskStore = Omit<StoreDriver, "removeEvents" | "redactEvents">;
+
 import { StoreUnavailableError } from "../../../src/store/contract.ts";
 import { pageSummaries, summariesAfter } from "../../../src/store/match-event-query.ts";
 import { compactJournal, syncDirectory } from "./compact-journal.ts";
@@ -47,7 +54,7 @@ export interface DiskStoreOptions {
 const JOURNAL = "journal.log";
 
 /** The disk store driver: opens (and recovers) the journal in `options.dir`. */
-export const diskStore: StoreFactory<DiskStoreOptions> = async (options): Promise<StoreDriver> => {
+export const diskStore = async (options: DiskStoreOptions): Promise<LegacyDiskStore> => {
   const { dir } = options;
   const now = options.now ?? Date.now;
   const path = join(dir, JOURNAL);
@@ -79,7 +86,7 @@ function createDiskDriver(
   index: ReturnType<typeof createJournalIndex>,
   writer: JournalWriter,
   releaseLock: () => Promise<void>,
-): StoreDriver {
+): LegacyDiskStore {
   const { now, path, dir } = options;
   const cacheSize = options.cacheSize ?? 2048;
   const minDeadBytes = options.compactMinDeadBytes ?? 16 * 1024 * 1024;

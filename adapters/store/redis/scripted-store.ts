@@ -24,7 +24,9 @@ import {
   membersScript,
   purgeScript,
   readScript,
+  redactScript,
   releaseScript,
+  removeScript,
   scanScript,
   setIfAbsentScript,
   writeScript,
@@ -58,11 +60,17 @@ export function createScriptedStore(runner: ScriptRunner, options: ScriptedStore
   };
   const ttl = (ms: number) => Math.max(1, Math.ceil(ms));
 
-  const doAppend = async (record: EventRecord, dedupeKey: string, dedupeTtlMs: number): Promise<AppendResult> => {
+  /** The index sets an event belongs to. */
+  const indexesOfRecord = (record: EventRecord) => {
     const summary = summarizeEvent(record);
     const indexes = [keys.bySource(summary.sourceId), keys.byType(summary.type)];
     if (summary.subject !== undefined) indexes.push(keys.bySubject(summary.subject));
     if (summary.externalId !== undefined) indexes.push(keys.byExternalId(summary.externalId));
+    return { summary, indexes };
+  };
+
+  const doAppend = async (record: EventRecord, dedupeKey: string, dedupeTtlMs: number): Promise<AppendResult> => {
+    const { summary, indexes } = indexesOfRecord(record);
     const mark = `d|${now() + dedupeTtlMs}|${record.id}`;
     const reply = (await run(
       appendScript,
@@ -135,6 +143,39 @@ export function createScriptedStore(runner: ScriptRunner, options: ScriptedStore
       }
       // Dedupe marks and kv values expire by their Redis TTLs.
       return removed;
+    },
+    async removeEvents(ids) {
+      let removed = 0;
+      for (let i = 0; i < ids.length; i += PURGE_BATCH) {
+        const batch = ids.slice(i, i + PURGE_BATCH).map((id) => encodeURIComponent(id));
+        removed += Number(
+          await run(
+            removeScript,
+            [keys.time, keys.log, keys.types],
+            [keys.eventPrefix, keys.typeIndexPrefix, ...batch],
+          ),
+        );
+      }
+      return removed;
+    },
+    async redactEvents(records) {
+      let replaced = 0;
+      for (const record of records) {
+        const { summary, indexes } = indexesOfRecord(record);
+        replaced += Number(
+          await run(
+            redactScript,
+            [keys.event(record.id)],
+            [
+              encodeURIComponent(record.id),
+              JSON.stringify({ ...record, seq: 0 }),
+              encodeURIComponent(summary.type),
+              indexes.join("\n"),
+            ],
+          ),
+        );
+      }
+      return replaced;
     },
     ping: () => runner.ping(),
     async kvGet(key) {

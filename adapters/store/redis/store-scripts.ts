@@ -131,6 +131,53 @@ return #ids
 `,
 );
 
+/**
+ * Removes the events named in ARGV (ids, percent-encoded as in the indexes), with their index
+ * entries. KEYS: time, log, types. ARGV: event key prefix, type index prefix, ids...
+ * Returns how many existed.
+ */
+export const removeScript = defineScript(
+  "remove",
+  `local removed = 0
+for i = 3, #ARGV do
+  local id = ARGV[i]
+  local key = ARGV[1] .. id
+  local r = redis.call('HMGET', key, 'x', 't')
+  if r[1] then
+    removed = removed + 1
+    for ix in string.gmatch(r[1], '[^\\n]+') do
+      redis.call('ZREM', ix, id)
+      if r[2] and ix == ARGV[2] .. r[2] and redis.call('ZCARD', ix) == 0 then redis.call('SREM', KEYS[3], r[2]) end
+    end
+    redis.call('DEL', key)
+    redis.call('ZREM', KEYS[1], id)
+    redis.call('ZREM', KEYS[2], id)
+  end
+end
+return removed
+`,
+);
+
+/**
+ * Replaces one event's record in place (same seq), moving its index entries to the new set.
+ * KEYS: event. ARGV: id (encoded), record JSON, type (encoded), new index keys joined by newlines.
+ * Returns 1 when the event existed.
+ */
+export const redactScript = defineScript(
+  "redact",
+  `local r = redis.call('HMGET', KEYS[1], 's', 'x')
+if not r[1] then return 0 end
+local keep = {}
+for ix in string.gmatch(ARGV[4], '[^\\n]+') do keep[ix] = true end
+for ix in string.gmatch(r[2] or '', '[^\\n]+') do
+  if not keep[ix] then redis.call('ZREM', ix, ARGV[1]) end
+end
+for ix, _ in pairs(keep) do redis.call('ZADD', ix, r[1], ARGV[1]) end
+redis.call('HSET', KEYS[1], 'j', ARGV[2], 'x', ARGV[4], 't', ARGV[3])
+return 1
+`,
+);
+
 /** KEYS: key. Returns the raw value or nil. */
 export const readScript = defineScript("read", "return redis.call('GET', KEYS[1])");
 

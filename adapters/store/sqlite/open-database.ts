@@ -119,6 +119,9 @@ function lockAndPrepare(
     // Memory-mapped pages would count towards RSS and hide the bound set by cache_size.
     db.pragma("mmap_size = 0");
     db.pragma("temp_store = MEMORY");
+    // Deleted and replaced content is overwritten with zeros, so an erased event body
+    // (docs/data-lifecycle.md) leaves no bytes behind in free space of the database file.
+    db.pragma("secure_delete = ON");
     // A WAL grown by a burst is cut back to this size after the next checkpoint.
     db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
     db.transaction(() => {

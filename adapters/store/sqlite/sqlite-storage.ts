@@ -128,6 +128,7 @@ export const sqliteStore: StoreFactory<SqliteStorageOptions> = async (options) =
     writer: storage.writer,
     now: storage.options.now,
     purgeBatchSize: storage.options.purgeBatchSize,
+    checkpoint: () => storage.db.pragma("wal_checkpoint(TRUNCATE)"),
     release: storage.release,
   });
 };

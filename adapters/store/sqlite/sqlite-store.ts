@@ -24,6 +24,7 @@ import {
   type EventRow,
   eventFromRow,
   eventInsertParams,
+  eventRedactParams,
 } from "../../../src/store/sql/event-sql.ts";
 import { META, META_SQL } from "../../../src/store/sql/schema.ts";
 import type { GroupCommit } from "./group-commit.ts";
@@ -34,6 +35,8 @@ export interface SqliteStoreParts {
   now: () => number;
   /** Rows deleted per retention transaction (each is one short write between appends). */
   purgeBatchSize: number;
+  /** Copies the WAL into the database and truncates it (after an erasure). */
+  checkpoint?: () => void;
   /** Gives the store's share of the database back (the outbox may still use it). */
   release(): Promise<void>;
 }
@@ -175,6 +178,32 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
       await purgeInBatches(EVENT_SQL.purgeMarksBatch, t);
       await purgeInBatches(EVENT_SQL.purgeKvBatch, t);
       return removed;
+    },
+    async removeEvents(ids) {
+      ensureOpen();
+      if (ids.length === 0) return 0;
+      return writer.run(() => {
+        let removed = 0;
+        for (const id of ids) removed += prepare(EVENT_SQL.removeById).run(id).changes;
+        // seq never goes back, even when the newest event went.
+        prepare(META_SQL.raise).run(META.seqFloor, durableSeq);
+        return removed;
+      });
+    },
+    async redactEvents(records) {
+      ensureOpen();
+      if (records.length === 0) return 0;
+      return writer.run(() => {
+        let n = 0;
+        for (const record of records) n += prepare(EVENT_SQL.redactById).run(eventRedactParams(record)).changes;
+        return n;
+      });
+    },
+    async compact() {
+      ensureOpen();
+      // secure_delete (open-database.ts) zeroed the old content in the database pages; the WAL
+      // may still hold frames written before the change, so it is checkpointed and cut back.
+      parts.checkpoint?.();
     },
     async ping() {
       ensureOpen();

@@ -8,6 +8,7 @@ import { useCallback, useEffect, useState } from "preact/hooks";
 import { callApi, describeError } from "../api.ts";
 import { decodeBase64, formatTime, prettyJson, utf8Text } from "../components/format.ts";
 import type { Delivery, Destination, EventDetail as Detail } from "../types.ts";
+import { TransformTest } from "./transform-test.tsx";
 
 const POLLS = 20;
 
@@ -85,7 +86,16 @@ function DeliveryTable(props: { delivery: Delivery }) {
                 <td data-label="Result">{a.ok ? "ok" : "failed"}</td>
                 <td data-label="Status">{a.status ?? "—"}</td>
                 <td data-label="Latency">{a.latency_ms} ms</td>
-                <td data-label="Error">{a.error ?? "—"}</td>
+                <td data-label="Error">
+                  {a.skipped ? "skipped by the transform" : (a.error ?? "—")}
+                  {a.transform && <span class="hint"> (transform {a.transform})</span>}
+                  {a.logs && a.logs.length > 0 && (
+                    <details>
+                      <summary>Transform log ({a.logs.length} lines)</summary>
+                      <pre class="code">{a.logs.join("\n")}</pre>
+                    </details>
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -211,6 +221,7 @@ export function EventDetail(props: { id: string }) {
           <DeliveryTable key={d.destination} delivery={d} />
         ))}
       </section>
+      <TransformTest detail={detail} />
       <RawBody base64={detail.raw_body_base64} />
       <section aria-labelledby="headers-title">
         <h3 id="headers-title">Received headers</h3>

@@ -3,8 +3,9 @@
  * subject, text and HTML, resolves the recipients and derives the Message-ID. Pure: the same
  * record and destination always give the same message.
  */
-import type { EventRecord } from "../../store/contract.ts";
+
 import { compileTypePattern } from "../../store/match-event-query.ts";
+import type { DeliverableRecord } from "../sink-contract.ts";
 import { DEFAULT_TEMPLATES, GENERIC_TEMPLATE } from "./default-templates.ts";
 import type { EmailTemplate } from "./email-destination-schema.ts";
 import { guardUrlAttributes } from "./guard-url-attributes.ts";
@@ -56,8 +57,10 @@ function toHeaderValue(value: string): string {
 }
 
 /** The mail of `record` for `destination`, or why none can be sent (a permanent condition). */
-export function buildEmailMessage(destination: MailDestination, record: EventRecord): BuildEmailResult {
+export function buildEmailMessage(destination: MailDestination, record: DeliverableRecord): BuildEmailResult {
   const { event } = record;
+  // With a transform, its payload is what the templates render; recipients still come from the event.
+  const context: unknown = record.transformed ? JSON.parse(record.transformed.json) : event;
   const recipients = resolveRecipients(destination, event);
   if (recipients.to.length === 0) {
     return {
@@ -75,8 +78,8 @@ export function buildEmailMessage(destination: MailDestination, record: EventRec
     to: recipients.to,
     cc: destination.cc,
     bcc: destination.bcc,
-    subject: renderSubject(template.subject, event),
-    text: renderTemplate(template.text, event, "text"),
+    subject: renderSubject(template.subject, context),
+    text: renderTemplate(template.text, context, "text"),
     messageId: deriveMessageId(event.id, destination.id, destination.messageIdDomain),
     date: new Date(Number.isNaN(time) ? record.receivedAt : time),
     headers: {
@@ -86,7 +89,7 @@ export function buildEmailMessage(destination: MailDestination, record: EventRec
       "Auto-Submitted": "auto-generated",
     },
   };
-  if (template.html !== undefined) message.html = guardUrlAttributes(renderTemplate(template.html, event, "html"));
+  if (template.html !== undefined) message.html = guardUrlAttributes(renderTemplate(template.html, context, "html"));
   if (destination.replyTo) message.replyTo = destination.replyTo;
   return { ok: true, message, skippedRecipients: recipients.skipped };
 }

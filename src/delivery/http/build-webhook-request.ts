@@ -4,9 +4,9 @@
  * Webhooks at the attempt's time. Every attempt of one event carries the same `webhook-id`.
  */
 
-import { fromBase64 } from "../../encoding/base64.ts";
+import { decodeRawBody } from "../../encoding/raw-body-text.ts";
 import { hopByHopFilter } from "../../http/hop-by-hop.ts";
-import type { EventRecord } from "../../store/contract.ts";
+import type { DeliverableRecord } from "../sink-contract.ts";
 import type { HttpDestination } from "./http-destination-schema.ts";
 import { type HmacSha256, signStandardWebhook } from "./sign-standard-webhook.ts";
 
@@ -46,15 +46,20 @@ export function relayableHeaders(received: Record<string, string>): Record<strin
 /** The signed request for `record` at `nowMs`. */
 export async function buildWebhookRequest(
   destination: Pick<HttpDestination, "url" | "mode" | "secrets" | "headers">,
-  record: EventRecord,
+  record: DeliverableRecord,
   nowMs: number,
   hmac?: HmacSha256,
 ): Promise<WebhookRequest> {
   const relay = destination.mode === "relay";
-  const body = relay ? fromBase64(record.rawBody) : encoder.encode(JSON.stringify(record.event));
+  // A transform's payload is sent (and signed) exactly as the transform serialised it.
+  const { transformed } = record;
+  const body = relay
+    ? decodeRawBody(record.rawBody, record.rawBodyEncoding)
+    : encoder.encode(transformed ? transformed.json : JSON.stringify(record.event));
+  const contentType = transformed ? "application/json" : "application/cloudevents+json; charset=utf-8";
   const timestamp = Math.floor(nowMs / 1000);
   const headers: Record<string, string> = {
-    ...(relay ? relayableHeaders(record.headers) : { "content-type": "application/cloudevents+json; charset=utf-8" }),
+    ...(relay ? relayableHeaders(record.headers) : { "content-type": contentType }),
     ...destination.headers,
     "user-agent": USER_AGENT,
     "webhook-id": record.id,

@@ -3,7 +3,7 @@
  * arguments that append it with approximate trimming. Field names are documented in
  * queue-destination-schema.ts and are part of the public surface.
  */
-import type { EventRecord } from "../../store/contract.ts";
+import type { DeliverableRecord } from "../sink-contract.ts";
 import type { QueueDestination } from "./queue-destination-schema.ts";
 
 /** One entry to append: the stream, its length bound and the field/value pairs in order. */
@@ -13,10 +13,10 @@ export interface StreamEntry {
   fields: [name: string, value: string][];
 }
 
-/** The entry for `record`: `id`, `type`, `source`, `subject` (when known), `time`, `payload`. */
+/** The entry for `record`: `id`, `type`, `source`, `subject` (when known), `time`, `payload` (the transform's, if any). */
 export function buildStreamEntry(
   destination: Pick<QueueDestination, "stream" | "maxLen">,
-  record: EventRecord,
+  record: DeliverableRecord,
 ): StreamEntry {
   const { event } = record;
   const fields: [string, string][] = [
@@ -25,7 +25,7 @@ export function buildStreamEntry(
     ["source", event.source],
   ];
   if (event.subject) fields.push(["subject", event.subject]);
-  fields.push(["time", event.time], ["payload", JSON.stringify(event)]);
+  fields.push(["time", event.time], ["payload", record.transformed?.json ?? JSON.stringify(event)]);
   return { stream: destination.stream, maxLen: destination.maxLen, fields };
 }
 

@@ -18,7 +18,7 @@ export const OUTBOX_SQL = {
     updated_at = excluded.updated_at, record = excluded.record`,
   get: "SELECT record FROM deliveries WHERE event_id = ? AND destination_id = ?",
   byEvent: "SELECT record FROM deliveries WHERE event_id = ? ORDER BY destination_id",
-  active: `SELECT record FROM deliveries WHERE state NOT IN ('delivered', 'dead')
+  active: `SELECT record FROM deliveries WHERE state NOT IN ('delivered', 'dead', 'skipped')
     ORDER BY seq, destination_id`,
   counts: "SELECT destination_id, state, n FROM delivery_counts WHERE n > 0",
   destinationStates: "SELECT record FROM destination_states ORDER BY id",
@@ -27,7 +27,7 @@ export const OUTBOX_SQL = {
   /** One retention batch of terminal records: parameters `before`, `limit`. */
   purgeBatch: `DELETE FROM deliveries WHERE rowid IN
     (SELECT rowid FROM deliveries
-      WHERE state IN ('delivered', 'dead') AND updated_at < ? ORDER BY updated_at LIMIT ?)`,
+      WHERE state IN ('delivered', 'dead', 'skipped') AND updated_at < ? ORDER BY updated_at LIMIT ?)`,
 } as const;
 
 /** The parameters of `OUTBOX_SQL.create` and `OUTBOX_SQL.save` for a record. */

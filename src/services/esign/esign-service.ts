@@ -5,6 +5,7 @@
 import * as v from "valibot";
 import { marksOf, stringField } from "../schema-marks.ts";
 import { MAX_IDENTITY_LENGTH, type UpstreamService } from "../service-contract.ts";
+import { ESIGN_CHAT_MESSAGES } from "./esign-chat-messages.ts";
 import { esignEnrichment } from "./esign-enrichment.ts";
 import { buildEsignSample } from "./esign-samples.ts";
 import { ESIGN_TEMPLATES } from "./esign-templates.ts";
@@ -47,5 +48,6 @@ export const esignService: UpstreamService = {
   buildSample: buildEsignSample,
   proxyCredentials: { kind: "oauth-client-credentials", tokenPath: "/oauth/access-token" },
   mailTemplates: ESIGN_TEMPLATES,
+  chatMessages: ESIGN_CHAT_MESSAGES,
   enrichment: esignEnrichment,
 };

@@ -8,6 +8,7 @@ import { toHex } from "../../crypto/crypto-port.ts";
 import { marksOf, stringField } from "../schema-marks.ts";
 import { MAX_IDENTITY_LENGTH, type UpstreamService } from "../service-contract.ts";
 import { signStaffingWebhook } from "./sign-staffing-webhook.ts";
+import { STAFFING_CHAT_MESSAGES } from "./staffing-chat-messages.ts";
 import { staffingEnrichment } from "./staffing-enrichment.ts";
 import { buildStaffingSample } from "./staffing-samples.ts";
 import { STAFFING_TEMPLATES } from "./staffing-templates.ts";
@@ -61,5 +62,6 @@ export const staffingService: UpstreamService = {
   buildSample: buildStaffingSample,
   proxyCredentials: { kind: "api-key" },
   mailTemplates: STAFFING_TEMPLATES,
+  chatMessages: STAFFING_CHAT_MESSAGES,
   enrichment: staffingEnrichment,
 };

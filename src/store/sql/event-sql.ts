@@ -22,6 +22,10 @@ export const EVENT_SQL = {
   /** One retention batch: parameters `before`, `limit`. */
   purgeBatch: `DELETE FROM events WHERE seq IN
     (SELECT seq FROM events WHERE received_at < ? ORDER BY received_at LIMIT ?)`,
+  /** Parameter `id`. */
+  removeById: "DELETE FROM events WHERE id = ?",
+  /** Parameters `type`, `subject`, `external_id`, `record`, `id` (see `eventRedactParams`). */
+  redactById: "UPDATE events SET type = ?, subject = ?, external_id = ?, record = ? WHERE id = ?",
   markOf: "SELECT event_id, expires_at FROM marks WHERE key = ?",
   upsertMark: `INSERT INTO marks (key, event_id, expires_at) VALUES (?, ?, ?)
     ON CONFLICT (key) DO UPDATE SET event_id = excluded.event_id, expires_at = excluded.expires_at`,
@@ -61,6 +65,12 @@ export function eventInsertParams(record: EventRecord): unknown[] {
     record.receivedAt,
     JSON.stringify(rest),
   ];
+}
+
+/** The parameters of `EVENT_SQL.redactById`: the replacement's columns, then its id. */
+export function eventRedactParams(record: EventRecord): unknown[] {
+  const [, id, , type, subject, externalId, , json] = eventInsertParams(record);
+  return [type, subject, externalId, json, id];
 }
 
 /** The record of a selected row. */

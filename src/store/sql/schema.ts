@@ -63,8 +63,11 @@ export const SCHEMA_STATEMENTS: readonly string[] = [
   )`,
   "CREATE UNIQUE INDEX IF NOT EXISTS deliveries_by_key ON deliveries (event_id, destination_id)",
   "CREATE INDEX IF NOT EXISTS deliveries_by_destination ON deliveries (destination_id, seq)",
-  "CREATE INDEX IF NOT EXISTS deliveries_active ON deliveries (seq) WHERE state NOT IN ('delivered', 'dead')",
-  "CREATE INDEX IF NOT EXISTS deliveries_terminal ON deliveries (updated_at) WHERE state IN ('delivered', 'dead')",
+  // The partial indexes name every final state (`skipped` came with transforms: the older indexes go).
+  "DROP INDEX IF EXISTS deliveries_active",
+  "DROP INDEX IF EXISTS deliveries_terminal",
+  "CREATE INDEX IF NOT EXISTS deliveries_open ON deliveries (seq) WHERE state NOT IN ('delivered', 'dead', 'skipped')",
+  "CREATE INDEX IF NOT EXISTS deliveries_final ON deliveries (updated_at) WHERE state IN ('delivered', 'dead', 'skipped')",
   `CREATE TABLE IF NOT EXISTS destination_states (
     id TEXT PRIMARY KEY,
     record TEXT NOT NULL

@@ -12,6 +12,8 @@ export interface ReceivedRequest {
   path: string;
   headers: Record<string, string>;
   body: string;
+  /** The exact bytes of the body. */
+  raw: Buffer;
   at: number;
 }
 
@@ -53,6 +55,7 @@ export async function startWebhookReceiver(
         path: req.url ?? "",
         headers,
         body: Buffer.concat(chunks).toString("utf8"),
+        raw: Buffer.concat(chunks),
         at: Date.now(),
       };
       requests.push(request);

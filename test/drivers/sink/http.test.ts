@@ -4,6 +4,7 @@
  * during rotation), relay mode, no redirects, the timeout, and the SSRF guard refusing real
  * connects (loopback names, IP spellings, a resolver handing out private addresses).
  */
+
 import { createServer } from "node:net";
 import { Webhook } from "standardwebhooks";
 import * as v from "valibot";
@@ -11,6 +12,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { httpWebhookSink, type ResolveAll } from "../../../adapters/sink/http.ts";
 import { type HttpDestination, HttpDestinationSchema } from "../../../src/delivery/http/http-destination-schema.ts";
 import type { Sink } from "../../../src/delivery/sink-contract.ts";
+import { encodeRawBody } from "../../../src/encoding/raw-body-text.ts";
 import { makeTestRecord, testSinkDriver } from "../../conformance/sink-conformance.ts";
 import { makeWhsecSecret } from "../../delivery/helpers/in-process-gateway.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "../../delivery/helpers/webhook-receiver.ts";
@@ -120,6 +122,26 @@ describe("signed requests", () => {
       event_id: "e1",
       raw: true,
     });
+  });
+
+  it("relay mode reads the body the way the ingress stores it: UTF-8 as text, other bytes as base64", async () => {
+    const bodies = [
+      Buffer.from('{"note":  "Åsa 東京 🎉" ,\r\n "event_id":"e2"}'),
+      Buffer.concat([Buffer.from('{"note":"'), Buffer.from([0xff, 0xc3, 0x28]), Buffer.from('","event_id":"e3"}')]),
+    ];
+    for (const bytes of bodies) {
+      const target = await receiver();
+      const record = makeTestRecord();
+      const stored = encodeRawBody(bytes);
+      record.rawBody = stored.text;
+      record.rawBodyEncoding = stored.encoding;
+      const result = await sink({ url: target.url, mode: "relay", allowPrivateNetworks: true }).deliver(
+        record,
+        signal(),
+      );
+      expect(result.ok, JSON.stringify(result)).toBe(true);
+      expect(Buffer.compare(target.requests[0]?.raw as Buffer, bytes)).toBe(0);
+    }
   });
 
   it("does not follow redirects, classifies 410 and times out", async () => {

@@ -1,0 +1,66 @@
+/**
+ * The admin API of the data lifecycle: `POST /events/erase` (erasure by subject, dry run to
+ * count) and `POST /events/retention` (preview or run the retention rules now). Admin key only.
+ */
+import type { H3 } from "h3";
+import * as v from "valibot";
+import { requireAdmin } from "../auth/admin-auth.ts";
+import { readJson } from "../delivery/delivery-admin-api.ts";
+import { parseEventFilter } from "../filters/event-filter.ts";
+import { DialectFiltersSchema, FilterSchema } from "../filters/filter-schema.ts";
+import type { GatewayContext } from "../gateway-context.ts";
+import { applyRetention } from "./apply-retention.ts";
+import { eraseEvents } from "./erase-events.ts";
+
+const EraseBody = v.pipe(
+  v.strictObject({
+    /** The CloudEvent subject whose events are erased (`agreements/…`, `staffing-requests/…`). */
+    subject: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(300))),
+    /** A content filter (docs/filters.md): the events it matches are erased (with `subject`: both must hold). */
+    filter: v.optional(FilterSchema),
+    /** CloudEvents Subscriptions dialect expressions; all must match. */
+    filters: v.optional(DialectFiltersSchema),
+    /** Count only. Default false. */
+    dryRun: v.optional(v.boolean(), false),
+  }),
+  v.check(
+    (body) => body.subject !== undefined || body.filter !== undefined || body.filters !== undefined,
+    "a subject, a filter or filters: what to erase",
+  ),
+);
+
+const RetentionBody = v.strictObject({
+  /** List what the rules would remove, remove nothing. Default true. */
+  dryRun: v.optional(v.boolean(), true),
+});
+
+/** Who asked, for the audit record: the admin key's hash, shortened (never the key). */
+function actorOf(keyHash: string): string {
+  return `admin key ${keyHash.slice(0, "sha256:".length + 12)}…`;
+}
+
+/** Adds the lifecycle routes to `app`. */
+export function registerLifecycleRoutes(app: H3, ctx: GatewayContext): void {
+  app.post("/events/erase", async (event) => {
+    const keyHash = await requireAdmin(ctx, event.req);
+    const body = await readJson(event.req, EraseBody);
+    const parsed = parseEventFilter(body);
+    const filter = parsed.ok ? parsed.filter : undefined;
+    const described = Object.fromEntries(
+      Object.entries({ subject: body.subject, filter: body.filter, filters: body.filters }).filter(
+        ([, v]) => v !== undefined,
+      ),
+    );
+    return eraseEvents(
+      ctx,
+      { query: { subject: body.subject, filter: filter?.node }, described },
+      { dryRun: body.dryRun, actor: actorOf(keyHash) },
+    );
+  });
+
+  app.post("/events/retention", async (event) => {
+    await requireAdmin(ctx, event.req);
+    const body = await readJson(event.req, RetentionBody);
+    return applyRetention(ctx.store, ctx.retention, ctx.clock.now(), { dryRun: body.dryRun });
+  });
+}
