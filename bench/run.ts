@@ -8,6 +8,7 @@
  * cases; an unknown case or option is refused (exit 64) before anything runs.
  */
 import { existsSync } from "node:fs";
+import { printTargetSummary, recordedTargets } from "./lib/targets.ts";
 
 type Case = (options: { durationSeconds?: number }) => Promise<Record<string, number | string>>;
 
@@ -88,6 +89,7 @@ for (const name of names) {
   summary[name] = await run({ durationSeconds: Number(process.env.BENCH_SECONDS) || undefined });
 }
 
+printTargetSummary();
 console.log("\n=== summary (JSON)");
 console.log(
   JSON.stringify(
@@ -96,6 +98,7 @@ console.log(
       cores: (await import("node:os")).cpus().length,
       node: process.version,
       results: summary,
+      targets: recordedTargets(),
     },
     null,
     2,

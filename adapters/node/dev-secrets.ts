@@ -4,7 +4,7 @@
  * leaves unset. Persisted through unstorage's fs driver.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { chmod } from "node:fs/promises";
+import { chmod, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createStorage } from "unstorage";
 import fsDriver from "unstorage/drivers/fs";
@@ -17,6 +17,19 @@ export interface DevSecrets {
 }
 
 const FILE = "dev-secrets.json";
+
+/**
+ * The zero-config gateway's development admin key, if `<dataDir>/dev-secrets.json` has one (the
+ * CLI's last resort for a credential: listen, erase, transform test). Never creates the file.
+ */
+export async function readDevAdminKey(dataDir = ".data"): Promise<string | undefined> {
+  try {
+    const dev = JSON.parse(await readFile(join(dataDir, FILE), "utf8")) as { GATEWAY_ADMIN_KEY?: unknown };
+    return typeof dev.GATEWAY_ADMIN_KEY === "string" ? dev.GATEWAY_ADMIN_KEY : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Reads or creates the development secrets of `dataDir`. */
 export async function loadDevSecrets(dataDir: string): Promise<DevSecrets> {

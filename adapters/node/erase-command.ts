@@ -3,20 +3,16 @@
  * `POST /events/erase` (docs/data-lifecycle.md). The admin key comes from `--key`, else
  * `GATEWAY_ADMIN_KEY`, else the zero-config gateway's development key; it prints one line.
  */
-import { readFile } from "node:fs/promises";
 import { defineCommand } from "citty";
 import { CliFailure, fetchGateway, UsageError } from "./cli-errors.ts";
+import { readDevAdminKey } from "./dev-secrets.ts";
 
 /** The admin key and where it was found (never printed itself). */
 async function adminKeyOf(key: string | undefined): Promise<{ value: string; from: string }> {
   if (key) return { value: key, from: "--key" };
   if (process.env.GATEWAY_ADMIN_KEY) return { value: process.env.GATEWAY_ADMIN_KEY, from: "GATEWAY_ADMIN_KEY" };
-  try {
-    const dev = JSON.parse(await readFile(".data/dev-secrets.json", "utf8")) as { GATEWAY_ADMIN_KEY?: unknown };
-    if (typeof dev.GATEWAY_ADMIN_KEY === "string") {
-      return { value: dev.GATEWAY_ADMIN_KEY, from: ".data/dev-secrets.json (development admin key)" };
-    }
-  } catch {}
+  const dev = await readDevAdminKey();
+  if (dev) return { value: dev, from: ".data/dev-secrets.json (development admin key)" };
   throw new CliFailure(
     "no admin key: looked for --key, GATEWAY_ADMIN_KEY and .data/dev-secrets.json (the zero-config gateway's); set one",
   );

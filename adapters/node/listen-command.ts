@@ -5,7 +5,6 @@
  * opens the WebSocket with `ws`, prints one line per event, and stops cleanly on SIGINT/SIGTERM
  * (an event being delivered then is delivered again on the next start).
  */
-import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { defineCommand } from "citty";
 import WebSocket from "ws";
@@ -22,6 +21,7 @@ import type { ListenedEvent } from "../../src/listen/listen-frames.ts";
 import { ListenRefusedError, runListenLoop } from "../../src/listen/listen-loop.ts";
 import { builtinServices } from "../../src/services/registry.ts";
 import { CliFailure, fetchGateway, UsageError } from "./cli-errors.ts";
+import { readDevAdminKey } from "./dev-secrets.ts";
 import {
   defaultListenStatePath,
   generateListenSecret,
@@ -45,12 +45,8 @@ async function credentialOf(values: { key?: string; token?: string }): Promise<{
   const given = values.key ?? values.token;
   if (given) return { value: given, from: values.key ? "--key" : "--token" };
   if (process.env.GATEWAY_API_KEY) return { value: process.env.GATEWAY_API_KEY, from: "GATEWAY_API_KEY" };
-  try {
-    const dev = JSON.parse(await readFile(".data/dev-secrets.json", "utf8")) as { GATEWAY_ADMIN_KEY?: unknown };
-    if (typeof dev.GATEWAY_ADMIN_KEY === "string") {
-      return { value: dev.GATEWAY_ADMIN_KEY, from: ".data/dev-secrets.json (development admin key)" };
-    }
-  } catch {}
+  const dev = await readDevAdminKey();
+  if (dev) return { value: dev, from: ".data/dev-secrets.json (development admin key)" };
   throw new CliFailure(
     "no credential: looked for --key, --token, GATEWAY_API_KEY and .data/dev-secrets.json (the zero-config " +
       "gateway's admin key); pass one",

@@ -9,15 +9,14 @@ import { defineCommand } from "citty";
 import { BUILTIN_TRANSFORMS, type BuiltinTransformName } from "../../src/transform/transform-schema.ts";
 import type { TransformTestAnswer } from "../../src/transform/transform-test-api.ts";
 import { CliFailure, fetchGateway } from "./cli-errors.ts";
+import { readDevAdminKey } from "./dev-secrets.ts";
 
 /** The admin key: --key, then GATEWAY_API_KEY, then the development admin key of `npm start`. */
 async function adminKeyOf(given: string | undefined): Promise<string> {
   if (given) return given;
   if (process.env.GATEWAY_API_KEY) return process.env.GATEWAY_API_KEY;
-  try {
-    const dev = JSON.parse(await readFile(".data/dev-secrets.json", "utf8")) as { GATEWAY_ADMIN_KEY?: unknown };
-    if (typeof dev.GATEWAY_ADMIN_KEY === "string") return dev.GATEWAY_ADMIN_KEY;
-  } catch {}
+  const dev = await readDevAdminKey();
+  if (dev) return dev;
   throw new CliFailure("no admin key: pass --key or set GATEWAY_API_KEY");
 }
 

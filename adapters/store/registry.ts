@@ -7,8 +7,8 @@
  *
  * `disk` is an alias of `sqlite`: the name of the journal store the sqlite store replaced, kept so
  * existing configurations open the new store (which imports the old journal on its first start,
- * adapters/store/sqlite/import-disk-journal.ts). The old journal and outbox log code in
- * adapters/store/disk/ is only that import's reader now, not a driver.
+ * adapters/store/sqlite/journal-import/). Only the reading side of the old journal and outbox
+ * log lives there, with the import; the old writer is a test fixture (test/store/old-journal/).
  */
 import type { StoreConfig } from "../../src/config/schema.ts";
 import type { Logger } from "../../src/ops/logger.ts";

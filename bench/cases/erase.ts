@@ -7,17 +7,16 @@
  * <= 5 s, and ingress never stalls more than 100 ms (the longest webhook answer during the
  * erasure, beside the longest without it).
  */
-import { createHash, randomBytes } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { openSqliteStorage } from "../../adapters/store/sqlite/sqlite-storage.ts";
 import { createWebhookGenerator } from "../lib/signed-webhooks.ts";
-import { spawnAndWait } from "../lib/spawn-process.ts";
-import { fillRecord } from "./scale.ts";
+import { fillRecord, startGateway } from "./scale.ts";
 
-const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
+/** The scale case's gateway admin key (its startGateway). */
 const ADMIN_KEY = "bench-admin";
 const SUBJECT = "agreements/erase-me";
 const CHUNK = 1000;
@@ -51,26 +50,6 @@ async function fillLog(dir: string, count: number): Promise<number> {
   return mine;
 }
 
-async function startGateway(dataDir: string, secrets: { esign: string; staffing: string }) {
-  const config = {
-    server: { host: "127.0.0.1", port: 0 },
-    store: { driver: "sqlite", dir: dataDir },
-    sources: [
-      { id: "esign", service: "esign", secrets: ["${BENCH_ESIGN_SECRET}"] },
-      { id: "staffing", service: "staffing", secrets: ["${BENCH_STAFFING_SECRET}"] },
-    ],
-    admin: { apiKeyHashes: [`sha256:${createHash("sha256").update(ADMIN_KEY).digest("hex")}`] },
-    log: { level: "warn" },
-  };
-  const configPath = join(dataDir, "..", `gateway-${randomBytes(3).toString("hex")}.json`);
-  await writeFile(configPath, JSON.stringify(config));
-  return spawnAndWait(
-    [BIN, "serve", "--config", configPath],
-    (line) => (line.includes('"msg":"listening"') ? JSON.parse(line).url : undefined),
-    { BENCH_ESIGN_SECRET: secrets.esign, BENCH_STAFFING_SECRET: secrets.staffing },
-  );
-}
-
 /** The longest answer (ms) and the count of webhooks answered during `seconds` of load. */
 async function load(url: string, generate: ReturnType<typeof createWebhookGenerator>, seconds: number) {
   const result = await autocannon({
@@ -100,7 +79,7 @@ export async function benchErase(): Promise<Record<string, number | string>> {
     const filled = performance.now();
     out.subject_events = await fillLog(join(root, "data"), count);
     out.fill_s = Math.round((performance.now() - filled) / 100) / 10;
-    const gateway = await startGateway(join(root, "data"), secrets);
+    const { gateway } = await startGateway(join(root, "data"), secrets);
     try {
       const quiet = await load(gateway.url, generate, 5);
       out.ingress_max_ms_without_erase = quiet.maxMs;

@@ -1,10 +1,14 @@
 /**
  * Ingress benchmark: autocannon, 100 connections, realistic signed webhooks of both schemes with
- * unique ids, against (a) the gateway with the disk store (every 202 fdatasync'ed) and (b) a bare
- * node:http server that reads the body and answers 202, (c) an empty h3 app and (d) the peer a
- * team would write instead (bench/peers/express-glue.ts: Express 5, both schemes, Redis SET NX +
- * XADD on a redis-server with AOF `appendfsync always`), in the same run, with the CPU of each
- * process during its run. Targets: gateway/bare >= 0.5, gateway/Express glue >= 2, p99 <= 20 ms.
+ * unique ids, against (a) the gateway with the default (sqlite) store, every 202 fdatasync'ed,
+ * (b) a bare node:http server that reads the body and answers 202, (c) an empty h3 app, (d) the
+ * peer a team would write instead (bench/peers/express-glue.ts: Express 5, both schemes, Redis
+ * SET NX + XADD on a redis-server with AOF `appendfsync always`) and (e) the limit, a minimal
+ * durable receiver (bench/peers/minimal-durable-receiver.ts: both schemes verified, JSON parsed,
+ * SQLite group commit with fsync, nothing else), in the same run, with the CPU of each process
+ * during its run and the gateway's main-thread CPU per accepted webhook. Targets: gateway/Express
+ * glue >= 2, gateway/bare >= 0.5 (about 0.55 of the minimal receiver), p99 <= 15 ms, main-thread
+ * CPU <= 80 µs per accepted webhook.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -12,14 +16,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startRedisServer } from "../../test/helpers/redis-server.ts";
 import { type LoadFigures, runLoad } from "../lib/autocannon-run.ts";
-import { formatCpu, withCpu } from "../lib/cpu-meter.ts";
+import { cpuSecondsOf, formatCpu, mainThreadCpuSecondsOf, withCpu } from "../lib/cpu-meter.ts";
 import { createWebhookGenerator } from "../lib/signed-webhooks.ts";
 import { profileFlags, spawnAndWait } from "../lib/spawn-process.ts";
+import { checkTarget } from "../lib/targets.ts";
 
 const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
 const BARE = new URL("../lib/bare-server.ts", import.meta.url).pathname;
 const EMPTY_H3 = new URL("../lib/empty-h3-server.ts", import.meta.url).pathname;
 const EXPRESS_GLUE = new URL("../peers/express-glue.ts", import.meta.url).pathname;
+const MINIMAL = new URL("../peers/minimal-durable-receiver.ts", import.meta.url).pathname;
 const readPort = (line: string) => (line.startsWith("PORT ") ? `http://127.0.0.1:${line.slice(5)}` : undefined);
 
 export interface IngressOptions {
@@ -82,6 +88,12 @@ export async function benchIngress(options: IngressOptions = {}): Promise<Record
     PEER_ESIGN_SECRET: secrets.esign,
     PEER_STAFFING_SECRET: secrets.staffing,
   });
+  const minimalDir = await mkdtemp(join(tmpdir(), "gw-bench-minimal-"));
+  const minimal = await spawnAndWait(["--import", "tsx", MINIMAL], readPort, {
+    PEER_DIR: minimalDir,
+    PEER_ESIGN_SECRET: secrets.esign,
+    PEER_STAFFING_SECRET: secrets.staffing,
+  });
   try {
     const runId = randomBytes(4).toString("hex");
     const generate = createWebhookGenerator(secrets, runId);
@@ -90,22 +102,36 @@ export async function benchIngress(options: IngressOptions = {}): Promise<Record
       extra: Record<string, number | undefined> = {},
     ) => {
       await runLoad(target.url, generate, warm);
-      return withCpu({ server: target.child.pid, ...extra }, () => runLoad(target.url, generate, load));
+      const pid = target.child.pid as number;
+      const mainBefore = await mainThreadCpuSecondsOf(pid);
+      const before = await cpuSecondsOf(pid);
+      const run = await withCpu({ server: pid, ...extra }, () => runLoad(target.url, generate, load));
+      return {
+        ...run,
+        cpuSeconds: (await cpuSecondsOf(pid)) - before,
+        mainCpuSeconds: (await mainThreadCpuSecondsOf(pid)) - mainBefore,
+      };
     };
     const bareRun = await measure(bare);
     const emptyRun = await measure(emptyH3);
     const gatewayRun = await measure(gateway);
     const glueRun = await measure(glue, { "redis-server": redis.pid });
+    const minimalRun = await measure(minimal);
     const bareFigures = bareRun.result;
     const emptyFigures = emptyRun.result;
     const gatewayFigures = gatewayRun.result;
     const glueFigures = glueRun.result;
+    const minimalFigures = minimalRun.result;
+    const accepted = Math.max(1, gatewayFigures.total - gatewayFigures.non2xx - gatewayFigures.errors);
+    const mainUsPerWebhook = Math.round((gatewayRun.mainCpuSeconds * 1e6) / accepted);
+    const processUsPerWebhook = Math.round((gatewayRun.cpuSeconds * 1e6) / accepted);
     const rssMb = Math.round((await gateway.rss()) / 1024 / 1024);
     const ratioOf = (a: LoadFigures, b: LoadFigures) =>
       Math.round((a.requestsPerSecond / b.requestsPerSecond) * 100) / 100;
     const ratio = ratioOf(gatewayFigures, bareFigures);
     const ratioEmpty = ratioOf(gatewayFigures, emptyFigures);
     const ratioGlue = ratioOf(gatewayFigures, glueFigures);
+    const ratioMinimal = ratioOf(gatewayFigures, minimalFigures);
     console.log(
       `\ningress: ${connections} connections, ${durationSeconds} s each, signed webhooks (esign + staffing), unique ids`,
     );
@@ -113,9 +139,15 @@ export async function benchIngress(options: IngressOptions = {}): Promise<Record
     console.log(`${row("empty h3 app", emptyFigures)}   cpu: ${formatCpu(emptyRun.cpuPercent)}`);
     console.log(`${row("gateway (default store)", gatewayFigures)}   cpu: ${formatCpu(gatewayRun.cpuPercent)}`);
     console.log(`${row("Express glue + Redis", glueFigures)}   cpu: ${formatCpu(glueRun.cpuPercent)}`);
+    console.log(`${row("minimal durable (limit)", minimalFigures)}   cpu: ${formatCpu(minimalRun.cpuPercent)}`);
     console.log(
-      `ratio gateway/bare ${ratio} (target >= 0.5)   gateway/Express glue ${ratioGlue} (target >= 2)   gateway/empty h3 ${ratioEmpty}   gateway p99 ${gatewayFigures.p99Ms} ms (target <= 20)   gateway RSS ${rssMb} MB`,
+      `gateway RSS ${rssMb} MB   gateway/empty h3 ${ratioEmpty}   gateway CPU ${processUsPerWebhook} µs per accepted webhook (all threads)`,
     );
+    checkTarget("ingress", "gateway / Express glue + Redis (AOF always)", ratioGlue, ">=", 2);
+    checkTarget("ingress", "gateway / bare node:http", ratio, ">=", 0.5);
+    checkTarget("ingress", "gateway / minimal durable receiver (limit row)", ratioMinimal, ">=", 0.55);
+    checkTarget("ingress", "gateway p99 at 100 connections", gatewayFigures.p99Ms, "<=", 15, " ms");
+    checkTarget("ingress", "gateway main-thread CPU per accepted webhook", mainUsPerWebhook, "<=", 80, " µs");
     return {
       bare_rps: bareFigures.requestsPerSecond,
       bare_p50_ms: bareFigures.p50Ms,
@@ -133,11 +165,18 @@ export async function benchIngress(options: IngressOptions = {}): Promise<Record
       ratio,
       ratio_to_empty_h3: ratioEmpty,
       ratio_to_express_glue: ratioGlue,
+      minimal_durable_rps: minimalFigures.requestsPerSecond,
+      minimal_durable_p99_ms: minimalFigures.p99Ms,
+      ratio_to_minimal_durable: ratioMinimal,
+      gateway_main_thread_us_per_webhook: mainUsPerWebhook,
+      gateway_process_us_per_webhook: processUsPerWebhook,
     };
   } finally {
     await bare.stop();
     await emptyH3.stop();
     await glue.stop();
+    await minimal.stop();
+    await rm(minimalDir, { recursive: true, force: true });
     await redis.stop();
     await rm(redisDir, { recursive: true, force: true });
     await cleanup();

@@ -22,6 +22,7 @@ import type { EventRecord } from "../../src/store/contract.ts";
 import { runLoad } from "../lib/autocannon-run.ts";
 import { createWebhookGenerator } from "../lib/signed-webhooks.ts";
 import { spawnAndWait } from "../lib/spawn-process.ts";
+import { checkTarget } from "../lib/targets.ts";
 
 const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
 const BARE = new URL("../lib/bare-server.ts", import.meta.url).pathname;
@@ -112,7 +113,8 @@ export async function fill(dir: string, count: number) {
   return sampleId;
 }
 
-async function startGateway(dataDir: string, secrets: { esign: string; staffing: string }) {
+/** Starts a gateway process on the sqlite store in `dataDir`; resolves once it answers /healthz. */
+export async function startGateway(dataDir: string, secrets: { esign: string; staffing: string }) {
   const config = {
     server: { host: "127.0.0.1", port: 0 },
     store: { driver: "sqlite", dir: dataDir },
@@ -214,8 +216,19 @@ export async function benchScale(): Promise<Record<string, number | string>> {
   out.ratio_n_to_bare = ratio(out.ingress_rps_at_n, out.bare_rps);
   console.log(`\nscale: ${count} events + ${count * DESTINATIONS.length} delivery records (sqlite store)`);
   for (const [key, value] of Object.entries(out)) console.log(`${key.padEnd(28)} ${value}`);
-  console.log(
-    "targets: rss <= 200 MB at 1M, restart <= 1000 ms, filtered list p99 <= 20 ms, get p99 <= 5 ms, ratio_n_to_0 >= 0.95",
+  const at = `at ${count} events`;
+  checkTarget("scale", `ingress ${at} / ingress at 0`, Number(out.ratio_n_to_0), ">=", 0.95);
+  checkTarget("scale", `GET /events/{id} p99 ${at}`, Number(out.get_by_id_p99_ms), "<=", 5, " ms");
+  const lists = Object.keys(out).filter((key) => key.startsWith("list") && key.endsWith("_p99_ms"));
+  checkTarget(
+    "scale",
+    `GET /events (worst filter) p99 ${at}`,
+    Math.max(...lists.map((key) => Number(out[key]))),
+    "<=",
+    20,
+    " ms",
   );
+  checkTarget("scale", `RSS after the load ${at}`, Number(out.rss_after_load_mb), "<=", 200, " MB");
+  checkTarget("scale", `restart to healthy ${at}`, Number(out.restart_to_healthy_ms), "<=", 1000, " ms");
   return out;
 }

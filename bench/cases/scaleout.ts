@@ -14,6 +14,7 @@ import WebSocket from "ws";
 import { startDurableRedis } from "../../test/helpers/durable-redis.ts";
 import { type LoadFigures, runLoad } from "../lib/autocannon-run.ts";
 import { createWebhookGenerator, type WebhookSecrets } from "../lib/signed-webhooks.ts";
+import { checkTarget } from "../lib/targets.ts";
 import { startBenchGateway } from "./ingress.ts";
 
 export interface ScaleoutOptions {
@@ -184,11 +185,13 @@ export async function benchScaleout(options: ScaleoutOptions = {}): Promise<Reco
     console.log(row("1 instance, Redis", singleFigures));
     console.log(row("3 instances, Redis (round robin)", threeFigures));
     console.log(
-      `ratio redis/disk ${ratio} (target >= 0.7)   3x/1x on Redis ${ratioThree}   Redis commands per event ${perEvent.toFixed(1)}`,
+      `ratio redis/disk ${ratio}   3x/1x on Redis ${ratioThree}   Redis commands per event ${perEvent.toFixed(1)}`,
     );
+    checkTarget("scaleout", "one instance on Redis / embedded store", ratio, ">=", 0.8);
     console.log(
-      `cross-instance live at ${rate} events/s for ${liveSeconds} s: ${live.received}/${live.accepted} received, p50 ${live.p50} ms, p99 ${live.p99} ms (target <= 20), max ${live.max} ms`,
+      `cross-instance live at ${rate} events/s for ${liveSeconds} s: ${live.received}/${live.accepted} received, p50 ${live.p50} ms, p99 ${live.p99} ms, max ${live.max} ms`,
     );
+    checkTarget("scaleout", "cross-instance live p99", live.p99, "<=", 20, " ms");
     return {
       disk_rps: embeddedFigures.requestsPerSecond,
       disk_p99_ms: embeddedFigures.p99Ms,

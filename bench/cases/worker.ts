@@ -3,14 +3,20 @@
  * --dry-run --outdir` builds it (offline), its size raw and gzip (target < 1 MiB gzip, the
  * Workers free-plan limit is 3 MiB and the paid one 10 MiB), and the cold start of that bundle in
  * Miniflare: from `new Miniflare` to the first answered signed webhook (a fresh runtime and fresh
- * Durable Objects each time; median of a few runs). No `wrangler dev` throughput is measured.
+ * Durable Objects each time; median of a few runs), and the CPU time per accepted webhook inside
+ * workerd (Workers bills CPU time): the workerd process's CPU from /proc over a few hundred signed
+ * webhooks of both schemes after a warm-up, divided by the webhooks (workerd's own HTTP and
+ * storage work included, so an upper bound of what the isolate is billed). No `wrangler dev`
+ * throughput is measured.
  */
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { esignDelivery } from "../../test/helpers/signed-requests.ts";
+import { esignDelivery, staffingDelivery } from "../../test/helpers/signed-requests.ts";
 import { buildWorkerBundle, startWorkerBundle } from "../../test/helpers/worker-bundle.ts";
+import { cpuSecondsOf } from "../lib/cpu-meter.ts";
+import { checkTarget } from "../lib/targets.ts";
 
 const SECRET = "bench_worker_esign_secret_0123456789";
 const MIB = 1024 * 1024;
@@ -18,6 +24,62 @@ const MIB = 1024 * 1024;
 export interface WorkerBenchOptions {
   /** Cold starts measured. Default 5. */
   starts?: number;
+}
+
+/** The workerd processes started by this process (Miniflare's runtime), by pid. */
+async function workerdPids(): Promise<number[]> {
+  const pids: number[] = [];
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = await readFile(`/proc/${name}/stat`, "utf8").catch(() => "");
+    const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    if (comm.startsWith("workerd") && ppid === process.pid) pids.push(Number(name));
+  }
+  return pids;
+}
+
+/** CPU µs of workerd per accepted signed webhook (both schemes alternating, 8 in flight). */
+async function workerdCpuPerWebhook(scriptPath: string, persistDir: string, webhooks: number): Promise<number> {
+  const miniflare = await startWorkerBundle({
+    scriptPath,
+    persistDir,
+    bindings: { ESIGN_WEBHOOK_SECRET: SECRET, STAFFING_WEBHOOK_SECRET: SECRET, GATEWAY_LOG_LEVEL: "silent" },
+  });
+  try {
+    const post = async (n: number) => {
+      const staffing = n % 2 === 1;
+      const delivery = staffing ? await staffingDelivery(SECRET) : await esignDelivery(SECRET);
+      const response = await miniflare.dispatchFetch(
+        `http://gateway.test/webhooks/${staffing ? "staffing" : "esign"}`,
+        {
+          method: "POST",
+          headers: delivery.headers,
+          body: delivery.body,
+        },
+      );
+      await response.arrayBuffer();
+      return response.status === 202 ? 1 : 0;
+    };
+    const run = async (count: number) => {
+      let accepted = 0;
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (next < count) accepted += await post(next++);
+        }),
+      );
+      return accepted;
+    };
+    await run(100);
+    const pids = await workerdPids();
+    const cpu = async () => (await Promise.all(pids.map(cpuSecondsOf))).reduce((a, b) => a + b, 0);
+    const before = await cpu();
+    const accepted = await run(webhooks);
+    return Math.round((((await cpu()) - before) * 1e6) / Math.max(1, accepted));
+  } finally {
+    await miniflare.dispose();
+  }
 }
 
 const median = (values: number[]) => {
@@ -76,10 +138,20 @@ export async function benchWorker(options: WorkerBenchOptions = {}): Promise<Rec
       // Script evaluation, gateway build, first Durable Object and the append: the Worker's own share.
       first_webhook_after_ready_ms_median: Math.round(median(afterReady)),
       cold_starts_measured: starts.length,
+      workerd_cpu_us_per_webhook: await workerdCpuPerWebhook(scriptPath, join(dir, "state-cpu"), 400),
     };
     console.log(
       `bundle ${figures.bundle_raw_kib} KiB raw, ${figures.bundle_gzip_kib} KiB gzip (target < 1024 KiB)\n` +
         `cold start in Miniflare: runtime ready ${figures.miniflare_start_ms_median} ms, first 202 ${figures.cold_first_webhook_ms_median} ms, of which after ready ${figures.first_webhook_after_ready_ms_median} ms (median of ${starts.length})`,
+    );
+    checkTarget("worker", "bundle gzip", figures.bundle_gzip_kib, "<=", 1024, " KiB");
+    checkTarget(
+      "worker",
+      "workerd CPU per accepted webhook (all of workerd)",
+      figures.workerd_cpu_us_per_webhook,
+      "report",
+      undefined,
+      " µs",
     );
     return figures;
   } finally {

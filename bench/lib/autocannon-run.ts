@@ -24,12 +24,14 @@ export interface LoadFigures {
 export async function runLoad(
   url: string,
   nextRequest: () => LoadRequest,
-  options: { connections: number; durationSeconds: number },
+  options: { connections: number; durationSeconds: number; overallRate?: number },
 ): Promise<LoadFigures> {
   const result = await autocannon({
     url,
     connections: options.connections,
     duration: options.durationSeconds,
+    // A fixed offered load (requests/s over all connections) compares CPU per request at equal work.
+    ...(options.overallRate ? { overallRate: options.overallRate } : {}),
     requests: [
       {
         setupRequest: (request) => {

@@ -7,9 +7,21 @@ import { readFile } from "node:fs/promises";
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-/** CPU seconds used so far by process `pid`. */
+/** CPU seconds used so far by process `pid` (all its threads). */
 export async function cpuSecondsOf(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+  return ticksOf(`/proc/${pid}/stat`);
+}
+
+/**
+ * CPU seconds used so far by the main thread of process `pid` (the event loop; Node's thread
+ * pool, worker threads and V8's helper threads excluded): the thread whose id is the pid.
+ */
+export async function mainThreadCpuSecondsOf(pid: number): Promise<number> {
+  return ticksOf(`/proc/${pid}/task/${pid}/stat`);
+}
+
+async function ticksOf(path: string): Promise<number> {
+  const stat = await readFile(path, "utf8");
   // Fields after the command name (which may contain spaces) start after the last ")".
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;

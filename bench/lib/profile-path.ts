@@ -7,7 +7,9 @@
  *
  *   node --import tsx bench/lib/profile-path.ts ingress|proxy|fanout [seconds] [connections]
  *
- * `PROFILE_STORE=disk` runs ingress and fan-out on the disk store instead.
+ * `PROFILE_STORE=disk` runs ingress and fan-out on the disk store instead; `PROFILE_RATE=<n>`
+ * offers ingress a fixed n requests/s (CPU per request compared at equal load, A/B on a busy
+ * machine); it prints the CPU of the whole process and of its main thread (the event loop).
  * `fanout` is one HTTP destination: closed loop of `connections` webhooks in flight, then waits
  * until the destination has every accepted event; prints accepted/s, delivered/s and the
  * gateway CPU per delivered event, next to an ingress-only gateway measured the same way.
@@ -21,7 +23,7 @@ import { join } from "node:path";
 import { Agent, request } from "undici";
 import { startBenchGateway } from "../cases/ingress.ts";
 import { runLoad } from "./autocannon-run.ts";
-import { cpuSecondsOf } from "./cpu-meter.ts";
+import { cpuSecondsOf, mainThreadCpuSecondsOf } from "./cpu-meter.ts";
 import { createWebhookGenerator } from "./signed-webhooks.ts";
 import { profileFlags, type Spawned, spawnAndWait } from "./spawn-process.ts";
 
@@ -41,11 +43,14 @@ const connections = Number(connectionsArg);
 async function measured<T extends { total: number }>(gateway: Spawned, work: () => Promise<T>) {
   const pid = gateway.child.pid as number;
   const before = await cpuSecondsOf(pid);
+  const mainBefore = await mainThreadCpuSecondsOf(pid);
   const started = performance.now();
   const result = await work();
   const wall = (performance.now() - started) / 1000;
   const cpu = (await cpuSecondsOf(pid)) - before;
-  return { result, cpu, wall, usPerRequest: Math.round((cpu * 1e6) / Math.max(1, result.total)) };
+  const mainCpu = (await mainThreadCpuSecondsOf(pid)) - mainBefore;
+  const per = (seconds: number) => Math.round((seconds * 1e6) / Math.max(1, result.total));
+  return { result, cpu, wall, usPerRequest: per(cpu), mainUsPerRequest: per(mainCpu) };
 }
 
 async function ingress() {
@@ -53,10 +58,14 @@ async function ingress() {
   try {
     const generate = createWebhookGenerator(secrets, randomBytes(4).toString("hex"));
     await runLoad(gateway.url, generate, { connections, durationSeconds: 2 });
-    const m = await measured(gateway, () => runLoad(gateway.url, generate, { connections, durationSeconds: seconds }));
+    const overallRate = Number(process.env.PROFILE_RATE) || undefined;
+    const m = await measured(gateway, () =>
+      runLoad(gateway.url, generate, { connections, durationSeconds: seconds, overallRate }),
+    );
     console.log(
-      `ingress (memory store, default log level): ${m.result.requestsPerSecond} req/s, p99 ${m.result.p99Ms} ms, ` +
-        `non-2xx ${m.result.non2xx}; gateway CPU ${m.usPerRequest} µs/request (${Math.round((100 * m.cpu) / m.wall)} % of a core)`,
+      `ingress (${process.env.PROFILE_STORE === "disk" ? "sqlite" : "memory"} store, default log level): ${m.result.requestsPerSecond} req/s, p99 ${m.result.p99Ms} ms, ` +
+        `non-2xx ${m.result.non2xx}; gateway CPU ${m.usPerRequest} µs/request (${Math.round((100 * m.cpu) / m.wall)} % of a core), ` +
+        `main thread ${m.mainUsPerRequest} µs/request`,
     );
   } finally {
     await cleanup();

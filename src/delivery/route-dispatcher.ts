@@ -9,7 +9,9 @@
  * gateway that only records and streams) moves the cursor in memory and writes it at most once
  * per `CURSOR_FLUSH_MS` (and at stop), instead of one durable outbox write per batch: after a
  * crash those events are read again and still create nothing, so nothing changes but the cost.
- * A shared outbox (several instances) still writes the cursor with every batch.
+ * A shared outbox (several instances) still writes the cursor with every batch. When no route
+ * names a delivered destination at all, the events are not even read: the cursor moves to the
+ * store's last seq.
  */
 import type { Logger } from "../ops/logger.ts";
 import { type CompiledRoute, resolveDestinations } from "../routes/match-routes.ts";
@@ -77,6 +79,8 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
   let stopped = true;
   let cancelPoll: (() => void) | undefined;
   let failures = 0;
+  /** Whether any route names a destination with a lane (set at start). */
+  let deliverable = true;
 
   const schedulePoll = () => {
     cancelPoll?.();
@@ -107,6 +111,14 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     for (;;) {
       // Several instances share a cursor: skip what another instance already routed.
       if (deps.outbox.shared) cursor = Math.max(cursor, await deps.outbox.readCursor());
+      if (!deliverable && !deps.outbox.shared) {
+        const last = await deps.store.lastSeq();
+        if (last <= cursor || stopped) return;
+        cursor = last;
+        unwritten = last;
+        cancelCursorFlush ??= deps.scheduler.setTimer(CURSOR_FLUSH_MS, flushCursor);
+        continue;
+      }
       const events = await deps.store.readAfter(cursor, deps.batchSize);
       if (events.length === 0 || stopped) return;
       const now = deps.clock.now();
@@ -159,6 +171,7 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     /** Loads the durable cursor and begins routing. */
     async start() {
       cursor = await deps.outbox.readCursor();
+      deliverable = deps.routes.some((route) => route.destinations.some((id) => deps.initialState(id) !== undefined));
       stopped = false;
       schedulePoll();
       wake();

@@ -17,6 +17,7 @@ import { clientAddressOf } from "../http/client-address.ts";
 import { redactHeaders } from "../ops/logger.ts";
 import { type EventRecord, toDedupeKey } from "../store/contract.ts";
 import { guardBeforeBody } from "./ingress-guards.ts";
+import { signatureFormOf } from "./precheck-signature.ts";
 import { verifyWebhook } from "./verify-webhook.ts";
 
 const STORE_RETRY_AFTER_SECONDS = "5";
@@ -72,7 +73,15 @@ export async function receiveWebhook(
     started = performance.now();
     receivedAt = ctx.clock.now();
     if (body.ok)
-      verified = await verifyWebhook(source, request.headers, body.bytes, receivedAt, ctx.crypto, ctx.services);
+      verified = await verifyWebhook(
+        source,
+        request.headers,
+        body.bytes,
+        receivedAt,
+        ctx.crypto,
+        ctx.services,
+        signatureFormOf(request.headers),
+      );
   } finally {
     release?.();
   }

@@ -6,7 +6,10 @@ import { builtinServices } from "../services/registry.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
 import type { VerifyResult } from "../services/verify-result.ts";
 
-/** Verifies the raw bytes of one delivery against the source's active secrets. */
+/**
+ * Verifies the raw bytes of one delivery against the source's active secrets; `signatureForm` is
+ * what the service's `checkSignatureForm` parsed from the same headers, if it ran.
+ */
 export function verifyWebhook(
   source: SourceConfig,
   headers: Headers,
@@ -14,6 +17,7 @@ export function verifyWebhook(
   nowMs: number,
   crypto: CryptoPort,
   services: ServiceRegistry = builtinServices,
+  signatureForm?: unknown,
 ): Promise<VerifyResult> {
-  return serviceOfSource(services, source).verifyWebhook({ source, headers, rawBody, nowMs }, crypto);
+  return serviceOfSource(services, source).verifyWebhook({ source, headers, rawBody, nowMs, signatureForm }, crypto);
 }

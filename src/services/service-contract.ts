@@ -9,7 +9,7 @@
  * Service modules are leaves: they import only this contract, the crypto port and valibot.
  */
 import type { CryptoPort } from "../crypto/crypto-port.ts";
-import type { VerifyResult } from "./verify-result.ts";
+import type { VerifyFailure, VerifyResult } from "./verify-result.ts";
 
 /** Named fields the event log indexes (src/store/match-event-query.ts). */
 export type SearchField = "externalId";
@@ -33,7 +33,15 @@ export interface WebhookDelivery {
   rawBody: Uint8Array;
   /** Receive time, epoch ms. */
   nowMs: number;
+  /**
+   * The signature headers as this service's `checkSignatureForm` parsed them for this delivery,
+   * when the ingress checked them before reading the body: reused, not parsed again.
+   */
+  signatureForm?: unknown;
 }
+
+/** The signature headers' form: parsed (opaque to the caller), or why they can never verify. */
+export type SignatureForm = { ok: true; form: unknown } | { ok: false; reason: VerifyFailure };
 
 /** What a service reads out of a verified body. */
 export interface EventFacts {
@@ -137,9 +145,16 @@ export interface UpstreamService {
   /**
    * Verifies one delivery on its raw bytes; never throws for bad input. Called with no secrets
    * and an empty body, it must stop at `signature_mismatch` exactly when the headers are well
-   * formed: the ingress checks the form this way before reading a body (src/ingress/precheck-signature.ts).
+   * formed (the ingress's form check for a service without `checkSignatureForm`).
    */
   verifyWebhook(delivery: WebhookDelivery, crypto: CryptoPort): Promise<VerifyResult>;
+  /**
+   * Checks the signature headers' presence and form from the headers alone, before the body is
+   * read (src/ingress/precheck-signature.ts), and returns them parsed: `verifyWebhook` then gets
+   * that form as `delivery.signatureForm` instead of parsing the headers a second time. Must fail
+   * exactly when `verifyWebhook` would stop before comparing a MAC.
+   */
+  checkSignatureForm?(headers: Headers): SignatureForm;
   /** Reads identity, type, subject, time and marks from a verified body that is a JSON object. */
   describeEvent(
     body: Record<string, unknown>,

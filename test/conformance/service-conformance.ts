@@ -95,6 +95,45 @@ export function testUpstreamService(service: UpstreamService): void {
       expect(await service.verifyWebhook(unsigned, crypto)).toEqual({ ok: false, reason: "missing_signature" });
     });
 
+    it("checks the signature form as its verifier does, and verifies with the parsed form it hands over", async () => {
+      const check = service.checkSignatureForm?.bind(service);
+      if (!check) return;
+      const delivery = await deliveryOf(service.eventTypes[0] as string);
+      const signature = delivery.headers.get("x-svc-signature") ?? "";
+      // Header variants: as signed, absent, empty, cut short, junk in front, doubled, and each
+      // header of the delivery dropped in turn.
+      const variants: Headers[] = [
+        delivery.headers,
+        new Headers(),
+        new Headers({ ...Object.fromEntries(delivery.headers), "x-svc-signature": "" }),
+        new Headers({ ...Object.fromEntries(delivery.headers), "x-svc-signature": signature.slice(0, -2) }),
+        new Headers({ ...Object.fromEntries(delivery.headers), "x-svc-signature": `x${signature}` }),
+        new Headers({ ...Object.fromEntries(delivery.headers), "x-svc-signature": `${signature}, ${signature}` }),
+        ...[...delivery.headers.keys()].map((name) => {
+          const headers = new Headers(delivery.headers);
+          headers.delete(name);
+          return headers;
+        }),
+      ];
+      for (const headers of variants) {
+        const checked = check(headers);
+        const headersOnly = {
+          ...delivery,
+          headers,
+          source: { ...delivery.source, secrets: [] },
+          rawBody: new Uint8Array(0),
+        };
+        const verified = await service.verifyWebhook(headersOnly, crypto);
+        expect(checked.ok ? "signature_mismatch" : checked.reason).toBe(verified.ok ? "ok" : verified.reason);
+        if (!checked.ok) continue;
+        // The parsed form stands in for the headers' parse: the real secret verifies, another does not.
+        const withForm = { ...delivery, headers, signatureForm: checked.form };
+        if (headers === delivery.headers) expect(await service.verifyWebhook(withForm, crypto)).toEqual({ ok: true });
+        const other = { ...withForm, source: { ...delivery.source, secrets: ["another-secret-0123456789abcdef"] } };
+        expect(await service.verifyWebhook(other, crypto)).toEqual({ ok: false, reason: "signature_mismatch" });
+      }
+    });
+
     it("verifies what its own signDelivery signs, and only with that secret", async () => {
       const rawBody = new TextEncoder().encode((await sampleOf(service.eventTypes[0] as string)).body);
       const headers = await service.signDelivery(

@@ -1,7 +1,8 @@
 /**
  * The routing cursor when batches create no delivery (no route names a delivered destination):
  * it moves in memory and is written once per flush period and at stop, not once per batch; a
- * batch that creates records carries the cursor as before.
+ * batch that creates records carries the cursor as before; and when no route names a delivered
+ * destination at all, the events are not even read back (the cursor moves to the last seq).
  */
 import { describe, expect, it } from "vitest";
 import { memoryOutbox } from "../../adapters/outbox/memory.ts";
@@ -14,7 +15,17 @@ import { keyOf, makeRecord } from "../store/sample-records.ts";
 import { createManualTime } from "./helpers/manual-time.ts";
 
 async function setup(routes: Parameters<typeof compileRoutes>[0]) {
-  const store = await memoryStore(undefined);
+  const memory = await memoryStore(undefined);
+  const reads: number[] = [];
+  // Counts the events read back for routing.
+  const store: typeof memory = {
+    ...memory,
+    async readAfter(afterSeq, limit, filter) {
+      const events = await memory.readAfter(afterSeq, limit, filter);
+      reads.push(...events.map((event) => event.seq));
+      return events;
+    },
+  };
   const inner = await memoryOutbox(undefined);
   const writes: number[] = [];
   // Counts the outbox writes that carry a cursor.
@@ -51,7 +62,7 @@ async function setup(routes: Parameters<typeof compileRoutes>[0]) {
     const record = makeRecord(n);
     await store.append(record, keyOf(record), 60_000);
   };
-  return { store, inner, writes, dispatcher, time, settle, created, append };
+  return { store, inner, writes, reads, dispatcher, time, settle, created, append };
 }
 
 describe("routing cursor without deliveries", () => {
@@ -74,6 +85,23 @@ describe("routing cursor without deliveries", () => {
     await t.settle();
     expect(t.writes).toEqual([5, 6]);
     expect(await t.inner.readCursor()).toBe(6);
+    // No route, so nothing could be delivered: no event was read back to route it.
+    expect(t.reads).toEqual([]);
+  });
+
+  it("reads events back when a route names a delivered destination, even if none matches yet", async () => {
+    const t = await setup([
+      { types: ["never.*"], destinations: ["hook"] },
+      { types: ["*"], destinations: ["unknown"] },
+    ]);
+    await t.dispatcher.start();
+    for (let n = 1; n <= 3; n++) await t.append(n);
+    t.dispatcher.wake();
+    await t.settle();
+    expect(t.reads).toEqual([1, 2, 3]);
+    expect(t.created).toEqual([]);
+    expect(t.dispatcher.cursor).toBe(3);
+    t.dispatcher.stop();
   });
 
   it("a batch that creates records writes them with the cursor at once", async () => {

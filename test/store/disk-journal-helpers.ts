@@ -5,9 +5,8 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { LegacyDiskStore } from "../../adapters/store/disk/disk-store.ts";
-import { type DiskStoreOptions, diskStore } from "../../adapters/store/disk/disk-store.ts";
 import type { EventRecord, StoreDriver } from "../../src/store/contract.ts";
+import { type DiskStoreOptions, diskStore, type LegacyDiskStore } from "./old-journal/disk-store.ts";
 import { keyOf, T0 } from "./sample-records.ts";
 
 export const WINDOW = 72 * 3600_000;

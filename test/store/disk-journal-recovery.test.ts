@@ -1,6 +1,7 @@
 /**
  * The old disk journal's reader, which the sqlite store's upgrade import reads old data
- * directories with (adapters/store/sqlite/import-disk-journal.ts): reopening keeps everything, a
+ * directories with (adapters/store/sqlite/journal-import/), driven through the old writer kept as a
+ * fixture (test/store/old-journal/): reopening keeps everything, a
  * torn tail is told from damage to acknowledged data (which stops without touching the file),
  * the format header is checked, and one owner per journal (the import takes the old lock).
  */
@@ -8,7 +9,6 @@ import { spawn } from "node:child_process";
 import { appendFile, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { LegacyDiskStore as StoreDriver } from "../../adapters/store/disk/disk-store.ts";
 import {
   appendRecord,
   createClock,
@@ -19,6 +19,7 @@ import {
   readJournalLines,
   WINDOW,
 } from "./disk-journal-helpers.ts";
+import type { LegacyDiskStore as StoreDriver } from "./old-journal/disk-store.ts";
 import { idsOf, keyOf, makeRecord, T0 } from "./sample-records.ts";
 
 const dirs = createTempDirs();

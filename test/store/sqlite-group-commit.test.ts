@@ -1,69 +1,70 @@
 /**
- * The SQLite store's group commit (adapters/store/sqlite/group-commit.ts): concurrent writes
- * share transactions and WAL syncs instead of one each, nothing resolves before the sync that
- * covers it, writes resolve in call order, and a failing write rejects its whole batch, which
- * leaves nothing in the database.
+ * The SQLite store's group commit (adapters/store/sqlite/group-commit.ts and its writer thread):
+ * concurrent writes share one transaction and one WAL sync instead of one each, resolve in call
+ * order with the rows each statement changed, are durable (visible to a new connection) when
+ * they resolve, and a failing statement rejects its whole transaction, which leaves nothing.
  */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, expect, it } from "vitest";
+import { afterAll, expect, it } from "vitest";
 import { createGroupCommit } from "../../adapters/store/sqlite/group-commit.ts";
 import { StoreUnavailableError } from "../../src/store/contract.ts";
 
-const dbs: Database.Database[] = [];
-afterEach(() => {
-  for (const db of dbs.splice(0)) db.close();
-});
+const dirs: string[] = [];
+afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 
-function open() {
-  const db = new Database(":memory:");
-  dbs.push(db);
+async function open() {
+  const dir = await mkdtemp(join(tmpdir(), "gw-group-commit-"));
+  dirs.push(dir);
+  const path = join(dir, "t.db");
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
   db.exec("CREATE TABLE t (n INTEGER PRIMARY KEY)");
-  const syncs: number[] = [];
-  let release: (() => void) | undefined;
-  const syncWal = () =>
-    new Promise<void>((resolve) => {
-      syncs.push((db.prepare("SELECT count(*) AS c FROM t").get() as { c: number }).c);
-      release = resolve;
-    });
-  return { db, syncs, syncWal, releaseSync: () => release?.() };
+  const writer = await createGroupCommit({ path, durability: "wal-fdatasync", cacheKiB: 1024, walSizeLimit: 1 << 20 });
+  const count = () => (db.prepare("SELECT count(*) AS c FROM t").get() as { c: number }).c;
+  return { db, writer, count };
 }
 
-it("50 concurrent writes cost one transaction and one sync, and resolve in call order after it", async () => {
-  const { db, syncs, syncWal, releaseSync } = open();
-  const writer = createGroupCommit(db, syncWal);
-  const insert = db.prepare("INSERT INTO t (n) VALUES (?)");
+it("50 concurrent writes cost one transaction, and resolve in call order once committed and synced", async () => {
+  const { db, writer, count } = await open();
   const order: number[] = [];
-  const writes = Array.from({ length: 50 }, (_, n) => writer.run(() => insert.run(n)).then(() => order.push(n)));
-  // Wait until the batch committed and its sync started; nothing resolved before the sync returns.
-  for (let i = 0; i < 100 && syncs.length === 0; i++) await new Promise((resolve) => setImmediate(resolve));
-  expect(syncs).toEqual([50]);
-  expect(order).toEqual([]);
-  releaseSync();
-  await Promise.all(writes);
-  expect(syncs).toEqual([50]);
+  const seen: number[] = [];
+  const writes = Array.from({ length: 50 }, (_, n) =>
+    writer.run([["INSERT INTO t (n) VALUES (?) ON CONFLICT DO NOTHING", [n % 49]]]).then((changes) => {
+      order.push(n);
+      seen.push(count());
+      return changes;
+    }),
+  );
+  const changes = await Promise.all(writes);
+  expect(writer.transactions).toBe(1);
   expect(order).toEqual(Array.from({ length: 50 }, (_, n) => n));
-  const closing = writer.close();
-  releaseSync();
-  await closing;
+  // Every write is in the database when the first one resolves; the 50th hit the 1st's row.
+  expect(seen).toEqual(Array(50).fill(49));
+  expect(changes.at(-1)).toEqual([0]);
+  expect(changes[0]).toEqual([1]);
+  await writer.close();
+  db.close();
 });
 
-it("a write that throws rejects its whole batch and leaves nothing of it", async () => {
-  const { db, syncWal, releaseSync } = open();
-  const writer = createGroupCommit(db, syncWal);
-  const insert = db.prepare("INSERT INTO t (n) VALUES (?)");
+it("a failing statement rejects its whole transaction and leaves nothing of it", async () => {
+  const { db, writer, count } = await open();
   const results = await Promise.allSettled([
-    writer.run(() => insert.run(1)),
-    writer.run(() => {
-      throw new Error("disk I/O error");
-    }),
-    writer.run(() => insert.run(2)),
+    writer.run([["INSERT INTO t (n) VALUES (?)", [1]]]),
+    writer.run([["INSERT INTO missing_table (n) VALUES (?)", [2]]]),
+    writer.run([["INSERT INTO t (n) VALUES (?)", [3]]]),
   ]);
   for (const result of results) {
     expect(result.status).toBe("rejected");
     expect((result as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
   }
-  expect((db.prepare("SELECT count(*) AS c FROM t").get() as { c: number }).c).toBe(0);
-  const closing = writer.close();
-  releaseSync();
-  await closing;
+  expect(count()).toBe(0);
+  // The writer goes on after a failed transaction.
+  await writer.run([["INSERT INTO t (n) VALUES (?)", [4]]]);
+  expect(count()).toBe(1);
+  await writer.close();
+  await expect(writer.run([["INSERT INTO t (n) VALUES (?)", [5]]])).rejects.toBeInstanceOf(StoreUnavailableError);
+  db.close();
 });

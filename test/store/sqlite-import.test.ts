@@ -2,19 +2,20 @@
  * The upgrade path: a data directory written by the previous disk store (journal.log and
  * outbox.log, written here by that code itself) is imported on the first start of the sqlite
  * driver, including a torn tail, which is left out and reported but not cut from the old file.
- * The old journal and outbox code (adapters/store/disk/) is no driver any
- * more: it writes the old directories here, and its recovery is the import's reader.
+ * The old journal and outbox writer is no driver any more: it is kept frozen as a test fixture
+ * (test/store/old-journal/) that writes the old directories here; its recovery, with the
+ * import in adapters/store/sqlite/journal-import/, is the import's reader.
  */
 import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { diskOutbox } from "../../adapters/store/disk/disk-outbox.ts";
-import { diskStore } from "../../adapters/store/disk/disk-store.ts";
 import { openSqliteStorage } from "../../adapters/store/sqlite/sqlite-storage.ts";
 import { createLogger } from "../../src/ops/logger.ts";
 import type { EventRecord } from "../../src/store/contract.ts";
 import { makeDelivery } from "../conformance/outbox-conformance.ts";
+import { diskOutbox } from "./old-journal/disk-outbox.ts";
+import { diskStore } from "./old-journal/disk-store.ts";
 import { keyOf, makeRecord, T0 } from "./sample-records.ts";
 
 const WINDOW = 72 * 3600_000;

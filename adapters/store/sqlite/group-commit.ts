@@ -1,145 +1,225 @@
 /**
  * Group commit for the SQLite store: every write (event appends, dedupe marks, shared values,
- * outbox changes, retention batches) is queued, and everything queued by the time the event
- * loop comes round runs in ONE transaction; transactions committed while a WAL sync is running
- * share the next sync. So N concurrent webhooks cost one fsync instead of N, and the event loop
- * keeps reading requests while the disk syncs.
+ * outbox changes, retention batches) is a list of statements queued here. While the writer
+ * thread (sqlite-writer-thread.js) commits and syncs one group, the next one gathers; when it
+ * answers, everything queued goes over as one message and runs in ONE transaction followed by
+ * one WAL sync. So N concurrent webhooks cost one fsync and one message instead of N, and the
+ * event loop spends no CPU on SQLite's write path (B-tree and index updates, the WAL, the sync,
+ * checkpoints).
  *
- * Durability (README "Storage"): in the default mode SQLite runs with `synchronous=NORMAL` (its
- * commit writes the WAL without syncing it) and this writer fdatasyncs the WAL file itself,
- * asynchronously, after the commit; a write's promise resolves only once that sync returned,
- * which is the contract's durability rule (src/store/contract.ts) and what the ingress waits for
- * before its 202. The WAL is a log: a sync that returns makes every commit before it durable,
- * and SQLite itself syncs the WAL before a checkpoint copies it and the database after, so a
- * WAL reused after a checkpoint never held anything not yet in the synced database. In `full`
- * mode SQLite syncs inside each commit instead (`synchronous=FULL`), blocking the event loop.
+ * Durability (README "Storage"): a write's promise resolves only once the writer thread reports
+ * its transaction committed and the WAL synced, which is the contract's durability rule
+ * (src/store/contract.ts) and what the ingress waits for before its 202.
  *
- * Writes run in call order, within and across batches. A batch that fails (disk full, I/O
- * error) is rolled back whole and every write in it rejects with `StoreUnavailableError`; the
- * caller answers 503 and the upstream retries.
+ * Writes run in call order, within and across transactions. A transaction that fails (disk
+ * full, I/O error, a constraint) is rolled back whole and every write in it rejects with
+ * `StoreUnavailableError`; the caller answers 503 and the upstream retries.
  */
-import type { Database } from "better-sqlite3";
+import { Worker } from "node:worker_threads";
 import { StoreUnavailableError } from "../../../src/store/contract.ts";
 
+/** One statement and its parameters, run by the writer thread. */
+export type WriteStatement = [sql: string, params: unknown[]];
+
 interface QueuedWrite {
-  work(): unknown;
-  onDurable?(result: unknown): void;
-  resolve(value: unknown): void;
+  statements: WriteStatement[];
+  onDurable?(changes: number[]): void;
+  resolve(changes: number[]): void;
   reject(error: unknown): void;
-  result?: unknown;
 }
+
+type WriterMessage =
+  | { ready: true }
+  | { closed: true }
+  | { checkpointed: true; error?: string }
+  | { ids: number[]; results: number[][][] }
+  | { ids: number[]; error: string; syncFailed?: boolean };
 
 export interface GroupCommit {
   /**
-   * Queues `work` (synchronous statements) for the next transaction. Resolves with its result
-   * once the transaction is durable, right after `onDurable` ran (in queue order, in the same
-   * tick as the other writes made durable by the same sync).
+   * Queues `statements` for the next transaction. Resolves with the number of rows each one
+   * changed once the transaction is durable, right after `onDurable` ran (in queue order, in the
+   * same tick as the other writes made durable by the same sync).
    */
-  run<T>(work: () => T, onDurable?: (result: T) => void): Promise<T>;
+  run(statements: WriteStatement[], onDurable?: (changes: number[]) => void): Promise<number[]>;
   /** False once a WAL sync failed: durability of later commits is unknown (ping reports it). */
   readonly healthy: boolean;
-  /** Commits and syncs what is queued; later `run` calls reject. */
+  /** Transactions committed so far (tests and benchmarks read how writes were grouped). */
+  readonly transactions: number;
+  /**
+   * Copies the WAL into the database and cuts it to zero bytes, on the writer thread, after the
+   * writes already sent (erasure: no old page stays in the WAL).
+   */
+  checkpoint(): Promise<void>;
+  /** Commits and syncs what is queued, then stops the writer thread; later `run` calls reject. */
   close(): Promise<void>;
 }
 
-/**
- * Creates the single writer of `db`. `syncWal` fdatasyncs the WAL (default mode); without it,
- * SQLite's own `synchronous=FULL` is relied on and writes resolve right after the commit.
- */
-export function createGroupCommit(db: Database, syncWal?: () => Promise<void>): GroupCommit {
+export interface GroupCommitOptions {
+  /** The database file (opened, with its schema, by open-database.ts). */
+  path: string;
+  /** Who syncs: the writer after each commit (`wal-fdatasync`) or SQLite inside it (`full`). */
+  durability: "wal-fdatasync" | "full";
+  /** The writer connection's page cache in KiB. */
+  cacheKiB: number;
+  /** A WAL grown by a burst is cut back to this many bytes after the next checkpoint. */
+  walSizeLimit: number;
+}
+
+const WRITER = new URL("./sqlite-writer-thread.js", import.meta.url);
+
+/** Starts the writer thread of the database at `options.path`; resolves once it is ready. */
+export async function createGroupCommit(options: GroupCommitOptions): Promise<GroupCommit> {
+  // Plain JavaScript: no loader flags of this process (tsx) are needed, and they cost the start.
+  const worker = new Worker(WRITER, { workerData: options, execArgv: [] });
   let queue: QueuedWrite[] = [];
-  /** Committed, waiting for the next WAL sync. */
-  let committed: QueuedWrite[] = [];
+  /** The group the writer is committing (at most one), or undefined when it is free. */
+  let inFlight: QueuedWrite[] | undefined;
+  let nextId = 1;
   let scheduled: NodeJS.Immediate | undefined;
-  let syncing: Promise<void> | undefined;
   let closed = false;
   let healthy = true;
-
-  const settle = (writes: QueuedWrite[]) => {
-    for (const write of writes) {
-      try {
-        write.onDurable?.(write.result);
-        write.resolve(write.result);
-      } catch (error) {
-        write.reject(error);
-      }
-    }
-  };
-
-  const commit = (batch: QueuedWrite[]): boolean => {
-    try {
-      db.transaction(() => {
-        for (const write of batch) write.result = write.work();
-      }).immediate();
-      return true;
-    } catch (cause) {
-      // better-sqlite3 rolls back a failed transaction; make sure no half-state is left open.
-      if (db.inTransaction) {
-        try {
-          db.exec("ROLLBACK");
-        } catch {}
-      }
-      const error =
-        cause instanceof StoreUnavailableError
-          ? cause
-          : new StoreUnavailableError(`store write failed: ${(cause as Error).message}`, { cause });
-      for (const write of batch) write.reject(error);
-      return false;
-    }
-  };
-
-  /** Syncs the WAL until nothing committed waits; one sync at a time. */
-  const syncLoop = async (sync: () => Promise<void>) => {
-    while (committed.length > 0) {
-      const writes = committed;
-      committed = [];
-      try {
-        await sync();
-      } catch (cause) {
-        healthy = false;
-        const error = new StoreUnavailableError(`store sync failed: ${(cause as Error).message}`, { cause });
-        for (const write of writes) write.reject(error);
-        continue;
-      }
-      settle(writes);
-    }
-    syncing = undefined;
-  };
+  let transactions = 0;
+  let failure: Error | undefined;
+  /** Called when nothing is queued or in flight any more (close waits for it). */
+  let onIdle: (() => void) | undefined;
+  let onClosed: (() => void) | undefined;
+  /** Checkpoints asked for, answered in order. */
+  const checkpoints: { resolve(): void; reject(error: Error): void }[] = [];
+  /** SQL texts already sent to the writer, by the number that names them in later messages. */
+  const known = new Map<string, number>();
 
   const flush = () => {
     scheduled = undefined;
-    const batch = queue;
+    // One group at a time: the rest gathers until the writer answers (`answered`).
+    if (queue.length === 0 || inFlight || failure) return;
+    const writes = queue;
     queue = [];
-    if (batch.length === 0 || !commit(batch)) return;
-    if (!syncWal) return settle(batch);
-    committed.push(...batch);
-    syncing ??= syncLoop(syncWal);
+    inFlight = writes;
+    // Each SQL text crosses to the thread once; afterwards only its number and the parameters.
+    const defs: [number, string][] = [];
+    const numbered = writes.map((write) =>
+      write.statements.map(([sql, params]) => {
+        let n = known.get(sql);
+        if (n === undefined) {
+          n = known.size;
+          known.set(sql, n);
+          defs.push([n, sql]);
+        }
+        return [n, params];
+      }),
+    );
+    worker.ref();
+    worker.postMessage({ id: nextId++, defs, writes: numbered });
   };
 
+  /** Takes the answered group and sends what gathered meanwhile; the thread no longer holds the process when idle. */
+  const answered = (): QueuedWrite[] => {
+    const writes = inFlight ?? [];
+    inFlight = undefined;
+    flush();
+    if (!inFlight) {
+      if (checkpoints.length === 0) worker.unref();
+      onIdle?.();
+    }
+    return writes;
+  };
+
+  const fail = (error: Error) => {
+    failure = error;
+    healthy = false;
+    for (const waiting of checkpoints.splice(0)) waiting.reject(error);
+    for (const write of [...(inFlight ?? []), ...queue]) write.reject(error);
+    inFlight = undefined;
+    queue = [];
+    onIdle?.();
+    onClosed?.();
+  };
+
+  await new Promise<void>((resolve, reject) => {
+    worker.once("error", reject);
+    worker.once("message", () => {
+      worker.off("error", reject);
+      resolve();
+    });
+  });
+  // From here the thread keeps the process alive only while it holds writes (`flush`, `answered`).
+  worker.unref();
+  worker.on("message", (message: WriterMessage) => {
+    if ("closed" in message) return onClosed?.();
+    if ("checkpointed" in message) {
+      const waiting = checkpoints.shift();
+      if (message.error) waiting?.reject(new StoreUnavailableError(`checkpoint failed: ${message.error}`));
+      else waiting?.resolve();
+      if (checkpoints.length === 0 && !inFlight) worker.unref();
+      return;
+    }
+    if (!("ids" in message)) return;
+    const writes = answered();
+    if ("error" in message) {
+      if (message.syncFailed) healthy = false;
+      const what = message.syncFailed ? "store sync failed" : "store write failed";
+      const error = new StoreUnavailableError(`${what}: ${message.error}`);
+      for (const write of writes) write.reject(error);
+      return;
+    }
+    transactions++;
+    const results = message.results[0] ?? [];
+    writes.forEach((write, i) => {
+      const changes = results[i] ?? [];
+      try {
+        write.onDurable?.(changes);
+        write.resolve(changes);
+      } catch (error) {
+        write.reject(error);
+      }
+    });
+  });
+  worker.on("error", (error) => {
+    fail(new StoreUnavailableError(`the sqlite writer thread failed: ${error.message}`, { cause: error }));
+  });
+  worker.on("exit", () => {
+    if (!failure) fail(new StoreUnavailableError("the sqlite writer thread stopped"));
+  });
+
   return {
-    run<T>(work: () => T, onDurable?: (result: T) => void): Promise<T> {
+    run(statements, onDurable) {
       if (closed) return Promise.reject(new StoreUnavailableError("the store is closed"));
-      return new Promise<T>((resolve, reject) => {
-        queue.push({
-          work,
-          onDurable: onDurable as QueuedWrite["onDurable"],
-          resolve: resolve as QueuedWrite["resolve"],
-          reject,
-        });
-        // After the poll phase: every request read in this turn of the loop joins the batch.
+      if (failure) return Promise.reject(failure);
+      return new Promise<number[]>((resolve, reject) => {
+        queue.push({ statements, onDurable, resolve, reject });
+        // After the poll phase: every request read in this turn of the loop joins the group.
         scheduled ??= setImmediate(flush);
       });
     },
     get healthy() {
       return healthy;
     },
+    get transactions() {
+      return transactions;
+    },
+    checkpoint() {
+      if (closed || failure) return Promise.reject(failure ?? new StoreUnavailableError("the store is closed"));
+      return new Promise<void>((resolve, reject) => {
+        checkpoints.push({ resolve, reject });
+        worker.ref();
+        worker.postMessage({ checkpoint: true });
+      });
+    },
     async close() {
+      if (closed) return;
       closed = true;
-      if (scheduled) {
-        clearImmediate(scheduled);
-        flush();
-      }
-      while (syncing) await syncing;
+      if (scheduled) clearImmediate(scheduled);
+      flush();
+      if (inFlight) await new Promise<void>((resolve) => (onIdle = resolve));
+      if (failure) return;
+      const done = new Promise<void>((resolve) => {
+        onClosed = resolve;
+      });
+      worker.ref();
+      worker.postMessage({ close: true });
+      await done;
+      await worker.terminate();
     },
   };
 }

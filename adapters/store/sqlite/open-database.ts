@@ -1,20 +1,18 @@
 /**
  * Opening the sqlite store's database file, with everything that is Node-only: the pragmas,
  * the lock, the marker that records a database exists, the honest report of a recovered WAL,
- * and the import of an old journal (import-disk-journal.ts).
+ * and the import of an old journal (journal-import/import-disk-journal.ts).
  *
- * Durability: WAL mode. In the default `wal-fdatasync` mode SQLite runs with
- * `synchronous=NORMAL` and group-commit.ts fdatasyncs the WAL after each group of commits,
- * off the event loop, before any write of the group resolves: an acknowledged webhook survives
- * power loss, as with `FULL`. `NORMAL` alone would NOT be enough: it syncs only at checkpoints,
- * so the last commits before a power cut could vanish after their 202 was sent. The `full`
- * mode (`synchronous=FULL`, SQLite syncs inside each commit) blocks the event loop for the sync.
+ * Durability: WAL mode. The connection opened here only reads (on the event loop); the writer
+ * thread (sqlite-writer-thread.js, through group-commit.ts) is the only connection that writes,
+ * and it syncs the WAL (or lets SQLite sync it, `full`) before any write is acknowledged: an
+ * acknowledged webhook survives power loss. WAL readers never wait for the writer.
  *
- * Ownership: `locking_mode=EXCLUSIVE`, set before the first access, plus a write at open: from
- * then on this connection holds SQLite's own lock on the file until it closes, and a second
- * process (or a second open in this one) gets SQLITE_BUSY at once and is refused with a clear
- * error. The lock is the kernel's: it dies with the process, so a crash never leaves a stale
- * lock behind. In this mode SQLite keeps the WAL index in heap memory (no `-shm` file).
+ * Ownership: a lock database beside it (`store.lock`) held in `locking_mode=EXCLUSIVE` after a
+ * first write: from then on this process holds SQLite's own lock on that file until it closes,
+ * and a second process gets SQLITE_BUSY at once and is refused with a clear error. The lock is
+ * the kernel's: it dies with the process, so a crash never leaves a stale lock behind. (The
+ * database itself cannot be held exclusively: the reader and the writer thread share it.)
  */
 import { existsSync } from "node:fs";
 import { mkdir, open, readFile, rename, rm, writeFile } from "node:fs/promises";
@@ -22,21 +20,22 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "../../../src/ops/logger.ts";
 import { META, META_SQL, SCHEMA_STATEMENTS, SCHEMA_VERSION } from "../../../src/store/sql/schema.ts";
-import { syncDirectory } from "../disk/compact-journal.ts";
-import { importDiskJournal, OLD_JOURNAL, OLD_OUTBOX } from "./import-disk-journal.ts";
 import { inspectWal } from "./inspect-wal.ts";
+import { importDiskJournal, OLD_JOURNAL, OLD_OUTBOX } from "./journal-import/import-disk-journal.ts";
 
 /** The database file in the store directory. */
 export const DATABASE_FILE = "gateway.db";
 /** Written once the database exists: its absence later is damage, not a fresh start. */
 export const MARKER_FILE = "store.json";
+/** Held exclusively by the process that owns the directory. */
+export const LOCK_FILE = "store.lock";
+/** A WAL grown by a burst is cut back to this size after the next checkpoint. */
+export const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
 export interface OpenDatabaseOptions {
   dir: string;
   /** Page cache in KiB, the bound on the database's memory. */
   cacheKiB: number;
-  /** Who syncs the WAL: this driver after each group commit, or SQLite inside each commit. */
-  durability: "wal-fdatasync" | "full";
   now: () => number;
   logger?: Logger;
 }
@@ -46,10 +45,61 @@ export class StoreLockedError extends Error {
   override readonly name = "StoreLockedError";
 }
 
+/** The reading connection of an open database, and the lock of its directory. */
+export interface OpenedDatabase {
+  db: Database.Database;
+  /** The database file, for the writer thread. */
+  path: string;
+  /** Closes the reading connection (the last one checkpoints and removes the WAL), then the lock. */
+  close(): void;
+}
+
 /** Opens (creating, importing or recovering as needed) and locks the database in `options.dir`. */
-export async function openDatabase(options: OpenDatabaseOptions): Promise<Database.Database> {
+export async function openDatabase(options: OpenDatabaseOptions): Promise<OpenedDatabase> {
+  await mkdir(options.dir, { recursive: true });
+  const lock = takeLock(options.dir);
+  try {
+    const db = await openLocked(options);
+    return {
+      db,
+      path: join(options.dir, DATABASE_FILE),
+      close() {
+        db.close();
+        lock.close();
+      },
+    };
+  } catch (error) {
+    lock.close();
+    throw error;
+  }
+}
+
+/** Takes the directory's lock, or throws `StoreLockedError` when another process holds it. */
+function takeLock(dir: string): Database.Database {
+  const lock = new Database(join(dir, LOCK_FILE), { timeout: 0 });
+  try {
+    lock.pragma("locking_mode = EXCLUSIVE");
+    // Only the lock matters, not the file's content: no journal, no syncs.
+    lock.pragma("journal_mode = OFF");
+    lock.pragma("synchronous = OFF");
+    // The write that takes (and, in exclusive mode, keeps) the lock.
+    lock.exec("CREATE TABLE IF NOT EXISTS owner (pid INTEGER); DELETE FROM owner");
+    lock.prepare("INSERT INTO owner (pid) VALUES (?)").run(process.pid);
+    return lock;
+  } catch (error) {
+    lock.close();
+    if ((error as { code?: string }).code?.startsWith("SQLITE_BUSY")) {
+      throw new StoreLockedError(
+        `the sqlite store in ${dir} is in use by another gateway process (SQLite holds its lock); stop that one first`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+async function openLocked(options: OpenDatabaseOptions): Promise<Database.Database> {
   const { dir, logger } = options;
-  await mkdir(dir, { recursive: true });
   const path = join(dir, DATABASE_FILE);
   const marker = join(dir, MARKER_FILE);
   let created = false;
@@ -81,7 +131,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   }
   // Read before SQLite recovers it; reported only once the lock is ours (a live owner's WAL is not damage).
   const wal = await inspectWal(`${path}-wal`);
-  const db = lockAndPrepare(path, options.cacheKiB, options.durability);
+  const db = prepareDatabase(path, options.cacheKiB);
   if (created) {
     await writeFile(
       marker,
@@ -103,18 +153,13 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return db;
 }
 
-/** Opens `path`, takes the exclusive lock with a first write, and applies the schema. */
-function lockAndPrepare(
-  path: string,
-  cacheKiB: number,
-  durability: OpenDatabaseOptions["durability"],
-): Database.Database {
-  const db = new Database(path, { timeout: 0 });
+/** Opens `path` (this process holds the lock) and applies the schema, synced. */
+function prepareDatabase(path: string, cacheKiB: number): Database.Database {
+  // A reader briefly waits (never in practice) while the writer thread restarts the WAL.
+  const db = new Database(path, { timeout: 5000 });
   try {
-    // Before anything touches the file: the lock mode, then WAL.
-    db.pragma("locking_mode = EXCLUSIVE");
     db.pragma("journal_mode = WAL");
-    db.pragma(durability === "full" ? "synchronous = FULL" : "synchronous = NORMAL");
+    db.pragma("synchronous = FULL");
     db.pragma(`cache_size = -${Math.max(1024, Math.floor(cacheKiB))}`);
     // Memory-mapped pages would count towards RSS and hide the bound set by cache_size.
     db.pragma("mmap_size = 0");
@@ -123,7 +168,7 @@ function lockAndPrepare(
     // (docs/data-lifecycle.md) leaves no bytes behind in free space of the database file.
     db.pragma("secure_delete = ON");
     // A WAL grown by a burst is cut back to this size after the next checkpoint.
-    db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
+    db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
     db.transaction(() => {
       const stored = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'meta'").get()
         ? (db.prepare(META_SQL.get).get(META.schemaVersion) as { value: number } | undefined)?.value
@@ -132,24 +177,27 @@ function lockAndPrepare(
         throw new Error(`${path} was written by a newer gateway (schema ${stored}, this one reads ${SCHEMA_VERSION})`);
       }
       for (const statement of SCHEMA_STATEMENTS) db.exec(statement);
-      // The write that takes (and, in exclusive mode, keeps) the lock.
       db.prepare(META_SQL.set).run(META.schemaVersion, SCHEMA_VERSION);
     }).immediate();
     return db;
   } catch (error) {
     db.close();
-    if ((error as { code?: string }).code?.startsWith("SQLITE_BUSY")) {
-      throw new StoreLockedError(
-        `the sqlite store ${path} is in use by another gateway process (SQLite holds its lock); stop that one first`,
-        { cause: error },
-      );
-    }
     throw error;
   }
 }
 
 async function syncFile(path: string): Promise<void> {
   const handle = await open(path, "r+");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** fsyncs a directory, so that a created or renamed file in it survives power loss. */
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, "r");
   try {
     await handle.sync();
   } finally {

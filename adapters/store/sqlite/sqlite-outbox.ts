@@ -15,7 +15,7 @@ import {
   OUTBOX_SQL,
 } from "../../../src/delivery/sql/outbox-sql.ts";
 import { META, META_SQL } from "../../../src/store/sql/schema.ts";
-import type { GroupCommit } from "./group-commit.ts";
+import type { GroupCommit, WriteStatement } from "./group-commit.ts";
 
 export interface SqliteOutboxParts {
   db: Database;
@@ -62,25 +62,17 @@ export function createSqliteOutboxDriver(parts: SqliteOutboxParts): OutboxStore 
     async createDeliveries(list, cursor) {
       ensureOpen();
       // Serialized now: later changes by the caller do not reach the database.
-      const rows = list.map((record) => ({ record, params: deliveryParams(record) }));
-      return writer.run(() => {
-        const inserted: DeliveryRecord[] = [];
-        for (const { params } of rows) {
-          if (prepare(OUTBOX_SQL.create).run(params).changes === 1) {
-            inserted.push(deliveryFromRow({ record: params[6] as string }));
-          }
-        }
-        prepare(META_SQL.raise).run(META.cursor, cursor);
-        return inserted;
-      });
+      const rows = list.map(deliveryParams);
+      const changes = await writer.run([
+        ...rows.map((params): WriteStatement => [OUTBOX_SQL.create, params]),
+        [META_SQL.raise, [META.cursor, cursor]],
+      ]);
+      return rows.flatMap((params, i) => (changes[i] === 1 ? [deliveryFromRow({ record: params[6] as string })] : []));
     },
     async saveDeliveries(list) {
       ensureOpen();
       if (list.length === 0) return;
-      const rows = list.map(deliveryParams);
-      await writer.run(() => {
-        for (const params of rows) prepare(OUTBOX_SQL.save).run(params);
-      });
+      await writer.run(list.map((record): WriteStatement => [OUTBOX_SQL.save, deliveryParams(record)]));
       leases.afterSave(list);
     },
     claimDue: leases.claimDue,
@@ -129,13 +121,13 @@ export function createSqliteOutboxDriver(parts: SqliteOutboxParts): OutboxStore 
     async saveDestinationState(state) {
       ensureOpen();
       const json = JSON.stringify(state);
-      await writer.run(() => prepare(OUTBOX_SQL.saveDestinationState).run(state.id, json));
+      await writer.run([[OUTBOX_SQL.saveDestinationState, [state.id, json]]]);
     },
     async purge(before) {
       ensureOpen();
       let removed = 0;
       for (let batches = 0; batches < 1_000_000; batches++) {
-        const changes = await writer.run(() => prepare(OUTBOX_SQL.purgeBatch).run(before, purgeBatchSize).changes);
+        const [changes = 0] = await writer.run([[OUTBOX_SQL.purgeBatch, [before, purgeBatchSize]]]);
         removed += changes;
         if (changes < purgeBatchSize) break;
       }

@@ -10,14 +10,13 @@
  * closed. A second store (or outbox) on a directory already open here is refused, as is any
  * open of a directory another process holds.
  */
-import { type FileHandle, mkdir, open as openFile, realpath } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, realpath } from "node:fs/promises";
 import type Database from "better-sqlite3";
 import type { OutboxFactory, OutboxStore } from "../../../src/delivery/outbox-contract.ts";
 import type { Logger } from "../../../src/ops/logger.ts";
 import type { StoreDriver, StoreFactory } from "../../../src/store/contract.ts";
 import { createGroupCommit, type GroupCommit } from "./group-commit.ts";
-import { DATABASE_FILE, openDatabase, StoreLockedError } from "./open-database.ts";
+import { openDatabase, StoreLockedError, WAL_SIZE_LIMIT } from "./open-database.ts";
 import { createSqliteOutboxDriver } from "./sqlite-outbox.ts";
 import { createSqliteStoreDriver } from "./sqlite-store.ts";
 
@@ -29,9 +28,9 @@ export interface SqliteStorageOptions {
   /** SQLite page cache in KiB: the store's memory bound. Default 32768 (32 MiB). */
   cacheKiB?: number;
   /**
-   * Who makes a commit durable before it is acknowledged: `wal-fdatasync` (default) syncs the
-   * WAL after each group commit without blocking the event loop; `full` lets SQLite sync inside
-   * each commit (`synchronous=FULL`), blocking it. Both are durable (README "Storage").
+   * Who makes a commit durable before it is acknowledged, on the writer thread: `wal-fdatasync`
+   * (default) syncs the WAL after each group commit; `full` lets SQLite sync inside each commit
+   * (`synchronous=FULL`). Both are durable (README "Storage").
    */
   durability?: "wal-fdatasync" | "full";
   /** Rows removed per retention transaction; each is a short write between appends. Default 500. */
@@ -46,10 +45,11 @@ export interface SqliteStorage {
 }
 
 interface OpenStorage {
+  /** The reading connection (the writer thread has its own). */
   db: Database.Database;
   writer: GroupCommit;
-  /** The WAL file, synced by the writer (wal-fdatasync mode). */
-  wal?: FileHandle;
+  /** Closes the reading connection and the directory's lock. */
+  closeDatabase(): void;
   options: Required<Omit<SqliteStorageOptions, "logger">>;
   users: Set<"store" | "outbox">;
 }
@@ -77,24 +77,23 @@ async function acquire(options: SqliteStorageOptions, user: "store" | "outbox"):
         purgeBatchSize: options.purgeBatchSize ?? 500,
         durability: options.durability ?? "wal-fdatasync",
       };
-      const db = await openDatabase({ ...resolved, logger: options.logger });
-      let wal: FileHandle | undefined;
+      const opened = await openDatabase({ ...resolved, logger: options.logger });
+      let writer: GroupCommit;
       try {
-        if (resolved.durability === "wal-fdatasync") {
-          // The WAL exists from the write at open until close (exclusive mode never deletes it
-          // while open), so this handle always names the live WAL.
-          wal = await openFile(join(options.dir, `${DATABASE_FILE}-wal`), "r+");
-          await wal.datasync();
-        }
+        writer = await createGroupCommit({
+          path: opened.path,
+          durability: resolved.durability,
+          cacheKiB: Math.max(1024, Math.floor(resolved.cacheKiB)),
+          walSizeLimit: WAL_SIZE_LIMIT,
+        });
       } catch (error) {
-        db.close();
+        opened.close();
         throw error;
       }
-      const syncWal = wal && (() => (wal as FileHandle).datasync());
       return {
-        db,
-        wal,
-        writer: createGroupCommit(db, syncWal),
+        db: opened.db,
+        writer,
+        closeDatabase: opened.close,
         options: resolved,
         users: new Set<"store" | "outbox">(),
       };
@@ -112,10 +111,9 @@ async function acquire(options: SqliteStorageOptions, user: "store" | "outbox"):
     if (storage.users.size > 0) return;
     open.delete(key);
     await storage.writer.close();
-    await storage.wal?.close();
-    // A clean close checkpoints the WAL into the database and removes it: a WAL found at the
-    // next start means this did not happen (inspect-wal.ts).
-    storage.db.close();
+    // The last connection's clean close checkpoints the WAL into the database and removes it:
+    // a WAL found at the next start means this did not happen (inspect-wal.ts).
+    storage.closeDatabase();
   };
   return { ...storage, release };
 }
@@ -128,7 +126,7 @@ export const sqliteStore: StoreFactory<SqliteStorageOptions> = async (options) =
     writer: storage.writer,
     now: storage.options.now,
     purgeBatchSize: storage.options.purgeBatchSize,
-    checkpoint: () => storage.db.pragma("wal_checkpoint(TRUNCATE)"),
+    checkpoint: () => storage.writer.checkpoint(),
     release: storage.release,
   });
 };

@@ -13,6 +13,10 @@
  * retry is answered "in progress", never "duplicate" of an event a power cut could still take.
  * For the same reason reads by seq (list, readAfter, get) stop at the highest durable seq: the
  * router and the live stream never act on an event that is not durable yet.
+ *
+ * The last `RECENT_EVENTS` events appended here stay in memory once durable, so the router and
+ * live-stream resumes, which read right behind the ingress, take them from there instead of
+ * reading back (and parsing) each event they were just handed.
  */
 import type { Database, Statement } from "better-sqlite3";
 import type { AppendResult, ClaimResult, EventRecord, StoreDriver } from "../../../src/store/contract.ts";
@@ -27,7 +31,8 @@ import {
   eventRedactParams,
 } from "../../../src/store/sql/event-sql.ts";
 import { META, META_SQL } from "../../../src/store/sql/schema.ts";
-import type { GroupCommit } from "./group-commit.ts";
+import type { GroupCommit, WriteStatement } from "./group-commit.ts";
+import { createMarkFilter } from "./mark-filter.ts";
 
 export interface SqliteStoreParts {
   db: Database;
@@ -36,10 +41,13 @@ export interface SqliteStoreParts {
   /** Rows deleted per retention transaction (each is one short write between appends). */
   purgeBatchSize: number;
   /** Copies the WAL into the database and truncates it (after an erasure). */
-  checkpoint?: () => void;
+  checkpoint?: () => Promise<void>;
   /** Gives the store's share of the database back (the outbox may still use it). */
   release(): Promise<void>;
 }
+
+/** Durable events kept in memory for `readAfter` right behind the ingress. */
+const RECENT_EVENTS = 2048;
 
 /** Builds the store on an open database. */
 export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
@@ -65,12 +73,41 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
   let durableSeq = readLastSeq();
   let assignedSeq = durableSeq;
   let closing: Promise<void> | undefined;
+  /**
+   * Every event appended since `recentFrom`, in seq order (all durable): together they are
+   * exactly the events with seq >= `recentFrom`, until retention removes some (then reset).
+   */
+  let recent: EventRecord[] = [];
+  let recentFrom = durableSeq + 1;
+  const remember = (record: EventRecord) => {
+    recent.push(record);
+    if (recent.length > 2 * RECENT_EVENTS) {
+      recent = recent.slice(-RECENT_EVENTS);
+      recentFrom = (recent[0] as EventRecord).seq;
+    }
+  };
+  /** Empties memory after events were removed or changed: reads go to the database until new appends. */
+  const forgetRecent = () => {
+    recent = [];
+    recentFrom = assignedSeq + 1;
+  };
+  /** `readAfter` served from memory, or undefined when memory does not hold the whole range. */
+  const readRecent = (afterSeq: number, limit: number): EventRecord[] | undefined => {
+    if (afterSeq + 1 < recentFrom) return undefined;
+    let start = recent.length;
+    while (start > 0 && (recent[start - 1] as EventRecord).seq > afterSeq) start--;
+    return recent.slice(start, start + limit);
+  };
 
   const ensureOpen = () => {
     if (closing) throw new StoreUnavailableError("sqlite store is closed");
   };
 
+  // Nearly every claim is of an identity never seen: answered from memory (mark-filter.ts).
+  const marked = createMarkFilter();
+  marked.fill(db, () => closing !== undefined).catch(() => {});
   const recordedMark = (key: string, t: number) => {
+    if (!marked.mightHave(key)) return undefined;
     const mark = prepare(EVENT_SQL.markOf).get(key) as { event_id: string; expires_at: number } | undefined;
     return mark && mark.expires_at > t ? mark.event_id : undefined;
   };
@@ -78,14 +115,12 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
   const toRecords = (rows: EventRow[]) => rows.map(eventFromRow);
 
   /** Deletes in batches of `purgeBatchSize`, one transaction each, until a batch comes back short. */
-  const purgeInBatches = async (sql: string, cutoff: number, afterBatch?: () => void): Promise<number> => {
+  const purgeInBatches = async (sql: string, cutoff: number, afterBatch?: () => WriteStatement): Promise<number> => {
     let removed = 0;
     for (let batches = 0; batches < 1_000_000; batches++) {
-      const changes = await writer.run(() => {
-        const count = prepare(sql).run(cutoff, purgeBatchSize).changes;
-        afterBatch?.();
-        return count;
-      });
+      const batch: WriteStatement[] = [[sql, [cutoff, purgeBatchSize]]];
+      if (afterBatch) batch.push(afterBatch());
+      const [changes = 0] = await writer.run(batch);
       removed += changes;
       if (changes < purgeBatchSize) break;
     }
@@ -109,33 +144,30 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
       const expiresAt = now() + dedupeTtlMs;
       const running = inflight.get(record.id);
       if (running) return running.then((r) => ({ inserted: false, seq: r.seq }));
-      const existing = prepare(EVENT_SQL.seqOfId).get(record.id) as { seq: number } | undefined;
-      let promise: Promise<AppendResult>;
-      if (existing) {
-        // Already recorded (a retry or a lost race): only the mark is renewed, durably.
-        promise = writer
-          .run(
-            () => prepare(EVENT_SQL.upsertMark).run(key, record.id, expiresAt),
-            () => claims.delete(key),
-          )
-          .then(() => ({ inserted: false, seq: existing.seq }));
-      } else {
-        assignedSeq = Math.max(assignedSeq, durableSeq) + 1;
-        const stored: EventRecord = { ...record, seq: assignedSeq };
-        const params = eventInsertParams(stored);
-        promise = writer
-          .run(
-            () => {
-              prepare(EVENT_SQL.insert).run(params);
-              prepare(EVENT_SQL.upsertMark).run(key, stored.id, expiresAt);
-            },
-            () => {
-              durableSeq = Math.max(durableSeq, stored.seq);
-              claims.delete(key);
-            },
-          )
-          .then(() => ({ inserted: true, seq: stored.seq }));
-      }
+      // No read before the write: the insert is skipped when the id is recorded (a retry or a
+      // lost race), and only then is its seq looked up. The mark is renewed either way, durably.
+      assignedSeq = Math.max(assignedSeq, durableSeq) + 1;
+      const seq = assignedSeq;
+      marked.add(key);
+      let promise = writer
+        .run(
+          [
+            [EVENT_SQL.insert, eventInsertParams(record, seq)],
+            [EVENT_SQL.upsertMark, [key, record.id, expiresAt]],
+          ],
+          ([inserted]) => {
+            if (inserted === 1) {
+              durableSeq = Math.max(durableSeq, seq);
+              remember({ ...record, seq });
+            }
+            claims.delete(key);
+          },
+        )
+        .then(([inserted]): AppendResult => {
+          if (inserted === 1) return { inserted: true, seq };
+          const existing = prepare(EVENT_SQL.seqOfId).get(record.id) as { seq: number };
+          return { inserted: false, seq: existing.seq };
+        });
       promise = promise.finally(() => inflight.delete(record.id));
       inflight.set(record.id, promise);
       return promise;
@@ -160,6 +192,9 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
     },
     async readAfter(afterSeq, limit, filter) {
       ensureOpen();
+      const fromMemory =
+        filter === undefined || Object.keys(filter).length === 0 ? readRecent(afterSeq, limit) : undefined;
+      if (fromMemory) return fromMemory;
       const { sql, params } = buildReadAfterQuery(afterSeq, limit, filter, durableSeq);
       return toRecords(prepare(sql).all(params) as EventRow[]);
     },
@@ -172,9 +207,11 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
       for (const [key, until] of claims) if (until <= t) claims.delete(key);
       // The floor is raised in each batch's transaction: seq never goes back, even when the
       // batch removed the newest event.
-      const removed = await purgeInBatches(EVENT_SQL.purgeBatch, before, () =>
-        prepare(META_SQL.raise).run(META.seqFloor, durableSeq),
-      );
+      const removed = await purgeInBatches(EVENT_SQL.purgeBatch, before, () => [
+        META_SQL.raise,
+        [META.seqFloor, durableSeq],
+      ]);
+      if (removed > 0) forgetRecent();
       await purgeInBatches(EVENT_SQL.purgeMarksBatch, t);
       await purgeInBatches(EVENT_SQL.purgeKvBatch, t);
       return removed;
@@ -182,28 +219,29 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
     async removeEvents(ids) {
       ensureOpen();
       if (ids.length === 0) return 0;
-      return writer.run(() => {
-        let removed = 0;
-        for (const id of ids) removed += prepare(EVENT_SQL.removeById).run(id).changes;
+      const changes = await writer.run([
+        ...ids.map((id): WriteStatement => [EVENT_SQL.removeById, [id]]),
         // seq never goes back, even when the newest event went.
-        prepare(META_SQL.raise).run(META.seqFloor, durableSeq);
-        return removed;
-      });
+        [META_SQL.raise, [META.seqFloor, durableSeq]],
+      ]);
+      forgetRecent();
+      return changes.slice(0, ids.length).reduce((sum, n) => sum + n, 0);
     },
     async redactEvents(records) {
       ensureOpen();
       if (records.length === 0) return 0;
-      return writer.run(() => {
-        let n = 0;
-        for (const record of records) n += prepare(EVENT_SQL.redactById).run(eventRedactParams(record)).changes;
-        return n;
-      });
+      const changes = await writer.run(
+        records.map((record): WriteStatement => [EVENT_SQL.redactById, eventRedactParams(record)]),
+      );
+      // The events kept in memory still carry what was just erased.
+      forgetRecent();
+      return changes.reduce((sum, n) => sum + n, 0);
     },
     async compact() {
       ensureOpen();
       // secure_delete (open-database.ts) zeroed the old content in the database pages; the WAL
       // may still hold frames written before the change, so it is checkpointed and cut back.
-      parts.checkpoint?.();
+      await parts.checkpoint?.();
     },
     async ping() {
       ensureOpen();
@@ -217,17 +255,18 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
     async kvSet(key, value, ttlMs) {
       ensureOpen();
       const expiresAt = now() + ttlMs;
-      await writer.run(() => prepare(EVENT_SQL.kvSet).run(key, value, expiresAt));
+      await writer.run([[EVENT_SQL.kvSet, [key, value, expiresAt]]]);
     },
     async kvSetIfAbsent(key, value, ttlMs) {
       ensureOpen();
       const t = now();
       // Decided inside the transaction, in call order: of concurrent takers exactly one wins.
-      return writer.run(() => prepare(EVENT_SQL.kvSetIfAbsent).run(key, value, t + ttlMs, t).changes === 1);
+      const [changes] = await writer.run([[EVENT_SQL.kvSetIfAbsent, [key, value, t + ttlMs, t]]]);
+      return changes === 1;
     },
     async kvDelete(key) {
       ensureOpen();
-      await writer.run(() => prepare(EVENT_SQL.kvDelete).run(key));
+      await writer.run([[EVENT_SQL.kvDelete, [key]]]);
     },
     close() {
       closing ??= parts.release();

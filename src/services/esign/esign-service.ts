@@ -11,7 +11,7 @@ import { buildEsignSample } from "./esign-samples.ts";
 import { ESIGN_TEMPLATES } from "./esign-templates.ts";
 import { ESIGN_EVENT_TYPES, EsignWebhookBody } from "./esign-webhook-schema.ts";
 import { signEsignWebhook } from "./sign-esign-webhook.ts";
-import { verifyEsignSignature } from "./verify-esign-signature.ts";
+import { checkEsignSignatureForm, verifyEsignSignature } from "./verify-esign-signature.ts";
 
 const knownTypes = new Set<string>(ESIGN_EVENT_TYPES);
 
@@ -20,8 +20,17 @@ export const esignService: UpstreamService = {
   eventTypes: ESIGN_EVENT_TYPES,
   // The CRM reference: top level in current payloads, only under `data` in some older ones.
   searchFields: { externalId: ["external_id", "data.external_id"] },
-  verifyWebhook: ({ source, headers, rawBody }, crypto) =>
-    verifyEsignSignature({ signature: headers.get("x-svc-signature"), rawBody, secrets: source.secrets }, crypto),
+  verifyWebhook: ({ source, headers, rawBody, signatureForm }, crypto) =>
+    verifyEsignSignature(
+      {
+        signature: headers.get("x-svc-signature"),
+        rawBody,
+        secrets: source.secrets,
+        mac: signatureForm instanceof Uint8Array ? signatureForm : undefined,
+      },
+      crypto,
+    ),
+  checkSignatureForm: (headers) => checkEsignSignatureForm(headers.get("x-svc-signature")),
   async describeEvent(body, { headers }) {
     const eventId = stringField(body.event_id);
     if (!eventId || eventId.length > MAX_IDENTITY_LENGTH) {

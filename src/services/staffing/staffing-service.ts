@@ -13,7 +13,11 @@ import { staffingEnrichment } from "./staffing-enrichment.ts";
 import { buildStaffingSample } from "./staffing-samples.ts";
 import { STAFFING_TEMPLATES } from "./staffing-templates.ts";
 import { STAFFING_EVENT_TYPES, staffingSchemaFor } from "./staffing-webhook-schema.ts";
-import { verifyStaffingSignature } from "./verify-staffing-signature.ts";
+import {
+  checkStaffingSignatureForm,
+  type ParsedStaffingSignature,
+  verifyStaffingSignature,
+} from "./verify-staffing-signature.ts";
 
 const knownTypes = new Set<string>(STAFFING_EVENT_TYPES);
 
@@ -21,7 +25,7 @@ export const staffingService: UpstreamService = {
   name: "staffing",
   searchFields: { externalId: ["externalId"] },
   eventTypes: STAFFING_EVENT_TYPES,
-  verifyWebhook: ({ source, headers, rawBody, nowMs }, crypto) =>
+  verifyWebhook: ({ source, headers, rawBody, nowMs, signatureForm }, crypto) =>
     verifyStaffingSignature(
       {
         signature: headers.get("x-svc-signature"),
@@ -30,9 +34,13 @@ export const staffingService: UpstreamService = {
         secrets: source.secrets,
         toleranceSeconds: source.toleranceSeconds,
         nowSeconds: Math.floor(nowMs / 1000),
+        // Only ever this service's own `checkSignatureForm` result for the same headers.
+        parsed: signatureForm as ParsedStaffingSignature | undefined,
       },
       crypto,
     ),
+  checkSignatureForm: (headers) =>
+    checkStaffingSignatureForm(headers.get("x-svc-signature"), headers.get("x-svc-timestamp")),
   async describeEvent(body, { source, headers, rawBody }, crypto) {
     const deliveryId = stringField(headers.get("x-svc-delivery-id"));
     const byDeliveryId =

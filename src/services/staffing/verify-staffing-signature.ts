@@ -6,7 +6,8 @@
  * directions, and `X-Svc-Timestamp`, when sent, must equal `t`.
  */
 import { type CryptoPort, decodeHex32, utf8 } from "../../crypto/crypto-port.ts";
-import { rejectWith, VERIFIED, type VerifyResult } from "../verify-result.ts";
+import type { SignatureForm } from "../service-contract.ts";
+import { rejectWith, VERIFIED, type VerifyFailure, type VerifyResult } from "../verify-result.ts";
 
 export interface StaffingVerifyInput {
   signature: string | null;
@@ -17,6 +18,8 @@ export interface StaffingVerifyInput {
   toleranceSeconds: number;
   /** Current time, epoch seconds. */
   nowSeconds: number;
+  /** The header as `checkStaffingSignatureForm` parsed it from the same headers, when it ran already. */
+  parsed?: ParsedStaffingSignature;
 }
 
 export interface ParsedStaffingSignature {
@@ -52,14 +55,28 @@ export function parseStaffingSignature(header: string): ParsedStaffingSignature 
   return { timestamp, macs };
 }
 
+/** The parsed headers, or why they can never verify (everything checked before any MAC). */
+function parseStaffingHeaders(
+  signature: string | null,
+  timestamp: string | null,
+): ParsedStaffingSignature | VerifyFailure {
+  if (signature === null || signature === "") return "missing_signature";
+  const parsed = parseStaffingSignature(signature);
+  if (!parsed) return "malformed_signature";
+  if (timestamp !== null && timestamp !== parsed.timestamp) return "timestamp_mismatch";
+  return parsed;
+}
+
+/** The form check before the body is read: the parsed header, or why the headers can never verify. */
+export function checkStaffingSignatureForm(signature: string | null, timestamp: string | null): SignatureForm {
+  const parsed = parseStaffingHeaders(signature, timestamp);
+  return typeof parsed === "string" ? { ok: false, reason: parsed } : { ok: true, form: parsed };
+}
+
 /** Verifies one staffing delivery on the exact bytes received. */
 export async function verifyStaffingSignature(input: StaffingVerifyInput, crypto: CryptoPort): Promise<VerifyResult> {
-  if (input.signature === null || input.signature === "") return rejectWith("missing_signature");
-  const parsed = parseStaffingSignature(input.signature);
-  if (!parsed) return rejectWith("malformed_signature");
-  if (input.timestamp !== null && input.timestamp !== parsed.timestamp) {
-    return rejectWith("timestamp_mismatch");
-  }
+  const parsed = input.parsed ?? parseStaffingHeaders(input.signature, input.timestamp);
+  if (typeof parsed === "string") return rejectWith(parsed);
   const signedPrefix = utf8(`${parsed.timestamp}.`);
   let matched = false;
   for (const secret of input.secrets) {

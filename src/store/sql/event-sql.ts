@@ -14,8 +14,9 @@ import type { EventQuery, EventRecord } from "../contract.ts";
 import { summarizeEvent } from "../match-event-query.ts";
 
 export const EVENT_SQL = {
+  /** Changes nothing (0 rows) when the id is already recorded. */
   insert: `INSERT INTO events (seq, id, source_id, type, subject, external_id, received_at, record)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
   seqOfId: "SELECT seq FROM events WHERE id = ?",
   getById: "SELECT seq, record FROM events WHERE id = ?",
   maxSeq: "SELECT coalesce(max(seq), 0) AS seq FROM events",
@@ -51,12 +52,12 @@ export interface EventRow {
   record: string;
 }
 
-/** The parameters of `EVENT_SQL.insert` for a record whose seq is assigned. */
-export function eventInsertParams(record: EventRecord): unknown[] {
+/** The parameters of `EVENT_SQL.insert` for a record at `seq` (default: the record's own). */
+export function eventInsertParams(record: EventRecord, seq = record.seq): unknown[] {
   const summary = summarizeEvent(record);
   const { seq: _seq, ...rest } = record;
   return [
-    record.seq,
+    seq,
     record.id,
     record.sourceId,
     summary.type,

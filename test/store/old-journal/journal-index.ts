@@ -1,12 +1,14 @@
 /**
- * The disk store's in-memory index: a summary and file position per event (records themselves
- * stay on disk), the dedupe marks, the small shared values and the sequence counter. Built by
- * replaying the journal on open and kept in step with it by the driver.
+ * The old disk store's in-memory index as its driver kept it (test fixture): a summary and file
+ * position per event, the dedupe marks, the small shared values and the sequence counter, plus
+ * what the driver needed to append and compact. The import rebuilds only the replayed part
+ * (adapters/store/sqlite/journal-import/journal-index.ts).
  */
+
+import { JOURNAL_FORMAT, type JournalLine } from "../../../adapters/store/sqlite/journal-import/journal-line.ts";
 import type { EventRecord } from "../../../src/store/contract.ts";
 import { type EventSummary, summarizeEvent } from "../../../src/store/match-event-query.ts";
 import type { CompactionPlan, Relocation } from "./compact-journal.ts";
-import { JOURNAL_FORMAT, type JournalLine } from "./journal-line.ts";
 
 export interface IndexEntry extends EventSummary {
   offset: number;

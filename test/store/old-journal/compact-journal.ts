@@ -9,8 +9,8 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import { open, rename, unlink } from "node:fs/promises";
-import { readLines } from "../../fs/read-lines.ts";
-import { frameLine, reframeLine } from "./journal-line.ts";
+import { readLines } from "../../../adapters/store/sqlite/journal-import/read-lines.ts";
+import { frameLine, reframeLine } from "./frame-line.ts";
 import type { JournalWriter } from "./journal-writer.ts";
 
 const IO_BYTES = 4 * 1024 * 1024;

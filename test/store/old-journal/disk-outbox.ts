@@ -1,8 +1,8 @@
 /**
- * The previous disk outbox, no longer a registered driver (the outbox lives in the sqlite store's
- * database, adapters/outbox/registry.ts). Its recovery (recover-disk-outbox.ts) is the reader of
- * the upgrade import (adapters/store/sqlite/import-disk-journal.ts); this writer is kept so the
- * import is tested against logs written by the old code itself (test/store/sqlite-import.test.ts).
+ * The previous disk outbox, frozen as a test fixture: no longer a driver (the outbox lives in the
+ * sqlite store's database, adapters/outbox/registry.ts). Its recovery (recover-disk-outbox.ts,
+ * with the upgrade import in adapters/store/sqlite/journal-import/) is the import's reader; this
+ * writer is kept so the import is tested against logs written by the old code itself.
  *
  * What it was: its own append-only log (`outbox.log`) next to the event journal, with group
  * commit and compaction, like the journal and for the same reasons.
@@ -22,6 +22,11 @@
 import type { FileHandle } from "node:fs/promises";
 import { mkdir, open, rename } from "node:fs/promises";
 import { join } from "node:path";
+import { acquireLockFile } from "../../../adapters/store/sqlite/journal-import/journal-lock.ts";
+import {
+  type OutboxLine,
+  recoverOutboxLog,
+} from "../../../adapters/store/sqlite/journal-import/recover-disk-outbox.ts";
 import { createLocalLeases } from "../../../src/delivery/local-leases.ts";
 import {
   type DeliveryRecord,
@@ -31,8 +36,6 @@ import {
 } from "../../../src/delivery/outbox-contract.ts";
 import { createOutboxIndex, type OutboxIndex, readFromIndex } from "../../../src/delivery/outbox-index.ts";
 import { syncDirectory } from "./compact-journal.ts";
-import { acquireLockFile } from "./journal-lock.ts";
-import { type OutboxLine, recoverOutboxLog } from "./recover-disk-outbox.ts";
 
 export interface DiskOutboxOptions {
   /** Directory of the log (the store's data dir); created when missing. */

@@ -6,8 +6,8 @@
  * are the old data directory's format, no registered driver.
  */
 import type { FileHandle } from "node:fs/promises";
-import type { DeliveryRecord, DestinationState } from "../../../src/delivery/outbox-contract.ts";
-import { readLines } from "../../fs/read-lines.ts";
+import type { DeliveryRecord, DestinationState } from "../../../../src/delivery/outbox-contract.ts";
+import { readLines } from "./read-lines.ts";
 
 /** One line of the log: created records + cursor, saved records, a destination state, removals. */
 export type OutboxLine =

@@ -13,18 +13,18 @@
 import { constants, type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import type { DeliveryRecord } from "../../../src/delivery/outbox-contract.ts";
-import { createOutboxIndex, type OutboxIndex } from "../../../src/delivery/outbox-index.ts";
-import { deliveryParams, OUTBOX_SQL } from "../../../src/delivery/sql/outbox-sql.ts";
-import type { Logger } from "../../../src/ops/logger.ts";
-import type { EventRecord } from "../../../src/store/contract.ts";
-import { EVENT_SQL, eventInsertParams } from "../../../src/store/sql/event-sql.ts";
-import { META, META_SQL, SCHEMA_STATEMENTS, SCHEMA_VERSION } from "../../../src/store/sql/schema.ts";
-import { createJournalIndex } from "../disk/journal-index.ts";
-import { parseLine } from "../disk/journal-line.ts";
-import { acquireJournalLock, acquireLockFile } from "../disk/journal-lock.ts";
-import { type OutboxLine, recoverOutboxLog } from "../disk/recover-disk-outbox.ts";
-import { recoverJournal } from "../disk/recover-journal.ts";
+import type { DeliveryRecord } from "../../../../src/delivery/outbox-contract.ts";
+import { createOutboxIndex, type OutboxIndex } from "../../../../src/delivery/outbox-index.ts";
+import { deliveryParams, OUTBOX_SQL } from "../../../../src/delivery/sql/outbox-sql.ts";
+import type { Logger } from "../../../../src/ops/logger.ts";
+import type { EventRecord } from "../../../../src/store/contract.ts";
+import { EVENT_SQL, eventInsertParams } from "../../../../src/store/sql/event-sql.ts";
+import { META, META_SQL, SCHEMA_STATEMENTS, SCHEMA_VERSION } from "../../../../src/store/sql/schema.ts";
+import { createJournalIndex } from "./journal-index.ts";
+import { parseLine } from "./journal-line.ts";
+import { acquireJournalLock, acquireLockFile } from "./journal-lock.ts";
+import { type OutboxLine, recoverOutboxLog } from "./recover-disk-outbox.ts";
+import { recoverJournal } from "./recover-journal.ts";
 
 /** File names of the old disk store. */
 export const OLD_JOURNAL = "journal.log";

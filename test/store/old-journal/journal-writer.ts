@@ -11,8 +11,9 @@
  * batches and may swap the file.
  */
 import type { FileHandle } from "node:fs/promises";
+import { JOURNAL_FORMAT } from "../../../adapters/store/sqlite/journal-import/journal-line.ts";
 import { StoreUnavailableError } from "../../../src/store/contract.ts";
-import { frameLine, JOURNAL_FORMAT } from "./journal-line.ts";
+import { frameLine } from "./frame-line.ts";
 
 interface QueuedLine {
   json: string;

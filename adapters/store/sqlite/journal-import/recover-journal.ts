@@ -9,8 +9,8 @@
  * later batch is damage to acknowledged data: recovery refuses rather than silently dropping it.
  */
 import type { FileHandle } from "node:fs/promises";
-import { readLines } from "../../fs/read-lines.ts";
 import { isFormatHeader, JOURNAL_FORMAT, type JournalLine, parseLine } from "./journal-line.ts";
+import { readLines } from "./read-lines.ts";
 
 const CHUNK_BYTES = 8 * 1024 * 1024;
 

@@ -1,9 +1,9 @@
 /**
- * The previous embedded store: an append-only journal on local disk with group commit. No longer a
- * registered driver (`disk` is now an alias of the sqlite store, adapters/store/registry.ts). The
- * journal's recovery, index and lock in this folder are the reader of the upgrade import
- * (adapters/store/sqlite/import-disk-journal.ts); this writer is kept so the import is tested
- * against journals written by the old code itself (test/store/sqlite-import.test.ts).
+ * The previous embedded store, frozen as a test fixture: an append-only journal on local disk
+ * with group commit. No longer a driver (`disk` is now an alias of the sqlite store,
+ * adapters/store/registry.ts). The journal's recovery, line format and lock are the reader of
+ * the upgrade import (adapters/store/sqlite/journal-import/); this writer is kept here so the
+ * import is tested against journals written by the old code itself (test/store/sqlite-import.test.ts).
  *
  * Why a journal and not one file per key (unstorage's fs driver): an acknowledged webhook must
  * survive `kill -9` and power loss, so every append is fdatasync'ed before it resolves. One
@@ -21,6 +21,9 @@
 import { constants } from "node:fs";
 import { mkdir, open } from "node:fs/promises";
 import { join } from "node:path";
+import { parseLine } from "../../../adapters/store/sqlite/journal-import/journal-line.ts";
+import { acquireJournalLock } from "../../../adapters/store/sqlite/journal-import/journal-lock.ts";
+import { recoverJournal } from "../../../adapters/store/sqlite/journal-import/recover-journal.ts";
 import type { AppendResult, ClaimResult, EventRecord, StoreDriver } from "../../../src/store/contract.ts";
 
 /**
@@ -33,10 +36,7 @@ import { StoreUnavailableError } from "../../../src/store/contract.ts";
 import { pageSummaries, summariesAfter } from "../../../src/store/match-event-query.ts";
 import { compactJournal, syncDirectory } from "./compact-journal.ts";
 import { createJournalIndex, type IndexEntry } from "./journal-index.ts";
-import { parseLine } from "./journal-line.ts";
-import { acquireJournalLock } from "./journal-lock.ts";
 import { createJournalWriter, type JournalWriter } from "./journal-writer.ts";
-import { recoverJournal } from "./recover-journal.ts";
 
 export interface DiskStoreOptions {
   /** Directory of the journal; created when missing. */

@@ -6,10 +6,12 @@
  * line's own offset). Recovery uses it to tell a torn last batch, which was never acknowledged
  * and may be cut off, from damage to acknowledged data, which must stop start-up: a valid line
  * whose batch begins after a damaged line was written after that line was already durable.
- * The header has a fixed width, so compaction can rewrite it without moving the JSON.
+ * The header has a fixed width, so compaction could rewrite it without moving the JSON.
+ * Only the reading side is here (the import); the old writer is kept as a test fixture
+ * (test/store/old-journal/) to produce journals in this format.
  */
 import { crc32 } from "node:zlib";
-import type { EventRecord } from "../../../src/store/contract.ts";
+import type { EventRecord } from "../../../../src/store/contract.ts";
 
 /** One journal entry, discriminated by its first key. */
 export type JournalLine =
@@ -39,18 +41,8 @@ export function isFormatHeader(line: JournalLine): boolean {
 }
 
 export const HEADER_LENGTH = 22;
-const CRC_START = 9;
-const MAX_OFFSET = 2 ** 48;
-
-/** Frames `json` as one line of a batch that begins at `batchOffset`. */
-export function frameLine(json: string, batchOffset: number): Buffer {
-  const body = Buffer.byteLength(json);
-  const line = Buffer.allocUnsafe(HEADER_LENGTH + body + 1);
-  line.write(json, HEADER_LENGTH, "utf8");
-  line[line.length - 1] = 10;
-  writeHeader(line, 0, line.length - 1, batchOffset);
-  return line;
-}
+/** Where the CRC-covered part of a line begins (after the CRC and its space). */
+export const CRC_START = 9;
 
 /**
  * Validates the line in `buffer[start, end)` (`end` at its newline). Returns its batch offset and
@@ -70,24 +62,4 @@ export function parseLine(
   } catch {
     return undefined;
   }
-}
-
-/**
- * Rewrites in place the header of the whole line `buffer[start, end)` (`end` at its newline) to
- * name `batchOffset`, after checking its CRC: compaction must not launder a damaged line.
- */
-export function reframeLine(buffer: Buffer, start: number, end: number, batchOffset: number): void {
-  const crc = Number.parseInt(buffer.toString("latin1", start, start + 8), 16);
-  if (crc !== crc32(buffer.subarray(start + CRC_START, end))) {
-    throw new Error("journal line failed its checksum during compaction");
-  }
-  writeHeader(buffer, start, end, batchOffset);
-}
-
-function writeHeader(buffer: Buffer, start: number, end: number, batchOffset: number): void {
-  if (batchOffset >= MAX_OFFSET) throw new Error("journal offset out of range");
-  buffer.write(`${batchOffset.toString(16).padStart(12, "0")} `, start + CRC_START, "latin1");
-  buffer[start + 8] = 32;
-  const crc = crc32(buffer.subarray(start + CRC_START, end));
-  buffer.write(crc.toString(16).padStart(8, "0"), start, "latin1");
 }
