@@ -68,6 +68,10 @@ export interface GatewayOptions {
   readBody?: GatewayContext["readBody"];
   /** Default: iterate the request's `Headers`. The Node adapter reads the raw header pairs. */
   listHeaders?: GatewayContext["listHeaders"];
+  /** Default: none (large uploads stream as Web streams). The Node adapter hands on the IncomingMessage. */
+  nativeRequestBody?: GatewayContext["nativeRequestBody"];
+  /** Default: Web streams. The Node adapter writes SSE bodies as a Node stream. */
+  createEventStreamChannel?: GatewayContext["createEventStreamChannel"];
   /** Default: the system clock. Tests inject their own. */
   clock?: Clock;
   /** Default: the runtime's `fetch`. The Node adapter supplies a faster one for proxied calls. */
@@ -134,6 +138,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     crypto,
     readBody: options.readBody ?? readRawBody,
     listHeaders: options.listHeaders,
+    nativeRequestBody: options.nativeRequestBody,
+    createEventStreamChannel: options.createEventStreamChannel,
     upstreamFetch: options.upstreamFetch ?? fetchUpstream,
     metrics,
     logger,

@@ -21,6 +21,7 @@ import type { UpstreamFetch } from "./proxy/upstream-fetch.ts";
 import type { CompiledRoute } from "./routes/match-routes.ts";
 import type { ServiceRegistry } from "./services/service-contract.ts";
 import type { StoreDriver } from "./store/contract.ts";
+import type { CreateEventStreamChannel } from "./stream/event-stream-channel.ts";
 import type { LiveHub } from "./stream/hub-contract.ts";
 import type { Tracing } from "./tracing/tracing-port.ts";
 import type { TransformRegistry } from "./transform/transform-registry.ts";
@@ -47,6 +48,14 @@ export interface GatewayContext {
    * iterating its `Headers` gives); runtime adapters may read them without building a `Headers`.
    */
   listHeaders?: (request: Request) => Record<string, string>;
+  /**
+   * The request's body in the runtime's own stream form, not yet read, for the proxy to pass a
+   * large upload on without Web-stream adaptation (Node: the `IncomingMessage`); undefined when
+   * unavailable. The runtime's `upstreamFetch` must accept what this returns as a body.
+   */
+  nativeRequestBody?: (request: Request) => unknown;
+  /** The SSE body channel (default Web streams; the Node adapter pipes a Node stream). */
+  createEventStreamChannel?: CreateEventStreamChannel;
   /** Refuses addresses that keep failing webhook verification (src/ingress/verification-failure-limiter.ts). */
   verificationLimiter?: VerificationFailureLimiter;
   /** Notified after each durable append (delivery engine, live stream). */

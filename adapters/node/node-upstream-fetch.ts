@@ -1,48 +1,122 @@
 /**
- * The API proxy's upstream `fetch` on Node: undici's `request` on one keep-alive Agent, wrapped
- * into the `fetch` shape the core uses. Node's built-in `fetch` implements the whole Fetch
- * standard per call and costs two to three times as much CPU per proxied request; the proxy
- * needs none of that (no redirects followed, no CORS, no cache). Bodies stream both ways with
- * backpressure; a streamed request body keeps its declared `Content-Length`. The timeout covers
- * the wait for the response headers once the body is sent (`armHeaderTimeout`), and for an
- * answer small enough to be read whole (<= 64 KiB declared), the wait for its body too. The
- * answer's body reaches the client's socket without Web streams (`UPSTREAM_NATIVE_BODY`).
+ * The API proxy's upstream `fetch` on Node: one undici `dispatch` per call on a keep-alive Agent,
+ * with a handler of our own instead of `fetch` or `request` (no Fetch machinery, no Readable, no
+ * AbortSignal per call). An answer that is complete when its first bytes are parsed (most API
+ * answers: a few KB, with or without a declared length), or that declares at most 64 KiB, is
+ * collected and handed on as one buffer that srvx writes with the head in one write. Anything
+ * else streams with backpressure as a Node stream (`upstream-body-stream.ts`). The upstream's
+ * header record is attached under `UPSTREAM_HEADER_RECORD`, so the proxy never builds a
+ * `Headers` for it. The timeout covers the wait for the response headers once the body is sent
+ * (`armHeaderTimeout`), and the body of a small declared answer.
  */
-import { EventEmitter } from "node:events";
 import { Readable } from "node:stream";
 import { FastResponse } from "srvx";
-import { Agent, request } from "undici";
+import { Agent } from "undici";
 import {
   armHeaderTimeout,
+  UPSTREAM_HEADER_RECORD,
   UPSTREAM_NATIVE_BODY,
   type UpstreamFetch,
+  type UpstreamRequestInit,
   UpstreamTimeoutError,
 } from "../../src/proxy/upstream-fetch.ts";
+import { UpstreamBodyStream } from "./upstream-body-stream.ts";
 
 export interface NodeUpstreamFetchOptions {
   /** Idle keep-alive connections are closed after this many ms. Default 10000. */
   keepAliveTimeoutMs?: number;
 }
 
-type Method = "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
+/** Answers that declare at most this many bytes are read whole before they are handed on. */
+const BUFFERED_BODY_MAX_BYTES = 64 * 1024;
 
-function toRequestBody(body: RequestInit["body"]): string | Uint8Array | Readable | undefined {
-  if (body === undefined || body === null) return undefined;
-  if (typeof body === "string" || body instanceof Uint8Array) return body;
+type NodeRequestBody = string | Uint8Array | Readable | null;
+type HeaderRecord = Record<string, string | string[]>;
+
+function toRequestBody(body: RequestInit["body"] | Readable): NodeRequestBody {
+  if (body === undefined || body === null) return null;
+  if (typeof body === "string" || body instanceof Uint8Array || body instanceof Readable) return body;
   if (body instanceof ReadableStream) return Readable.fromWeb(body as import("node:stream/web").ReadableStream);
   throw new TypeError("unsupported upstream request body");
 }
 
 /**
- * A pull-based Web stream over a Node stream: one chunk per pull, so the upstream socket is
- * read only as fast as the client takes the answer. (Node 20's `Readable.toWeb` keeps pushing
- * after a cancel and throws "Controller is already closed".)
+ * `armHeaderTimeout` for a Node stream body (a client's upload passed on as it is): the timeout
+ * starts once the body has been read to its end, so a long upload is never cut off by it.
  */
-function toWebStream(body: NodeBody): ReadableStream<Uint8Array<ArrayBuffer>> {
-  // The iterator reports errors to the reader; this keeps an error between reads from
-  // becoming an uncaught 'error' event.
-  body.on("error", () => {});
-  const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array<ArrayBuffer>>;
+function armAfterNodeBody(body: Readable, ms: number, onTimeout: () => void) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let disarmed = false;
+  const arm = () => {
+    if (!disarmed) timer = setTimeout(onTimeout, ms);
+  };
+  body.once("end", arm);
+  return {
+    body,
+    disarm() {
+      disarmed = true;
+      body.off("end", arm);
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** undici's raw header pairs as a record: lower-case names, repeats joined (`set-cookie` kept apart). */
+function toHeaderRecord(raw: Buffer[]): HeaderRecord {
+  const headers: HeaderRecord = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = (raw[i] as Buffer).toString("latin1").toLowerCase();
+    const value = (raw[i + 1] as Buffer).toString("latin1");
+    const earlier = headers[name];
+    if (earlier === undefined) headers[name] = value;
+    else if (name === "set-cookie") headers[name] = Array.isArray(earlier) ? [...earlier, value] : [earlier, value];
+    else headers[name] = `${earlier}, ${value}`;
+  }
+  return headers;
+}
+
+/** The request headers as the record undici takes, without copying a record given as one. */
+function toRequestHeaders(init: HeadersInit | undefined): Record<string, string> {
+  if (init && !(init instanceof Headers) && !Array.isArray(init)) return init as Record<string, string>;
+  const headers: Record<string, string> = {};
+  new Headers(init).forEach((value, name) => {
+    headers[name] = value;
+  });
+  return headers;
+}
+
+function respond(status: number, statusText: string, headers: HeaderRecord, body: Uint8Array | Readable | null) {
+  const init = { status, statusText, headers: headers as HeadersInit };
+  const response =
+    body instanceof Readable
+      ? new StreamedUpstreamResponse(body, init)
+      : new FastResponse(body as BodyInit | null, init);
+  const tagged = response as Response & { [UPSTREAM_NATIVE_BODY]?: unknown; [UPSTREAM_HEADER_RECORD]?: HeaderRecord };
+  if (body) tagged[UPSTREAM_NATIVE_BODY] = body;
+  tagged[UPSTREAM_HEADER_RECORD] = headers;
+  return response;
+}
+
+/**
+ * srvx's lazy Response around a streamed answer: srvx pipes the Node stream to the client as is;
+ * `body`, for the core's own reads and cancels, is a pull-based Web stream over it.
+ */
+class StreamedUpstreamResponse extends FastResponse {
+  readonly #stream: Readable;
+  #web: ReadableStream<Uint8Array<ArrayBuffer>> | undefined;
+  constructor(stream: Readable, init: ResponseInit) {
+    super(stream as unknown as BodyInit, init);
+    this.#stream = stream;
+  }
+  override get body(): ReadableStream<Uint8Array<ArrayBuffer>> {
+    this.#web ??= toWebStream(this.#stream);
+    return this.#web;
+  }
+}
+
+/** A pull-based Web stream over a Node stream: the upstream is read only as fast as it is taken. */
+function toWebStream(stream: Readable): ReadableStream<Uint8Array<ArrayBuffer>> {
+  const chunks = stream[Symbol.asyncIterator]() as AsyncIterator<Uint8Array<ArrayBuffer>>;
   return new ReadableStream<Uint8Array<ArrayBuffer>>(
     {
       async pull(controller) {
@@ -51,111 +125,156 @@ function toWebStream(body: NodeBody): ReadableStream<Uint8Array<ArrayBuffer>> {
         else controller.enqueue(value);
       },
       cancel() {
-        // Drains a small rest (the connection stays reusable) or closes it; never throws.
-        return body.dump().catch(() => {});
+        stream.destroy();
       },
     },
     { highWaterMark: 0 },
   );
 }
 
-type NodeBody = Readable & { dump(): Promise<void> };
-
-/** Answers that declare at most this many bytes are buffered and sent on in one write. */
-const BUFFERED_BODY_MAX_BYTES = 64 * 1024;
-
-/** Attaches the body srvx writes as is (`UPSTREAM_NATIVE_BODY`) to a Response built around it. */
-function withNativeBody(response: Response, body: Uint8Array<ArrayBuffer>): Response {
-  (response as Response & { [UPSTREAM_NATIVE_BODY]?: Uint8Array })[UPSTREAM_NATIVE_BODY] = body;
-  return response;
-}
-
 /**
- * The upstream's answer: srvx's lazy Response (status and headers without building a Fetch
- * Response; `json()` and friends build one on demand) carrying undici's Node stream as the
- * native body, which srvx pipes to the client socket as is (`UPSTREAM_NATIVE_BODY`). `body`, for
- * the core's own reads and cancels, is the pull-based Web stream over the same Node stream.
+ * undici's (legacy, callback) dispatch handler of one call: resolves with the Response once the
+ * body is known to be whole (collected) or once it is known to need streaming.
  */
-class NodeUpstreamResponse extends FastResponse {
-  readonly [UPSTREAM_NATIVE_BODY]: NodeBody;
-  #web: ReadableStream<Uint8Array<ArrayBuffer>> | undefined;
-  constructor(body: NodeBody, init: ResponseInit) {
-    super(body as unknown as BodyInit, init);
-    // A client gone mid-answer destroys the stream, which undici reports as an 'error' event
-    // (RequestAbortedError); the pipe's owner handles it, this keeps it from being uncaught.
-    body.on("error", () => {});
-    this[UPSTREAM_NATIVE_BODY] = body;
-  }
-  override get body(): ReadableStream<Uint8Array<ArrayBuffer>> {
-    this.#web ??= toWebStream(this[UPSTREAM_NATIVE_BODY]);
-    return this.#web;
-  }
-}
+class UpstreamCallHandler {
+  #abort: ((reason?: Error) => void) | undefined;
+  #resume: (() => void) | undefined;
+  #status = 0;
+  #statusText = "";
+  #headers: HeaderRecord = {};
+  #chunks: Buffer[] = [];
+  #size = 0;
+  #complete = false;
+  #settled = false;
+  #stream: UpstreamBodyStream | undefined;
+  /** Called once the call settles (answer handed on, or failed): the timeout stops there. */
+  onSettled: (() => void) | undefined;
 
-/** undici's header record as `HeadersInit`, each value of a repeated header its own entry. */
-function toHeadersInit(headers: Record<string, string | string[] | undefined>): HeadersInit {
-  let pairs: [string, string][] | undefined;
-  for (const name in headers) {
-    if (Array.isArray(headers[name])) {
-      pairs = [];
-      break;
+  constructor(
+    private readonly method: string,
+    private readonly resolve: (response: Response) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {}
+
+  /** Aborts the call (timeout); the error reaches `onError`. */
+  abort(reason: Error): void {
+    this.#abort?.(reason);
+  }
+
+  onConnect(abort: (reason?: Error) => void): void {
+    this.#abort = abort;
+  }
+
+  onHeaders(status: number, raw: Buffer[], resume: () => void, statusText: string): boolean {
+    if (status < 200) return true;
+    this.#status = status;
+    this.#statusText = statusText;
+    this.#headers = toHeaderRecord(raw);
+    this.#resume = resume;
+    if (this.method === "HEAD" || status === 204 || status === 304) {
+      this.#settle(null);
+      return true;
+    }
+    const declared = Number(this.#headers["content-length"] ?? Number.NaN);
+    // A small declared body is read whole (still within the timeout); otherwise the rest of the
+    // bytes parsed from this read decide: complete at the end of it means one buffer.
+    if (!(declared <= BUFFERED_BODY_MAX_BYTES)) {
+      queueMicrotask(() => {
+        if (!this.#settled) this.#startStreaming();
+      });
+    }
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.#stream) return this.#stream.push(chunk);
+    this.#chunks.push(chunk);
+    this.#size += chunk.length;
+    if (this.#size > BUFFERED_BODY_MAX_BYTES) this.#startStreaming();
+    return true;
+  }
+
+  onComplete(): void {
+    this.#complete = true;
+    if (this.#stream) {
+      this.#stream.push(null);
+      return;
+    }
+    if (this.#settled) return;
+    const body =
+      this.#chunks.length === 1 ? (this.#chunks[0] as Buffer) : Buffer.concat(this.#chunks as Uint8Array[], this.#size);
+    this.#chunks = [];
+    this.#settle(new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
+  }
+
+  onError(error: Error): void {
+    if (this.#stream) {
+      this.#stream.destroy(error);
+      return;
+    }
+    if (!this.#settled) {
+      this.#settled = true;
+      this.onSettled?.();
+      this.reject(error);
     }
   }
-  if (!pairs) return headers as Record<string, string>;
-  for (const [name, value] of Object.entries(headers)) {
-    if (Array.isArray(value)) for (const item of value) pairs.push([name, item]);
-    else if (value !== undefined) pairs.push([name, value]);
-  }
-  return pairs;
-}
 
-/** The request headers as the record undici takes, without copying a record given as one. */
-function toHeaderRecord(init: HeadersInit | undefined): Record<string, string> {
-  if (init && !(init instanceof Headers) && !Array.isArray(init)) return init as Record<string, string>;
-  const headers: Record<string, string> = {};
-  const source = init instanceof Headers ? init : new Headers(init);
-  source.forEach((value, name) => {
-    headers[name] = value;
-  });
-  return headers;
+  #startStreaming(): void {
+    const stream = new UpstreamBodyStream({
+      resume: () => this.#resume?.(),
+      abort: (reason) => {
+        if (!this.#complete) this.#abort?.(reason);
+      },
+    });
+    for (const chunk of this.#chunks) stream.push(chunk);
+    this.#chunks = [];
+    this.#stream = stream;
+    this.#settle(stream);
+  }
+
+  #settle(body: Uint8Array | Readable | null): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.onSettled?.();
+    this.resolve(respond(this.#status, this.#statusText, this.#headers, body));
+  }
 }
 
 /** Creates the Node upstream fetch (one connection pool per gateway). */
 export function createNodeUpstreamFetch(options: NodeUpstreamFetchOptions = {}): UpstreamFetch {
   const dispatcher = new Agent({ keepAliveTimeout: options.keepAliveTimeoutMs ?? 10_000 });
-  return async (url, init) => {
-    const headers = toHeaderRecord(init.headers);
-    const method = (init.method ?? "GET").toUpperCase() as Method;
-    // undici takes an EventEmitter as its abort signal: much cheaper than an AbortController.
-    const abort = new EventEmitter();
-    let timedOut = false;
-    const armed = armHeaderTimeout(init.body, init.timeoutMs, () => {
-      timedOut = true;
-      abort.emit("abort");
-    });
-    let answer: Awaited<ReturnType<typeof request>>;
-    let small: Uint8Array<ArrayBuffer> | undefined;
-    try {
-      answer = await request(url, { method, headers, body: toRequestBody(armed.body), signal: abort, dispatcher });
-      const bodyless = method === "HEAD" || answer.statusCode === 204 || answer.statusCode === 304;
-      // A small declared body is read whole (still within the timeout) and sent on as one
-      // buffer: one socket write, no stream pipeline per call (most API answers are a few KB).
-      if (!bodyless && Number(answer.headers["content-length"] ?? Number.NaN) <= BUFFERED_BODY_MAX_BYTES) {
-        small = new Uint8Array(await answer.body.arrayBuffer());
+  return (url: string, init: UpstreamRequestInit) =>
+    new Promise<Response>((resolve, reject) => {
+      const method = (init.method ?? "GET").toUpperCase();
+      let timedOut = false;
+      const handler = new UpstreamCallHandler(method, resolve, (error) =>
+        reject(timedOut ? new UpstreamTimeoutError("no response in time", { cause: error }) : error),
+      );
+      const onTimeout = () => {
+        timedOut = true;
+        handler.abort(new UpstreamTimeoutError("no response in time"));
+      };
+      const armed =
+        init.body instanceof Readable
+          ? armAfterNodeBody(init.body, init.timeoutMs, onTimeout)
+          : armHeaderTimeout(init.body, init.timeoutMs, onTimeout);
+      handler.onSettled = () => armed.disarm();
+      // The origin ends at the first "/" after "//"; the rest is the path and query.
+      const pathStart = url.indexOf("/", url.indexOf("//") + 2);
+      try {
+        dispatcher.dispatch(
+          {
+            origin: pathStart < 0 ? url : url.slice(0, pathStart),
+            path: pathStart < 0 ? "/" : url.slice(pathStart),
+            method,
+            headers: toRequestHeaders(init.headers),
+            body: toRequestBody(armed.body),
+          },
+          handler,
+        );
+      } catch (error) {
+        armed.disarm();
+        reject(error);
       }
-    } catch (error) {
-      if (timedOut) throw new UpstreamTimeoutError("no response in time", { cause: error });
-      throw error;
-    } finally {
-      armed.disarm();
-    }
-    const responseHeaders = toHeadersInit(answer.headers);
-    const status = answer.statusCode;
-    if (method === "HEAD" || status === 204 || status === 304) {
-      answer.body.dump().catch(() => {});
-      return new FastResponse(null, { status, headers: responseHeaders });
-    }
-    if (small) return withNativeBody(new FastResponse(small, { status, headers: responseHeaders }), small);
-    return new NodeUpstreamResponse(answer.body, { status, headers: responseHeaders });
-  };
+    });
 }

@@ -83,3 +83,13 @@ export function readNodeBody(request: Request, limit: number, deadlineMs?: numbe
     req.on("data", onData).once("end", onEnd).once("error", onError).once("close", onClose);
   });
 }
+
+/**
+ * The unread `IncomingMessage` behind srvx's Request (`GatewayContext.nativeRequestBody`), for the
+ * proxy to pipe a large upload upstream as it is; undefined once anything has read the body.
+ */
+export function nativeNodeRequestBody(request: Request): IncomingMessage | undefined {
+  const req = (request as NodeBacked).runtime?.node?.req;
+  if (!req || request.bodyUsed || req.readableEnded || req.readableDidRead) return undefined;
+  return req;
+}

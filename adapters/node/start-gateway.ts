@@ -21,11 +21,12 @@ import { applyConnectionLimits, forwardedClientLimit, nodeServerOptions } from "
 import { allowListenerPerAttempt } from "./lane-signal.ts";
 import { listNodeHeaders } from "./list-node-headers.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
+import { createNodeEventStreamChannel } from "./node-event-stream-channel.ts";
 import { createNodeTracing } from "./node-tracing.ts";
 import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
 import { sendNodeWebSocketText } from "./node-websocket-text.ts";
 import { loadQuickJSNode } from "./quickjs-node.ts";
-import { readNodeBody } from "./read-node-body.ts";
+import { nativeNodeRequestBody, readNodeBody } from "./read-node-body.ts";
 import { createStdoutLogWriter } from "./stdout-log-writer.ts";
 
 export interface NodeGatewayOptions {
@@ -91,6 +92,8 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     hub,
     crypto: createNodeCrypto(),
     readBody: readNodeBody,
+    nativeRequestBody: nativeNodeRequestBody,
+    createEventStreamChannel: createNodeEventStreamChannel,
     listHeaders: listNodeHeaders,
     upstreamFetch: createNodeUpstreamFetch(),
     loadQuickJS: loadQuickJSNode,

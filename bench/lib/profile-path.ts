@@ -29,6 +29,7 @@ import { profileFlags, type Spawned, spawnAndWait } from "./spawn-process.ts";
 
 const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
 const FAKE = new URL("../esign-emulator-process.ts", import.meta.url).pathname;
+const PEER = new URL("../peers/http-proxy-peer.ts", import.meta.url).pathname;
 
 const [path = "ingress", secondsArg = "5", connectionsArg = "50"] = process.argv.slice(2);
 const seconds = Number(secondsArg);
@@ -122,6 +123,28 @@ async function proxy() {
         `gateway CPU ${m.usPerRequest} µs/request at ${connections} connections, ${one.usPerRequest} µs/request at 1 ` +
         `(${one.result.requestsPerSecond} req/s)`,
     );
+    // The node-http-proxy peer measured the same way, so the two CPU costs compare in one run.
+    const peer = await spawnAndWait(
+      ["--import", "tsx", PEER],
+      (line) => (line.startsWith("PORT ") ? `http://127.0.0.1:${line.slice(5)}` : undefined),
+      {
+        PEER_UPSTREAM_BASE_URL: fakeInfo.baseUrl,
+        PEER_CLIENT_ID: fakeInfo.clientId,
+        PEER_CLIENT_SECRET: fakeInfo.clientSecret,
+        PEER_CLIENT_KEY_SHA256: createHash("sha256").update(key).digest("hex"),
+      },
+    );
+    try {
+      await runLoad(peer.url, via, { connections, durationSeconds: 2 });
+      const pm = await measured(peer, () => runLoad(peer.url, via, { connections, durationSeconds: seconds }));
+      const p1 = await measured(peer, () => runLoad(peer.url, via, { connections: 1, durationSeconds: seconds }));
+      console.log(
+        `node-http-proxy peer: ${pm.result.requestsPerSecond} req/s; CPU ${pm.usPerRequest} µs/request at ${connections} ` +
+          `connections, ${p1.usPerRequest} µs/request at 1 (${p1.result.requestsPerSecond} req/s)`,
+      );
+    } finally {
+      await peer.stop();
+    }
   } finally {
     await gateway.stop();
     await fake.stop();

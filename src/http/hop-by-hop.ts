@@ -17,8 +17,11 @@ const HOP_BY_HOP = new Set([
   "upgrade",
 ]);
 
+const isListedHopByHop = (name: string) => HOP_BY_HOP.has(name);
+
 /** A predicate for the hop-by-hop headers of one message, given its `Connection` value. */
 export function hopByHopFilter(connection: string | null | undefined): (name: string) => boolean {
+  if (!connection || connection === "keep-alive" || connection === "close") return isListedHopByHop;
   const named = new Set(
     (connection ?? "")
       .split(",")

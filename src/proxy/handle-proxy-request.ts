@@ -6,7 +6,7 @@
  * 502 `upstream_unavailable`, 504 `upstream_timeout`). Every answer carries `X-Request-Id`.
  */
 
-import { HTTPResponse } from "h3";
+import { FastResponse } from "srvx";
 import { readBearerCredential } from "../auth/authenticate-client.ts";
 import { createGatewayError, toErrorResponse } from "../errors.ts";
 import type { TraceSpan } from "../tracing/tracing-port.ts";
@@ -17,7 +17,7 @@ import type { ApiProxy, ProxyDeps, ProxyUpstream } from "./proxy-deps.ts";
 import { checkProxyPath, checkProxyQuery, isProxyCallAllowed } from "./proxy-scopes.ts";
 import { prepareProxyBody } from "./replayable-body.ts";
 import { sendUpstream } from "./send-upstream.ts";
-import { passOnBody, UpstreamNetworkError, UpstreamTimeoutError } from "./upstream-fetch.ts";
+import { passOnBody, UpstreamNetworkError, UpstreamTimeoutError, upstreamHeadersOf } from "./upstream-fetch.ts";
 import { startUpstreamSpan } from "./upstream-span.ts";
 
 const AUTH_MESSAGES = {
@@ -65,7 +65,7 @@ async function forward(
   requestId: string,
   extraHeaders: Record<string, string>,
   span: TraceSpan | undefined,
-): Promise<HTTPResponse> {
+): Promise<Response> {
   const { config } = upstream;
   const credentials = upstream.credentials;
   if (!credentials || !config.baseUrl) {
@@ -83,7 +83,7 @@ async function forward(
       method: request.method,
       url: target,
       headers: buildUpstreamHeaders(request.headers, requestId),
-      body: await prepareProxyBody(request, config.replayBodyLimitBytes),
+      body: await prepareProxyBody(request, config.replayBodyLimitBytes, ctx),
       // No `request.signal`: a caller gone before the answer costs at most the upstream timeout,
       // and a gone reader cancels the streamed answer (which closes the upstream body). Creating
       // the signal per request is a measurable share of the proxy's CPU on Node.
@@ -98,12 +98,13 @@ async function forward(
   const response = await (clientSpan ? sent.then(clientSpan.answered, clientSpan.failed) : sent);
   ctx.metrics.observe("gateway_proxy_upstream_seconds", performance.now() - started, { upstream: config.id });
   const bodyless = request.method === "HEAD" || response.status === 204 || response.status === 304;
-  // h3's HTTPResponse hands the body to the runtime's server as it is: on Node the upstream's
-  // Node stream is piped into the socket, skipping a Web-stream read per chunk (upstream-fetch.ts).
-  return new HTTPResponse(bodyless ? null : passOnBody(response), {
+  // srvx's FastResponse (the runtime's Response off Node) hands the body and the header record to
+  // the runtime's server as they are: on Node a whole small answer is written with its head, a
+  // streamed one piped as a Node stream (upstream-fetch.ts), and no `Headers` is built.
+  return new FastResponse(bodyless ? null : passOnBody(response), {
     status: response.status,
     statusText: response.statusText,
-    headers: buildClientHeaders(response.headers, requestId, extraHeaders),
+    headers: buildClientHeaders(upstreamHeadersOf(response), requestId, extraHeaders),
   });
 }
 
@@ -115,17 +116,18 @@ export async function handleProxyRequest(
   request: Request,
   requestId: string,
   span?: TraceSpan,
-): Promise<Response | HTTPResponse> {
+): Promise<Response> {
   const url = new URL(request.url);
   const { id, path } = splitProxyPath(url.pathname);
   const upstreamId = id || upstreamIdParam;
   const upstream = proxy.upstreams.get(upstreamId);
   const label = upstream ? upstreamId : "unknown";
   let extraHeaders: Record<string, string> = {};
-  let response: Response | HTTPResponse;
+  let response: Response;
   try {
     if (isPreflight(request)) {
       response = answerProxyPreflight(ctx.config.clients, upstreamId, request);
+      response.headers.set("x-request-id", requestId);
     } else {
       const auth = await ctx.clients.authenticate(readBearerCredential(request, url), "proxy");
       if (!auth.ok) {
@@ -150,13 +152,13 @@ export async function handleProxyRequest(
     const failure = toGatewayFailure(error, upstreamId);
     response = toErrorResponse(failure);
     for (const [name, value] of Object.entries(extraHeaders)) response.headers.set(name, value);
+    response.headers.set("x-request-id", requestId);
     const status = response.status;
     if (status >= 500) {
       const code = (failure as { data?: { code?: string } }).data?.code;
       ctx.logger.warn("proxy call failed", { requestId, upstream: label, status, code, error: describe(error) });
     }
   }
-  response.headers.set("x-request-id", requestId);
   ctx.metrics.inc("gateway_proxy_requests_total", { upstream: label, status: String(response.status) });
   ctx.logger.debug("proxied", { requestId, upstream: label, method: request.method, path, status: response.status });
   return response;

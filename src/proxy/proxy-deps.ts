@@ -2,7 +2,6 @@
  * What the API proxy uses of the gateway (narrow, so the proxy does not depend on the whole
  * gateway context), and the proxy's own shape: one entry per configured upstream.
  */
-import type { HTTPResponse } from "h3";
 import type { ClientAuthenticator } from "../auth/authenticate-client.ts";
 import type { GatewayConfig } from "../config/schema.ts";
 import type { UpstreamConfig } from "../config/upstreams-schema.ts";
@@ -27,6 +26,10 @@ export interface ProxyDeps {
   metrics: Metrics;
   logger: Logger;
   upstreamFetch: UpstreamFetch;
+  /** Reads a whole request body up to `limit` bytes (the runtime's fastest way; `GatewayContext.readBody`). */
+  readBody?: (request: Request, limit: number) => Promise<{ ok: true; bytes: Uint8Array } | { ok: false }>;
+  /** The runtime's own form of an unread request body, for large uploads (`GatewayContext.nativeRequestBody`). */
+  nativeRequestBody?: (request: Request) => unknown;
 }
 
 export interface UpstreamAuthorization {
@@ -55,5 +58,5 @@ export interface ProxyUpstream {
 export interface ApiProxy {
   upstreams: ReadonlyMap<string, ProxyUpstream>;
   /** Answers one request to `/api/{upstreamId}/...` (never throws); `span`: its server span, when traced. */
-  handle(upstreamId: string, request: Request, requestId: string, span?: TraceSpan): Promise<Response | HTTPResponse>;
+  handle(upstreamId: string, request: Request, requestId: string, span?: TraceSpan): Promise<Response>;
 }

@@ -28,8 +28,8 @@ const MAX_BACKOFF_MS = 10_000;
 export interface UpstreamCall {
   method: string;
   url: string;
-  /** Upstream-bound headers without `Authorization` (added per attempt). */
-  headers: Headers;
+  /** Upstream-bound headers (lower-case names) without `Authorization` (added per attempt). */
+  headers: Readonly<Record<string, string>>;
   body: ProxyBody;
 }
 
@@ -42,13 +42,16 @@ export interface SendHooks {
 }
 
 /** True when the method (and `Idempotency-Key`) make a resend harmless. */
-export function isRetrySafe(method: string, headers: Headers): boolean {
-  return ALWAYS_SAFE.has(method) || ((method === "POST" || method === "PATCH") && headers.has("idempotency-key"));
+export function isRetrySafe(method: string, headers: Readonly<Record<string, string>>): boolean {
+  return (
+    ALWAYS_SAFE.has(method) || ((method === "POST" || method === "PATCH") && headers["idempotency-key"] !== undefined)
+  );
 }
 
 function bodyInit(body: ProxyBody): { body?: BodyInit; duplex?: "half" } {
   if (body.kind === "buffered") return { body: body.bytes };
   if (body.kind === "stream") return { body: body.stream, duplex: "half" };
+  if (body.kind === "native") return { body: body.body as BodyInit, duplex: "half" };
   return {};
 }
 
@@ -59,21 +62,19 @@ export async function sendUpstream(
   call: UpstreamCall,
   hooks: SendHooks,
 ): Promise<Response> {
-  const replayable = call.body.kind !== "stream";
+  const replayable = call.body.kind === "none" || call.body.kind === "buffered";
   const retries = replayable && isRetrySafe(call.method, call.headers) ? upstream.retries : 0;
   const maxWaitMs = upstream.maxRetryAfterSeconds * 1000;
 
   const exchange = async (rejected?: string) => {
     const auth = await credentials.authorize(rejected, hooks.span);
-    // A plain record (lower-case names): the runtime's fetch takes it without another Headers copy.
-    const headers: Record<string, string> = {};
-    call.headers.forEach((value, name) => {
-      headers[name] = value;
-    });
-    headers.authorization = auth.header;
+    // A plain record (lower-case names): the runtime's fetch takes it without a Headers copy.
+    const headers: Record<string, string> = { ...call.headers, authorization: auth.header };
     if (hooks.span) setTraceHeaders(headers, hooks.span.headers());
     // A streamed body keeps its declared length, so the upstream sees no chunked upload.
-    if (call.body.kind === "stream" && call.body.length) headers["content-length"] = call.body.length;
+    if ((call.body.kind === "stream" || call.body.kind === "native") && call.body.length) {
+      headers["content-length"] = call.body.length;
+    }
     const init = { method: call.method, headers, ...bodyInit(call.body) };
     const response = await callUpstream(hooks.fetch, call.url, init, upstream.timeoutMs);
     return { response, token: auth.token };

@@ -48,6 +48,21 @@ export class RetryableStatusError extends Error {
  */
 export const UPSTREAM_NATIVE_BODY: unique symbol = Symbol.for("gateway.upstream-native-body");
 
+/**
+ * Where a runtime's `UpstreamFetch` may attach the answer's headers as the record it parsed them
+ * into (lower-case names, repeats joined, `set-cookie` as a list), so the proxy reads them
+ * without building a `Headers`; `response.headers` is used when absent.
+ */
+export const UPSTREAM_HEADER_RECORD: unique symbol = Symbol.for("gateway.upstream-header-record");
+
+/** The answer's headers: the runtime's record when attached, else `response.headers`. */
+export function upstreamHeadersOf(response: Response): Headers | Readonly<Record<string, string | string[]>> {
+  return (
+    (response as { [UPSTREAM_HEADER_RECORD]?: Record<string, string | string[]> })[UPSTREAM_HEADER_RECORD] ??
+    response.headers
+  );
+}
+
 /** The body to send on to the client: the runtime's native one when attached, else `response.body`. */
 export function passOnBody(response: Response): BodyInit | null {
   // Typed as BodyInit for h3's HTTPResponse, which hands any body to the runtime's server as is.

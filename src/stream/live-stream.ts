@@ -1,8 +1,9 @@
 /**
  * The live stream's fan-out: one listener on the event hub for the whole gateway. For each
  * recorded event it decides once which stream destinations the routes send it to (live
- * delivery is a destination like the others), serializes the event frame at most once, and
- * offers it to every attached session, after the webhook's answer went out. Fan-out never
+ * delivery is a destination like the others), serializes the event frame at most once, decides
+ * once per audience (sessions with the same destinations, scope and filters) whether it is
+ * wanted, and offers it to every attached session, after the webhook's answer went out. Fan-out never
  * awaits a consumer: a slow consumer only grows its own buffer until its session ends it. One
  * timer drives the heartbeats of all sessions.
  */
@@ -37,6 +38,24 @@ export function createLiveStream(
   const destinationIds = ctx.config.destinations.filter((d) => d.type === "stream").map((d) => d.id);
   const streamIds = new Set(destinationIds);
   const sessions = new Set<StreamSession>();
+  // Sessions by audience (routed destinations, scope and filters): one `wants` per group and event.
+  const audiences = new Map<string, Set<StreamSession>>();
+  const audienceOf = new Map<StreamSession, string>();
+  const fileSession = (session: StreamSession) => {
+    const key = session.audienceKey;
+    const group = audiences.get(key) ?? new Set<StreamSession>();
+    audiences.set(key, group);
+    group.add(session);
+    audienceOf.set(session, key);
+  };
+  const unfileSession = (session: StreamSession) => {
+    const key = audienceOf.get(session);
+    if (key === undefined) return;
+    audienceOf.delete(session);
+    const group = audiences.get(key);
+    group?.delete(session);
+    if (group?.size === 0) audiences.delete(key);
+  };
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   let shuttingDown = false;
 
@@ -72,7 +91,17 @@ export function createLiveStream(
           frame ??= eventFrame(record);
           return frame;
         };
-    for (const session of sessions) session.offer(record, destinations, frameOnce);
+    for (const group of audiences.values()) {
+      let verdict: string | null | undefined;
+      for (const session of group) {
+        if (!session.live) {
+          session.offer(record, destinations, frameOnce);
+          continue;
+        }
+        if (verdict === undefined) verdict = session.routedTo(record, destinations) ?? null;
+        session.offer(record, destinations, frameOnce, verdict);
+      }
+    }
     if (ctx.tracing && record.event.traceparent && sessions.size > 0) {
       traceFanOut(ctx.tracing, record, destinations, sessions.size);
     }
@@ -147,14 +176,21 @@ export function createLiveStream(
     attach(session) {
       if (shuttingDown) return session.fail("shutting_down", "the gateway is shutting down");
       sessions.add(session);
+      fileSession(session);
       if (!heartbeat) {
         heartbeat = setInterval(tick, options.heartbeatMs);
         // The timer must never keep a process alive on its own (tests, shutdown).
         (heartbeat as { unref?: () => void }).unref?.();
       }
     },
+    regroup(session) {
+      if (!audienceOf.has(session)) return;
+      unfileSession(session);
+      fileSession(session);
+    },
     detach(session) {
       sessions.delete(session);
+      unfileSession(session);
       if (sessions.size === 0 && heartbeat) {
         clearInterval(heartbeat);
         heartbeat = undefined;

@@ -5,13 +5,17 @@
  * when the resume cursor moved). Refusals before the stream starts are error envelopes (401,
  * 403, 404, 400); later errors are an error frame followed by the end of the stream.
  *
- * Backpressure: the body is a pull-based stream with no internal buffer; frames wait in a queue
- * of our own until the runtime reads them, so the queue's size is what the consumer has not
- * taken. Past the bound the session ends the stream (after the error frame, which the consumer
- * reads once it catches up, or is cut when it does not within the idle timeout).
+ * Backpressure: frames wait in the body's channel (event-stream-channel.ts) until the runtime
+ * reads them, so its queue is what the consumer has not taken. Past the bound the session ends
+ * the stream (after the error frame, which the consumer reads once it catches up, or is cut when
+ * it does not within the idle timeout). An event frame is formatted and encoded once for all
+ * subscribers.
  */
+import { FastResponse } from "srvx";
+import { concatBytes } from "../encoding/concat-bytes.ts";
 import { createGatewayError } from "../errors.ts";
 import { authorizeSubscriber } from "./authorize-subscriber.ts";
+import { type CreateEventStreamChannel, createWebEventStreamChannel } from "./event-stream-channel.ts";
 import type { LiveStream } from "./live-stream.ts";
 import { formatCursor } from "./stream-cursor.ts";
 import type { StreamDeps } from "./stream-deps.ts";
@@ -20,90 +24,93 @@ import { createStreamSession, type StreamSink } from "./stream-session.ts";
 const RETRY_MS = 1000;
 const encoder = new TextEncoder();
 
-function createEventStreamSink(live: LiveStream, onCancel: () => void) {
+/**
+ * The bytes of the last event frame: a fan-out turn sends the same frame with the same cursor to
+ * every SSE subscriber, so it is formatted and encoded once for all of them, not per subscriber.
+ */
+let lastEvent: { frame: string; cursor: number; bytes: Uint8Array } | undefined;
+
+/**
+ * The last corked batch joined: in a turn of several events every subscriber of an audience
+ * holds the same frames (the same shared byte arrays), so they are joined once, not per subscriber.
+ */
+let lastBatch: { parts: Uint8Array[]; bytes: Uint8Array } | undefined;
+
+function joinBatch(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0] as Uint8Array;
+  const last = lastBatch;
+  if (last && last.parts.length === parts.length && last.parts.every((part, i) => part === parts[i])) {
+    return last.bytes;
+  }
+  const bytes = concatBytes(parts);
+  lastBatch = { parts, bytes };
+  return bytes;
+}
+
+function eventBytes(frame: string, cursor: number): Uint8Array {
+  if (lastEvent?.frame !== frame || lastEvent.cursor !== cursor) {
+    lastEvent = { frame, cursor, bytes: encoder.encode(`id: ${formatCursor(cursor)}\ndata: ${frame}\n\n`) };
+  }
+  return lastEvent.bytes;
+}
+
+function createEventStreamSink(live: LiveStream, open: CreateEventStreamChannel, onCancel: () => void) {
   const { clock, options } = live;
-  const queue: Uint8Array[] = [];
-  let queued = 0;
-  let readerWaiting = false;
   let lastRead = clock.now();
   let ending = false;
   let finished = false;
   let lastId = -1;
   let cutTimer: ReturnType<typeof setTimeout> | undefined;
   let drainWaiters: { threshold: number; resolve: (drained: boolean) => void }[] = [];
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
+
+  const channel = open({
+    onRead() {
+      lastRead = clock.now();
+      if (drainWaiters.length > 0) {
+        const queued = channel.queued();
+        drainWaiters = drainWaiters.filter((waiter) => (queued <= waiter.threshold ? waiter.resolve(true) : true));
+      }
+      if (ending && channel.queued() === 0) finish(false);
+    },
+    onCancel() {
+      finished = true;
+      clearTimeout(cutTimer);
+      onCancel();
+    },
+  });
 
   const finish = (cut: boolean) => {
     if (finished) return;
     finished = true;
     clearTimeout(cutTimer);
-    queue.length = 0;
-    queued = 0;
     for (const waiter of drainWaiters) waiter.resolve(false);
     drainWaiters = [];
-    if (cut) controller.error(new Error("stream cut"));
-    else controller.close();
+    if (cut) channel.cut();
+    else channel.end();
   };
 
-  const body = new ReadableStream<Uint8Array>(
-    {
-      start(c) {
-        controller = c;
-      },
-      pull() {
-        lastRead = clock.now();
-        const next = queue.shift();
-        if (!next) {
-          if (ending) return finish(false);
-          readerWaiting = true;
-          return;
-        }
-        queued -= next.byteLength;
-        controller.enqueue(next);
-        if (ending && queue.length === 0) return finish(false);
-        drainWaiters = drainWaiters.filter((waiter) => (queued <= waiter.threshold ? waiter.resolve(true) : true));
-      },
-      cancel() {
-        finished = true;
-        clearTimeout(cutTimer);
-        onCancel();
-      },
-    },
-    { highWaterMark: 0 },
-  );
-
-  let batch: string[] | undefined;
-  const write = (text: string) => {
+  let batch: Uint8Array[] | undefined;
+  const write = (text: string | Uint8Array) => {
     if (finished || ending) return;
-    if (batch) {
-      batch.push(text);
-      return;
-    }
-    const bytes = encoder.encode(text);
-    if (readerWaiting) {
-      readerWaiting = false;
-      controller.enqueue(bytes);
-    } else {
-      queue.push(bytes);
-      queued += bytes.byteLength;
-    }
+    const bytes = typeof text === "string" ? encoder.encode(text) : text;
+    if (batch) batch.push(bytes);
+    else channel.push(bytes);
   };
 
   const sink: StreamSink = {
     send(frame, cursor) {
       if (cursor === undefined) return write(`data: ${frame}\n\n`);
       lastId = cursor;
-      write(`id: ${formatCursor(cursor)}\ndata: ${frame}\n\n`);
+      write(eventBytes(frame, cursor));
     },
     heartbeat(cursor) {
-      // An `id:` line without data moves the client's Last-Event-ID without firing an event.
       const id = cursor > lastId ? `id: ${formatCursor(cursor)}\n` : "";
       lastId = Math.max(lastId, cursor);
       write(`: heartbeat\n${id}\n`);
     },
-    bufferedAmount: () => queued,
+    bufferedAmount: () => channel.queued(),
     waitForDrain(threshold, timeoutMs) {
-      if (queued <= threshold) return Promise.resolve(true);
+      if (channel.queued() <= threshold) return Promise.resolve(true);
       return new Promise<boolean>((resolve) => {
         const timer = setTimeout(() => resolve(false), timeoutMs);
         drainWaiters.push({
@@ -118,29 +125,30 @@ function createEventStreamSink(live: LiveStream, onCancel: () => void) {
     end(code) {
       if (finished || ending) return;
       if (batch) {
-        // The goodbye frame may sit in a batch: it goes out before the stream ends.
-        const texts = batch;
+        const held = batch;
         batch = undefined;
-        write(texts.join(""));
+        write(joinBatch(held));
       }
-      // A consumer that stopped reading will not read a goodbye either: cut it now.
       if (code === "idle_timeout") return finish(true);
-      if (queue.length === 0) return finish(false);
+      if (channel.queued() === 0) return finish(false);
+      // The error frame waits behind what is queued: the body ends once the consumer read it,
+      // or is cut when it does not within the idle timeout.
       ending = true;
+      channel.end();
       cutTimer = setTimeout(() => finish(true), options.idleTimeoutMs);
     },
-    stalledSince: () => (queue.length > 0 ? lastRead : undefined),
+    stalledSince: () => (channel.queued() > 0 ? lastRead : undefined),
     cork() {
       if (batch) return () => {};
       batch = [];
       return () => {
-        const texts = batch ?? [];
+        const held = batch ?? [];
         batch = undefined;
-        if (texts.length > 0) write(texts.join(""));
+        if (held.length > 0) write(joinBatch(held));
       };
     },
   };
-  return { body, sink, write };
+  return { body: channel.body, sink, write };
 }
 
 /** Handles `GET /stream`. */
@@ -166,7 +174,11 @@ export async function openEventStream(
   }
   const { grant } = result;
   let session: ReturnType<typeof createStreamSession> | undefined;
-  const { body, sink, write } = createEventStreamSink(live, () => session?.dispose());
+  const { body, sink, write } = createEventStreamSink(
+    live,
+    ctx.createEventStreamChannel ?? createWebEventStreamChannel,
+    () => session?.dispose(),
+  );
   write(`retry: ${RETRY_MS}\n\n`);
   session = createStreamSession(live, grant, sink);
   session.start().catch((error) => ctx.logger.error("stream session failed", { error: String(error) }));
@@ -184,5 +196,7 @@ export async function openEventStream(
     headers.set("access-control-allow-origin", origin);
     headers.set("vary", "origin");
   }
-  return new Response(body, { status: 200, headers });
+  // srvx's FastResponse (the runtime's Response off Node) hands a runtime's own body stream to
+  // its server as it is (event-stream-channel.ts).
+  return new FastResponse(body, { status: 200, headers });
 }

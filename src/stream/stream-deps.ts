@@ -11,6 +11,7 @@ import type { Logger } from "../ops/logger.ts";
 import type { CompiledRoute } from "../routes/match-routes.ts";
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { Tracing } from "../tracing/tracing-port.ts";
+import type { CreateEventStreamChannel } from "./event-stream-channel.ts";
 import type { LiveHub } from "./hub-contract.ts";
 
 export interface StreamDeps {
@@ -25,6 +26,8 @@ export interface StreamDeps {
   enricher?: Pick<Enricher, "wants" | "enrich">;
   /** A span per event fanned out to subscribers (docs/tracing.md), when tracing is on. */
   tracing?: Tracing;
+  /** The SSE body channel; default Web streams (src/stream/event-stream-channel.ts). */
+  createEventStreamChannel?: CreateEventStreamChannel;
   /**
    * A stream destination's transform (docs/transformations.md), when any stream destination has
    * one: undefined when `destination` has none, null to send nothing, else the frame's event JSON.

@@ -38,6 +38,8 @@ export interface LiveStreamHost {
   /** Ids of the stream destinations the routes send `record` to. */
   streamDestinationsOf(record: EventRecord): readonly string[];
   attach(session: StreamSession): void;
+  /** The session's audience changed (subscribe/unsubscribe): file it under its new key. */
+  regroup?(session: StreamSession): void;
   /** The event as subscribers get it (enriched when a route asks for it), when enrichment is configured. */
   prepare?(record: EventRecord, destinations: readonly string[]): Promise<EventRecord>;
   /**
@@ -76,6 +78,15 @@ interface Subscription {
 
 const MAX_TIMER_MS = 2_147_483_647;
 
+/** The key under which sessions that decide every event alike are grouped (see `audienceKey`). */
+function audienceKeyOf(grant: StreamGrant, subscriptions: ReadonlyMap<string, Subscription>): string {
+  return JSON.stringify([
+    [...grant.destinations].sort(),
+    grant.scopeLayers.layers,
+    [...subscriptions.values()].map((s) => s.filter),
+  ]);
+}
+
 export type StreamSession = ReturnType<typeof createStreamSession>;
 
 /** Creates the session of an authorized subscriber; call `start()` once the transport is open. */
@@ -91,10 +102,14 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
   /** While corked, queued bytes include a batch not yet offered to the network: judge after. */
   let corked = false;
 
-  // Plain arrays and loops: this runs once per event per subscriber, thousands of times a turn.
+  // Plain arrays and loops: this runs once per event per audience (sessions that would decide
+  // alike share one evaluation, see `audienceKey`).
   let matchers = [...subscriptions.values()].map((s) => s.matches);
+  let audience = audienceKeyOf(grant, subscriptions);
   const syncMatchers = () => {
     matchers = [...subscriptions.values()].map((s) => s.matches);
+    audience = audienceKeyOf(grant, subscriptions);
+    host.regroup?.(session);
   };
   /** The first of `destinations` this subscriber may read, when it wants `record`; else undefined. */
   const routedTo = (record: EventRecord, destinations: readonly string[]): string | undefined => {
@@ -162,14 +177,19 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
     }
   };
 
+  /**
+   * `verdict`: what `routedTo` gave when the fan-out already evaluated it for this session's
+   * audience (null: not wanted); undefined: evaluate here.
+   */
   const deliverLive = (
     record: EventRecord,
     destinations: readonly string[],
     frame: (destination: string) => string | undefined,
+    verdict?: string | null,
   ) => {
     if (record.seq <= pos) return;
     pos = record.seq;
-    const routed = routedTo(record, destinations);
+    const routed = verdict === undefined ? routedTo(record, destinations) : (verdict ?? undefined);
     if (routed === undefined) return;
     const text = frame(routed);
     if (text === undefined) return;
@@ -234,9 +254,31 @@ export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, si
         if ((state as string) === "closed") return;
       }
     },
-    /** A live event from the fan-out; `frame` is serialized once for all subscribers. */
-    offer(record: EventRecord, destinations: readonly string[], frame: (destination: string) => string | undefined) {
-      if (state === "live") return deliverLive(record, destinations, frame);
+    /**
+     * Sessions with the same key decide every event alike (same routed destinations, scope and
+     * filters), so the fan-out evaluates `routedTo` once per key and event.
+     */
+    get audienceKey() {
+      return audience;
+    },
+    /** The destination this subscriber reads `record` under (routing, scope, filters), or undefined. */
+    routedTo,
+    /** Whether live events go out at once (not held in the start-up backlog, not closed). */
+    get live() {
+      return state === "live";
+    },
+    /**
+     * A live event from the fan-out; `frame` gives the frame per destination, serialized once for
+     * all subscribers; `verdict` is `routedTo`'s answer when the fan-out already evaluated it for
+     * this session's audience (null: not wanted).
+     */
+    offer(
+      record: EventRecord,
+      destinations: readonly string[],
+      frame: (destination: string) => string | undefined,
+      verdict?: string | null,
+    ) {
+      if (state === "live") return deliverLive(record, destinations, frame, verdict);
       if (state === "closed") return;
       backlog.push(record);
       if (backlog.length > options.maxReplayBacklog) {

@@ -32,26 +32,37 @@ export type CorkPeer = (peer: Peer) => (() => void) | undefined;
 export type PeerTextSender = (peer: Peer) => ((frame: string) => void) | undefined;
 
 function peerSink(peer: Peer, corkPeer: CorkPeer | undefined, textSender: PeerTextSender | undefined): StreamSink {
+  // Methods, not arrow properties: one sink per subscriber, and each named arrow costs a
+  // property store of its own under tsx (kept function names), a few hundred bytes per connection.
   const fast = textSender?.(peer);
-  return {
-    cork: corkPeer ? () => corkPeer(peer) ?? (() => {}) : undefined,
-    send:
-      fast ??
-      ((frame) => {
-        peer.send(frame);
-      }),
-    heartbeat: (cursor, now) => {
+  const sink: StreamSink = {
+    send(frame) {
+      if (fast) fast(frame);
+      else peer.send(frame);
+    },
+    heartbeat(cursor, now) {
       peer.send(heartbeatFrame(cursor, now));
     },
-    bufferedAmount: () => peer.bufferedAmount,
-    waitForDrain: (threshold, timeoutMs) =>
-      peer.waitForDrain({ threshold, signal: AbortSignal.timeout(timeoutMs), pollInterval: 20 }).then(
+    bufferedAmount() {
+      return peer.bufferedAmount;
+    },
+    waitForDrain(threshold, timeoutMs) {
+      return peer.waitForDrain({ threshold, signal: AbortSignal.timeout(timeoutMs), pollInterval: 20 }).then(
         () => true,
         () => false,
-      ),
-    end: (code) => peer.close(CLOSE_CODES[code], code),
+      );
+    },
+    end(code) {
+      peer.close(CLOSE_CODES[code], code);
+    },
   };
+  if (corkPeer) {
+    sink.cork = () => corkPeer(peer) ?? noop;
+  }
+  return sink;
 }
+
+function noop() {}
 
 /**
  * How long a refused peer may take to answer the close frame before its socket is cut: a client

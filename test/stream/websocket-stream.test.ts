@@ -124,6 +124,25 @@ describe("subscribe and unsubscribe messages", () => {
     expect(client.log.eventIds()).not.toContain(signed);
   });
 
+  // Subscribers with the same destinations, scope and filters share one filter evaluation per
+  // event (src/stream/live-stream.ts): one of them changing its subscription must leave the group.
+  test("of two subscribers with the same filter, the one that changes it alone gets the new selection", async () => {
+    const stays = track(await openReadyWs(gw.wsUrl({ token: gw.keys.ui, type: "agreement.declined" })));
+    const moves = track(await openReadyWs(gw.wsUrl({ token: gw.keys.ui, type: "agreement.declined" })));
+    const watcher = track(await openReadyWs(gw.wsUrl({ token: gw.keys.ui })));
+    const declined = await gw.postEsign("agreement.declined");
+    await barrier(watcher);
+
+    sendMessage(moves, { type: "subscribe", filter: { type: ["agreement.signed"] } });
+    await moves.log.waitFor((f) => f.type === "subscribed" && f.id === "default", "default replaced");
+    const signed = await gw.postEsign("agreement.signed");
+    const declined2 = await gw.postEsign("agreement.declined");
+    await barrier(watcher);
+
+    expect(stays.log.eventIds()).toEqual([declined, declined2]);
+    expect(moves.log.eventIds()).toEqual([declined, signed]);
+  });
+
   test("an invalid message answers a non-fatal error frame and the connection stays usable", async () => {
     const client = track(await openReadyWs(gw.wsUrl({ token: gw.keys.ui })));
     client.ws.send("not json");

@@ -46,3 +46,33 @@ test("every subscriber gets each event as its own text frame with that event's J
   expect(texts[1]).toEqual(texts[0]);
   expect(texts[2]).toEqual(texts[0]);
 });
+
+// The Node adapter writes each event's whole frame itself: the three length encodings of RFC 6455
+// (7-bit, 16-bit and 64-bit payload length) must all reach a `ws` client as valid text frames.
+test("frames of every payload-length encoding arrive whole and intact", async () => {
+  const client = await openReadyWs(gw.wsUrl(), { authorization: `Bearer ${gw.keys.ui}` });
+  clients.push(client);
+  const texts: string[] = [];
+  client.ws.on("message", (data: WebSocket.RawData, isBinary: boolean) => {
+    if (!isBinary) texts.push(data.toString());
+  });
+  const paddings = [0, 2_000, 70_000];
+  const ids: string[] = [];
+  for (const size of paddings) {
+    ids.push(
+      await gw.postEsign("agreement.signed", {
+        edit: (body) => {
+          (body as { data: Record<string, unknown> }).data.note = "x".repeat(size);
+        },
+      }),
+    );
+  }
+  const last = ids.at(-1);
+  await client.log.waitFor((f) => f.event?.id === last, `event ${last}`);
+  const events = texts.map((text) => JSON.parse(text)).filter((frame) => frame.type === "event");
+  expect(events.map((frame) => frame.event.id)).toEqual(ids);
+  const lengths = texts.filter((text) => text.includes('"type":"event"')).map((text) => Buffer.byteLength(text));
+  expect(lengths[1]).toBeGreaterThan(125);
+  expect(lengths[1]).toBeLessThanOrEqual(0xffff);
+  expect(lengths[2]).toBeGreaterThan(0xffff);
+});
