@@ -13,7 +13,7 @@ import { ERASED_MARK, isErased } from "../store/erased-event.ts";
 import { listMatching } from "../store/list-matching.ts";
 import { type GatewayEventDeps, recordGatewayEvent } from "./gateway-events.ts";
 
-const PAGE = 500;
+const PAGE = 200;
 
 export interface EraseSelection {
   /**
