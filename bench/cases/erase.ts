@@ -14,19 +14,12 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 import { openSqliteStorage } from "../../adapters/store/sqlite/sqlite-storage.ts";
 import { createWebhookGenerator } from "../lib/signed-webhooks.ts";
-import { fillRecord, startGateway } from "./scale.ts";
+import { fillRecord, readFillSize, startGateway } from "./scale.ts";
 
 /** The scale case's gateway admin key (its startGateway). */
 const ADMIN_KEY = "bench-admin";
 const SUBJECT = "agreements/erase-me";
 const CHUNK = 1000;
-
-function readSize(): number {
-  const flag = process.argv.find((a) => a.startsWith("--erase-events="));
-  const value = Number(flag?.slice("--erase-events=".length) ?? process.env.BENCH_ERASE_EVENTS ?? 1_000_000);
-  if (!Number.isInteger(value) || value < 1000) throw new Error("erase events: an integer >= 1000");
-  return value;
-}
 
 /** Fills `dir` with `count` events over the last day, every hundredth about SUBJECT. */
 async function fillLog(dir: string, count: number): Promise<number> {
@@ -70,7 +63,7 @@ async function load(url: string, generate: ReturnType<typeof createWebhookGenera
 
 /** Runs the erase case and returns its figures. */
 export async function benchErase(): Promise<Record<string, number | string>> {
-  const count = readSize();
+  const count = readFillSize("erase");
   const root = await mkdtemp(join(tmpdir(), "gw-erase-"));
   const secrets = { esign: randomBytes(24).toString("hex"), staffing: randomBytes(24).toString("hex") };
   const generate = createWebhookGenerator(secrets, randomBytes(4).toString("hex"));

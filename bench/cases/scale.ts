@@ -30,10 +30,12 @@ const ADMIN_KEY = "bench-admin";
 const DESTINATIONS = ["crm", "erp", "queue", "mail"];
 const CHUNK = 1000;
 
-function readSize(): number {
-  const flag = process.argv.find((a) => a.startsWith("--scale-events="));
-  const value = Number(flag?.slice("--scale-events=".length) ?? process.env.BENCH_SCALE_EVENTS ?? 1_000_000);
-  if (!Number.isInteger(value) || value < 1000) throw new Error("scale events: an integer >= 1000");
+/** The fill size of a case (`--<name>-events=N`, else `BENCH_<NAME>_EVENTS`, default 1,000,000). */
+export function readFillSize(name: string): number {
+  const flag = process.argv.find((a) => a.startsWith(`--${name}-events=`));
+  const fromEnv = process.env[`BENCH_${name.toUpperCase()}_EVENTS`];
+  const value = Number(flag?.slice(`--${name}-events=`.length) ?? fromEnv ?? 1_000_000);
+  if (!Number.isInteger(value) || value < 1000) throw new Error(`${name} events: an integer >= 1000`);
   return value;
 }
 
@@ -157,7 +159,7 @@ async function timeGets(url: string, path: string, count = 200) {
 
 /** Runs the scale case and returns its figures. */
 export async function benchScale(): Promise<Record<string, number | string>> {
-  const count = readSize();
+  const count = readFillSize("scale");
   const seconds = Number(process.env.BENCH_SCALE_SECONDS ?? 10);
   const load = { connections: 100, durationSeconds: seconds };
   const root = await mkdtemp(join(tmpdir(), "gw-scale-"));

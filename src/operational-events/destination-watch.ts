@@ -48,7 +48,10 @@ export function createDestinationWatch(destination: string, config: OperationalE
   let dead: { from: number; count: number; events: string[]; lastError?: string } | undefined;
 
   const totals = (now: number) => {
-    buckets = buckets.filter((b) => b.start > now - windowMs);
+    // Buckets are in time order: the expired ones are at the front (no new array per attempt).
+    let expired = 0;
+    while (expired < buckets.length && (buckets[expired] as Bucket).start <= now - windowMs) expired++;
+    if (expired > 0) buckets.splice(0, expired);
     let attempts = 0;
     let failures = 0;
     for (const b of buckets) {

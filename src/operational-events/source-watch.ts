@@ -14,12 +14,14 @@ export function createSourceWatch(source: string, config: OperationalEventsConfi
   // Failures are counted in buckets: at most ten per window, none longer than 10 s.
   const bucketMs = Math.min(10_000, windowMs / 10);
   const threshold = config.verificationFailures.threshold;
-  let buckets: { start: number; n: number }[] = [];
+  const buckets: { start: number; n: number }[] = [];
   const reasons = new Map<string, number>();
   let activeSince: number | undefined;
 
   const inWindow = (now: number) => {
-    buckets = buckets.filter((b) => b.start > now - windowMs);
+    let expired = 0;
+    while (expired < buckets.length && (buckets[expired] as { start: number }).start <= now - windowMs) expired++;
+    if (expired > 0) buckets.splice(0, expired);
     return buckets.reduce((sum, b) => sum + b.n, 0);
   };
 
