@@ -121,9 +121,11 @@ describe("connection lifetime", () => {
   });
 
   test("heartbeats carry the cursor; a peer that never answers pings is dropped, a live one is kept", async () => {
-    // Its own gateway: the short idle timeout would also drop the paused consumers above.
+    // Its own gateway: the short idle timeout would also drop the paused consumers above. The
+    // timeout leaves a loaded machine's test process ample time to answer the pings (the live
+    // peer), while the silent one, which never answers, is still dropped within seconds.
     const quick = await startStreamGateway({
-      stream: { GATEWAY_STREAM_HEARTBEAT_MS: "100", GATEWAY_STREAM_IDLE_TIMEOUT_MS: "600" },
+      stream: { GATEWAY_STREAM_HEARTBEAT_MS: "100", GATEWAY_STREAM_IDLE_TIMEOUT_MS: "3000" },
     });
     const live = await openReadyWs(quick.wsUrl({ token: quick.keys.ui }));
     const silent = net.connect(Number(new URL(quick.url).port), "127.0.0.1");
