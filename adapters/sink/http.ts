@@ -6,9 +6,8 @@
  * never reach a resolver, so they are checked before the request. Redirects are never followed
  * (a bare dispatch does not follow them); the body of every answer is drained and dropped.
  *
- * One attempt is one `dispatch` with a small callback handler: no response stream, no header
- * object of the answer (only its status and Retry-After), one timer, and the lane's shutdown
- * signal listened to once per transport rather than once per attempt.
+ * One attempt is one `dispatch` with a small callback handler (http-attempt-handler.ts), one
+ * timer, and the lane's shutdown signal listened to once per transport rather than per attempt.
  */
 import { createHmac } from "node:crypto";
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
@@ -17,6 +16,7 @@ import type { HttpDestination } from "../../src/delivery/http/http-destination-s
 import { createHttpSink, type HttpSendResult, type HttpTransport } from "../../src/delivery/http/http-sink.ts";
 import type { SinkFactory } from "../../src/delivery/sink-contract.ts";
 import { type AddressPolicy, checkAddress } from "../../src/ssrf/address-policy.ts";
+import { AttemptHandler } from "./http-attempt-handler.ts";
 
 /** Resolves a host name to every address (injectable: tests simulate rebinding resolvers). */
 export type ResolveAll = (hostname: string) => Promise<LookupAddress[]>;
@@ -79,75 +79,6 @@ function findCode(error: unknown): string | undefined {
     }
   }
   return undefined;
-}
-
-/** Read of an answer's body before the connection is dropped instead (as undici's `dump`). */
-const DRAIN_LIMIT = 64 * 1024;
-
-/** The callback handler of one attempt (undici's legacy dispatch handler interface). */
-class AttemptHandler {
-  #abort: ((reason?: Error) => void) | undefined;
-  /** Why the attempt was aborted before it reached a socket. */
-  #pending: Error | undefined;
-  #status = 0;
-  #retryAfter: string | undefined;
-  #drained = 0;
-  #settled = false;
-  timedOut = false;
-
-  constructor(
-    readonly resolve: (result: HttpSendResult) => void,
-    readonly fail: (error: Error) => void,
-  ) {}
-
-  /** Aborts the attempt (timeout or shutdown); the error reaches `onError`. */
-  abort(reason: Error): void {
-    if (this.#abort) this.#abort(reason);
-    else this.#pending ??= reason;
-  }
-
-  onConnect(abort: (reason?: Error) => void): void {
-    this.#abort = abort;
-    if (this.#pending) abort(this.#pending);
-  }
-
-  onHeaders(status: number, raw: Buffer[], _resume: () => void): boolean {
-    if (status < 200) return true;
-    this.#status = status;
-    for (let i = 0; i < raw.length; i += 2) {
-      const name = raw[i] as Buffer;
-      if (name.length === 11 && name.toString("latin1").toLowerCase() === "retry-after") {
-        this.#retryAfter ??= (raw[i + 1] as Buffer).toString("latin1");
-      }
-    }
-    return true;
-  }
-
-  onData(chunk: Buffer): boolean {
-    this.#drained += chunk.length;
-    // The answer is known: the rest of a large body is not worth reading (the socket goes).
-    if (this.#drained > DRAIN_LIMIT) {
-      this.#settle();
-      this.#abort?.(new Error("answer body over the drain limit"));
-    }
-    return true;
-  }
-
-  onComplete(): void {
-    this.#settle();
-  }
-
-  onError(error: Error): void {
-    if (this.#settled) return;
-    this.#settled = true;
-    this.fail(error);
-  }
-
-  #settle(): void {
-    if (this.#settled) return;
-    this.#settled = true;
-    this.resolve({ ok: true, status: this.#status, retryAfter: this.#retryAfter });
-  }
 }
 
 /** The origin and path of a URL, split once per URL. */
