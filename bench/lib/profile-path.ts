@@ -8,7 +8,7 @@
  *   node --import tsx bench/lib/profile-path.ts ingress|proxy|fanout [seconds] [connections]
  *
  * `PROFILE_STORE=disk` runs ingress and fan-out on the disk store instead; `PROFILE_RATE=<n>`
- * offers ingress a fixed n requests/s (CPU per request compared at equal load, A/B on a busy
+ * offers ingress (and each fan-out phase) a fixed n requests/s (CPU per request compared at equal load, A/B on a busy
  * machine); it prints the CPU of the whole process and of its main thread (the event loop).
  * `fanout` is one HTTP destination: closed loop of `connections` webhooks in flight, then waits
  * until the destination has every accepted event; prints accepted/s, delivered/s and the
@@ -152,14 +152,23 @@ async function proxy() {
   }
 }
 
-/** Closed loop of `connections` webhook posts for `seconds`; returns the accepted event ids. */
+/**
+ * Closed loop of `connections` webhook posts for `seconds` (at most `PROFILE_RATE` per second
+ * when set: CPU per event compared at equal load); returns the accepted event ids.
+ */
 async function drive(url: string, next: ReturnType<typeof createWebhookGenerator>, secondsToRun: number) {
   const agent = new Agent({ connections });
   const accepted: string[] = [];
   const started = performance.now();
   const deadline = started + secondsToRun * 1000;
+  const interval = 1000 / (Number(process.env.PROFILE_RATE) || Number.POSITIVE_INFINITY);
+  let issued = 0;
   const worker = async () => {
     while (performance.now() < deadline) {
+      const due = started + issued++ * interval;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      if (performance.now() >= deadline) break;
       const item = next();
       const response = await request(`${url}${item.path}`, {
         dispatcher: agent,
