@@ -228,22 +228,25 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
     async removeEvents(ids) {
       ensureOpen();
       if (ids.length === 0) return 0;
-      const changes = await writer.run([
-        ...ids.map((id): WriteStatement => [EVENT_SQL.removeById, [id]]),
-        // seq never goes back, even when the newest event went.
-        [META_SQL.raise, [META.seqFloor, durableSeq]],
-      ]);
-      forgetRecent();
+      const changes = await writer.run(
+        [
+          ...ids.map((id): WriteStatement => [EVENT_SQL.removeById, [id]]),
+          // seq never goes back, even when the newest event went.
+          [META_SQL.raise, [META.seqFloor, durableSeq]],
+        ],
+        forgetRecent,
+      );
       return changes.slice(0, ids.length).reduce((sum, n) => sum + n, 0);
     },
     async redactEvents(records) {
       ensureOpen();
       if (records.length === 0) return 0;
+      // The events kept in memory still carry what is erased: forgotten as the erasure becomes
+      // durable, before anything (a delivery attempt's `get`) can run after it.
       const changes = await writer.run(
         records.map((record): WriteStatement => [EVENT_SQL.redactById, eventRedactParams(record)]),
+        forgetRecent,
       );
-      // The events kept in memory still carry what was just erased.
-      forgetRecent();
       return changes.reduce((sum, n) => sum + n, 0);
     },
     async compact() {
