@@ -4,16 +4,19 @@
  * right before the socket connects to it. Checking the address actually connected to (not the
  * name, not an earlier resolution) is what makes DNS rebinding useless; IP literals in the URL
  * never reach a resolver, so they are checked before the request. Redirects are never followed
- * (undici's `request` does not follow them); the body of every answer is drained and dropped.
+ * (a bare dispatch does not follow them); the body of every answer is drained and dropped.
+ *
+ * One attempt is one `dispatch` with a small callback handler (http-attempt-handler.ts), one
+ * timer, and the lane's shutdown signal listened to once per transport rather than per attempt.
  */
 import { createHmac } from "node:crypto";
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
-import { EventEmitter } from "node:events";
-import { Agent, request } from "undici";
+import { Agent } from "undici";
 import type { HttpDestination } from "../../src/delivery/http/http-destination-schema.ts";
 import { createHttpSink, type HttpSendResult, type HttpTransport } from "../../src/delivery/http/http-sink.ts";
 import type { SinkFactory } from "../../src/delivery/sink-contract.ts";
 import { type AddressPolicy, checkAddress } from "../../src/ssrf/address-policy.ts";
+import { AttemptHandler } from "./http-attempt-handler.ts";
 
 /** Resolves a host name to every address (injectable: tests simulate rebinding resolvers). */
 export type ResolveAll = (hostname: string) => Promise<LookupAddress[]>;
@@ -78,6 +81,12 @@ function findCode(error: unknown): string | undefined {
   return undefined;
 }
 
+/** The origin and path of a URL, split once per URL. */
+function splitUrl(url: string): { origin: string; path: string } {
+  const parsed = new URL(url);
+  return { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+}
+
 /** Creates the transport of one destination. */
 export function createHttpTransport(options: HttpTransportOptions): HttpTransport {
   const agent = new Agent({
@@ -95,53 +104,93 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     }
     return literals.get(url);
   };
+  const targets = new Map<string, { origin: string; path: string }>();
+  /** Attempts in flight per shutdown signal (the lane's, shared by all its attempts): one listener each. */
+  const watched = new WeakMap<AbortSignal, Set<AttemptHandler>>();
+  const attemptsOf = (signal: AbortSignal) => {
+    let attempts = watched.get(signal);
+    if (!attempts) {
+      const set = new Set<AttemptHandler>();
+      attempts = set;
+      watched.set(signal, set);
+      signal.addEventListener(
+        "abort",
+        () => {
+          for (const handler of set) handler.abort(new Error("attempt aborted"));
+        },
+        { once: true },
+      );
+    }
+    return attempts;
+  };
+  const sendOnce = (
+    req: Parameters<HttpTransport["send"]>[0],
+    signal: AbortSignal,
+    timeoutMs: number,
+  ): Promise<HttpSendResult> =>
+    new Promise((resolve) => {
+      let target = targets.get(req.url);
+      if (!target) {
+        target = splitUrl(req.url);
+        targets.set(req.url, target);
+      }
+      const attempts = attemptsOf(signal);
+      const done = () => {
+        clearTimeout(timer);
+        attempts.delete(handler);
+      };
+      const handler = new AttemptHandler(
+        (result) => {
+          done();
+          resolve(result);
+        },
+        (error) => {
+          done();
+          resolve(toFailure(error, handler.timedOut, signal, timeoutMs));
+        },
+      );
+      const timer = setTimeout(() => {
+        handler.timedOut = true;
+        handler.abort(new Error(`no answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+      attempts.add(handler);
+      try {
+        agent.dispatch(
+          {
+            origin: target.origin,
+            path: target.path,
+            method: "POST",
+            headers: req.headers,
+            body: req.body,
+            headersTimeout: timeoutMs,
+            bodyTimeout: timeoutMs,
+          },
+          handler,
+        );
+      } catch (error) {
+        handler.onError(error as Error);
+      }
+    });
   return {
     async send(req, { signal, timeoutMs }): Promise<HttpSendResult> {
       const refusal = literalRefusal(req.url);
       if (refusal) return { ok: false, failure: "refused", detail: refusal };
       if (signal.aborted) return { ok: false, failure: "aborted", detail: "aborted" };
-      // One abort source for the caller's abort and the attempt's deadline. undici takes an
-      // EventEmitter as its signal: much cheaper per request than an AbortController.
-      const abort = new EventEmitter();
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        abort.emit("abort");
-      }, timeoutMs);
-      const onAbort = () => abort.emit("abort");
-      signal.addEventListener("abort", onAbort, { once: true });
-      try {
-        const response = await request(req.url, {
-          dispatcher: agent,
-          method: "POST",
-          headers: req.headers,
-          body: req.body,
-          signal: abort,
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
-        });
-        await response.body.dump({ limit: 64 * 1024 }).catch(() => {});
-        const retryAfter = response.headers["retry-after"];
-        return {
-          ok: true,
-          status: response.statusCode,
-          retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
-        };
-      } catch (error) {
-        const code = findCode(error);
-        if (code === SSRF_REFUSED) return { ok: false, failure: "refused", detail: (error as Error).message };
-        if (timedOut || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
-          return { ok: false, failure: "timeout", detail: `no answer within ${timeoutMs} ms` };
-        }
-        if (signal.aborted) return { ok: false, failure: "aborted", detail: "aborted" };
-        return { ok: false, failure: "network", detail: code ?? (error as Error).name };
-      } finally {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", onAbort);
-      }
+      return sendOnce(req, signal, timeoutMs);
     },
     close: () => agent.close(),
   };
+}
+
+/** What a failed attempt was: the SSRF guard, a timeout, shutdown or the network. */
+function toFailure(error: Error, timedOut: boolean, signal: AbortSignal, timeoutMs: number): HttpSendResult {
+  const code = findCode(error);
+  if (code === SSRF_REFUSED) return { ok: false, failure: "refused", detail: error.message };
+  if (timedOut || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
+    return { ok: false, failure: "timeout", detail: `no answer within ${timeoutMs} ms` };
+  }
+  if (signal.aborted) return { ok: false, failure: "aborted", detail: "aborted" };
+  return { ok: false, failure: "network", detail: code ?? error.name };
 }
 
 /** The `http` sink on Node: the core sink over the guarded undici transport. */

@@ -130,7 +130,8 @@ export interface OutboxStore {
   /**
    * Inserts the records whose (eventId, destinationId) does not exist yet and moves the routing
    * cursor to `cursor` (never backwards), in one durable step. Resolves with the records that
-   * were inserted; existing ones are left untouched (crash recovery re-routes idempotently).
+   * were inserted (a driver may hand back the caller's own objects); existing ones are left
+   * untouched (crash recovery re-routes idempotently).
    */
   createDeliveries(records: readonly DeliveryRecord[], cursor: number): Promise<DeliveryRecord[]>;
   /** Durably replaces records by (eventId, destinationId); inserts them when missing. */

@@ -68,3 +68,32 @@ it("a failing statement rejects its whole transaction and leaves nothing of it",
   await expect(writer.run([["INSERT INTO t (n) VALUES (?)", [5]]])).rejects.toBeInstanceOf(StoreUnavailableError);
   db.close();
 });
+
+it("an overwrite of a row drops the earlier overwrite still queued with it, unless a write depending on the row came between", async () => {
+  const { db, writer } = await open();
+  db.exec(`CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT);
+    CREATE TABLE written (k TEXT, v TEXT);
+    CREATE TRIGGER kv_insert AFTER INSERT ON kv BEGIN INSERT INTO written VALUES (new.k, new.v); END;
+    CREATE TRIGGER kv_update AFTER UPDATE ON kv BEGIN INSERT INTO written VALUES (new.k, new.v); END;`);
+  const upsert = "INSERT INTO kv (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v";
+  const insertIfNew = "INSERT INTO kv (k, v) VALUES (?, ?) ON CONFLICT (k) DO NOTHING";
+  const overwrite = (k: string, v: string) =>
+    writer.run([[upsert, [k, v]]], undefined, { rows: [k], overwrites: true });
+  const results = await Promise.all([
+    overwrite("a", "delivering"),
+    overwrite("a", "delivered"),
+    overwrite("b", "delivering"),
+    writer.run([[insertIfNew, ["b", "created"]]], undefined, { rows: ["b"], overwrites: false }),
+    overwrite("b", "delivered"),
+  ]);
+  expect(writer.transactions).toBe(1);
+  // Every write resolved; the dropped one reports no statement.
+  expect(results).toEqual([[], [1], [1], [0], [1]]);
+  expect(db.prepare("SELECT k, v FROM written ORDER BY rowid").all()).toEqual([
+    { k: "a", v: "delivered" },
+    { k: "b", v: "delivering" },
+    { k: "b", v: "delivered" },
+  ]);
+  await writer.close();
+  db.close();
+});

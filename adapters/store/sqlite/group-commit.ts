@@ -11,7 +11,12 @@
  * its transaction committed and the WAL synced, which is the contract's durability rule
  * (src/store/contract.ts) and what the ingress waits for before its 202.
  *
- * Writes run in call order, within and across transactions. A transaction that fails (disk
+ * Writes run in call order, within and across transactions. One exception keeps the result the
+ * same: a statement that overwrites a whole row (`RunOptions`) drops an earlier overwrite of that
+ * row still waiting in the same group, as if both ran in the transaction (a delivery's
+ * "delivering" and its outcome, when the answer came before the group left: one row write).
+ *
+ * A transaction that fails (disk
  * full, I/O error, a constraint) is rolled back whole and every write in it rejects with
  * `StoreUnavailableError`; the caller answers 503 and the upstream retries.
  */
@@ -21,8 +26,23 @@ import { StoreUnavailableError } from "../../../src/store/contract.ts";
 /** One statement and its parameters, run by the writer thread. */
 export type WriteStatement = [sql: string, params: unknown[]];
 
+/** How the statements of one write touch rows, so that a later overwrite can replace an earlier one. */
+export interface RunOptions {
+  /** The row (any stable name) each statement writes; undefined for statements that name none. */
+  rows: readonly (string | undefined)[];
+  /**
+   * True when each named statement replaces its whole row whatever was there (an upsert of every
+   * column): it then drops an earlier overwrite of the row still queued. False when a named
+   * statement depends on the row (an insert that does nothing when it exists): an earlier
+   * overwrite then stays.
+   */
+  overwrites: boolean;
+}
+
 interface QueuedWrite {
   statements: WriteStatement[];
+  /** Positions of statements replaced by a later overwrite of their row (not sent). */
+  dropped?: boolean[];
   onDurable?(changes: number[]): void;
   resolve(changes: number[]): void;
   reject(error: unknown): void;
@@ -41,7 +61,7 @@ export interface GroupCommit {
    * changed once the transaction is durable, right after `onDurable` ran (in queue order, in the
    * same tick as the other writes made durable by the same sync).
    */
-  run(statements: WriteStatement[], onDurable?: (changes: number[]) => void): Promise<number[]>;
+  run(statements: WriteStatement[], onDurable?: (changes: number[]) => void, options?: RunOptions): Promise<number[]>;
   /** False once a WAL sync failed: durability of later commits is unknown (ping reports it). */
   readonly healthy: boolean;
   /** Transactions committed so far (tests and benchmarks read how writes were grouped). */
@@ -73,6 +93,8 @@ export async function createGroupCommit(options: GroupCommitOptions): Promise<Gr
   // Plain JavaScript: no loader flags of this process (tsx) are needed, and they cost the start.
   const worker = new Worker(WRITER, { workerData: options, execArgv: [] });
   let queue: QueuedWrite[] = [];
+  /** The last overwrite of each named row among the queued writes. */
+  let overwrites = new Map<string, { write: QueuedWrite; index: number }>();
   /** The group the writer is committing (at most one), or undefined when it is free. */
   let inFlight: QueuedWrite[] | undefined;
   let nextId = 1;
@@ -95,11 +117,12 @@ export async function createGroupCommit(options: GroupCommitOptions): Promise<Gr
     if (queue.length === 0 || inFlight || failure) return;
     const writes = queue;
     queue = [];
+    overwrites = new Map();
     inFlight = writes;
     // Each SQL text crosses to the thread once; afterwards only its number and the parameters.
     const defs: [number, string][] = [];
-    const numbered = writes.map((write) =>
-      write.statements.map(([sql, params]) => {
+    const numbered = writes.map(({ statements, dropped }) =>
+      (dropped ? statements.filter((_, i) => !dropped[i]) : statements).map(([sql, params]) => {
         let n = known.get(sql);
         if (n === undefined) {
           n = known.size;
@@ -132,8 +155,26 @@ export async function createGroupCommit(options: GroupCommitOptions): Promise<Gr
     for (const write of [...(inFlight ?? []), ...queue]) write.reject(error);
     inFlight = undefined;
     queue = [];
+    overwrites = new Map();
     onIdle?.();
     onClosed?.();
+  };
+
+  /** Drops the queued overwrites `write` replaces; remembers its own. */
+  const nameRows = (write: QueuedWrite, { rows, overwrites: overwriting }: RunOptions) => {
+    rows.forEach((row, index) => {
+      if (row === undefined) return;
+      if (!overwriting) {
+        overwrites.delete(row);
+        return;
+      }
+      const earlier = overwrites.get(row);
+      if (earlier) {
+        earlier.write.dropped ??= [];
+        earlier.write.dropped[earlier.index] = true;
+      }
+      overwrites.set(row, { write, index });
+    });
   };
 
   await new Promise<void>((resolve, reject) => {
@@ -183,11 +224,13 @@ export async function createGroupCommit(options: GroupCommitOptions): Promise<Gr
   });
 
   return {
-    run(statements, onDurable) {
+    run(statements, onDurable, options) {
       if (closed) return Promise.reject(new StoreUnavailableError("the store is closed"));
       if (failure) return Promise.reject(failure);
       return new Promise<number[]>((resolve, reject) => {
-        queue.push({ statements, onDurable, resolve, reject });
+        const write: QueuedWrite = { statements, onDurable, resolve, reject };
+        if (options) nameRows(write, options);
+        queue.push(write);
         // After the poll phase: every request read in this turn of the loop joins the group.
         scheduled ??= setImmediate(flush);
       });

@@ -7,7 +7,12 @@
  */
 import type { Database, Statement } from "better-sqlite3";
 import { createLocalLeases } from "../../../src/delivery/local-leases.ts";
-import type { DeliveryRecord, DeliveryState, OutboxStore } from "../../../src/delivery/outbox-contract.ts";
+import {
+  type DeliveryRecord,
+  type DeliveryState,
+  deliveryKey,
+  type OutboxStore,
+} from "../../../src/delivery/outbox-contract.ts";
 import {
   buildDeliveryListQuery,
   deliveryFromRow,
@@ -25,6 +30,9 @@ export interface SqliteOutboxParts {
   /** Gives the outbox's share of the database back (the store may still use it). */
   release(): Promise<void>;
 }
+
+/** The name of a delivery's row for the group commit. */
+const rowOf = (record: DeliveryRecord) => deliveryKey(record.eventId, record.destinationId);
 
 /** Builds the outbox on an open database. */
 export function createSqliteOutboxDriver(parts: SqliteOutboxParts): OutboxStore {
@@ -62,17 +70,22 @@ export function createSqliteOutboxDriver(parts: SqliteOutboxParts): OutboxStore 
     async createDeliveries(list, cursor) {
       ensureOpen();
       // Serialized now: later changes by the caller do not reach the database.
-      const rows = list.map(deliveryParams);
-      const changes = await writer.run([
-        ...rows.map((params): WriteStatement => [OUTBOX_SQL.create, params]),
-        [META_SQL.raise, [META.cursor, cursor]],
-      ]);
-      return rows.flatMap((params, i) => (changes[i] === 1 ? [deliveryFromRow({ record: params[6] as string })] : []));
+      const statements: WriteStatement[] = list.map((record) => [OUTBOX_SQL.create, deliveryParams(record)]);
+      statements.push([META_SQL.raise, [META.cursor, cursor]]);
+      const changes = await writer.run(statements, undefined, { rows: list.map(rowOf), overwrites: false });
+      // The caller's own records, not parsed back: it made them and hands them on (the router).
+      return list.filter((_, i) => changes[i] === 1);
     },
     async saveDeliveries(list) {
       ensureOpen();
       if (list.length === 0) return;
-      await writer.run(list.map((record): WriteStatement => [OUTBOX_SQL.save, deliveryParams(record)]));
+      // A save replaces the whole row: one still queued behind the writer for the same delivery
+      // (its "delivering" when the outcome is in already) is not written (group-commit.ts).
+      await writer.run(
+        list.map((record): WriteStatement => [OUTBOX_SQL.save, deliveryParams(record)]),
+        undefined,
+        { rows: list.map(rowOf), overwrites: true },
+      );
       leases.afterSave(list);
     },
     claimDue: leases.claimDue,

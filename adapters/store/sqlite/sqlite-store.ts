@@ -16,7 +16,8 @@
  *
  * The last `RECENT_EVENTS` events appended here stay in memory once durable, so the router and
  * live-stream resumes, which read right behind the ingress, take them from there instead of
- * reading back (and parsing) each event they were just handed.
+ * reading back (and parsing) each event they were just handed; so does `get`, which each
+ * delivery attempt calls right behind the router (one SQLite read and JSON parse per attempt).
  */
 import type { Database, Statement } from "better-sqlite3";
 import type { AppendResult, ClaimResult, EventRecord, StoreDriver } from "../../../src/store/contract.ts";
@@ -79,16 +80,22 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
    */
   let recent: EventRecord[] = [];
   let recentFrom = durableSeq + 1;
+  /** The same events by id (`get`). */
+  const recentById = new Map<string, EventRecord>();
   const remember = (record: EventRecord) => {
     recent.push(record);
+    recentById.set(record.id, record);
     if (recent.length > 2 * RECENT_EVENTS) {
-      recent = recent.slice(-RECENT_EVENTS);
+      const dropped = recent.length - RECENT_EVENTS;
+      for (let i = 0; i < dropped; i++) recentById.delete((recent[i] as EventRecord).id);
+      recent = recent.slice(dropped);
       recentFrom = (recent[0] as EventRecord).seq;
     }
   };
   /** Empties memory after events were removed or changed: reads go to the database until new appends. */
   const forgetRecent = () => {
     recent = [];
+    recentById.clear();
     recentFrom = assignedSeq + 1;
   };
   /** `readAfter` served from memory, or undefined when memory does not hold the whole range. */
@@ -177,6 +184,8 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
     },
     async get(id) {
       ensureOpen();
+      const held = recentById.get(id);
+      if (held) return held;
       const row = prepare(EVENT_SQL.getById).get(id) as EventRow | undefined;
       return row && row.seq <= durableSeq ? eventFromRow(row) : undefined;
     },
@@ -219,22 +228,25 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
     async removeEvents(ids) {
       ensureOpen();
       if (ids.length === 0) return 0;
-      const changes = await writer.run([
-        ...ids.map((id): WriteStatement => [EVENT_SQL.removeById, [id]]),
-        // seq never goes back, even when the newest event went.
-        [META_SQL.raise, [META.seqFloor, durableSeq]],
-      ]);
-      forgetRecent();
+      const changes = await writer.run(
+        [
+          ...ids.map((id): WriteStatement => [EVENT_SQL.removeById, [id]]),
+          // seq never goes back, even when the newest event went.
+          [META_SQL.raise, [META.seqFloor, durableSeq]],
+        ],
+        forgetRecent,
+      );
       return changes.slice(0, ids.length).reduce((sum, n) => sum + n, 0);
     },
     async redactEvents(records) {
       ensureOpen();
       if (records.length === 0) return 0;
+      // The events kept in memory still carry what is erased: forgotten as the erasure becomes
+      // durable, before anything (a delivery attempt's `get`) can run after it.
       const changes = await writer.run(
         records.map((record): WriteStatement => [EVENT_SQL.redactById, eventRedactParams(record)]),
+        forgetRecent,
       );
-      // The events kept in memory still carry what was just erased.
-      forgetRecent();
       return changes.reduce((sum, n) => sum + n, 0);
     },
     async compact() {

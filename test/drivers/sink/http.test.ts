@@ -5,6 +5,7 @@
  * connects (loopback names, IP spellings, a resolver handing out private addresses).
  */
 
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { Webhook } from "standardwebhooks";
 import * as v from "valibot";
@@ -165,7 +166,58 @@ describe("signed requests", () => {
     );
     expect(slow).toMatchObject({ ok: false, error: "timed out (no answer within 200 ms)" });
   });
+
+  it("reads Retry-After, drops answer bodies (however large) and keeps delivering on the same sink", async () => {
+    const answers = [
+      { status: 503, headers: { "Retry-After": "120" }, size: 10 },
+      { status: 200, headers: {}, size: 1 << 20 },
+      { status: 204, headers: {}, size: 0 },
+    ];
+    let n = 0;
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        const answer = answers[n++ % answers.length] as (typeof answers)[number];
+        res.writeHead(answer.status, answer.headers);
+        res.end(Buffer.alloc(answer.size, "x"));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
+    try {
+      const target = sink({ url, allowPrivateNetworks: true });
+      const now = Date.now();
+      const busy = await target.deliver(makeTestRecord(), signal());
+      expect(busy).toMatchObject({ ok: false, status: 503 });
+      expect(busy.retryAfterMs).toBeGreaterThanOrEqual(119_000);
+      expect(busy.retryAfterMs).toBeLessThanOrEqual(120_000 + (Date.now() - now));
+      expect(await target.deliver(makeTestRecord(), signal())).toMatchObject({ ok: true, status: 200 });
+      expect(await target.deliver(makeTestRecord(), signal())).toMatchObject({ ok: true, status: 204 });
+      expect(n).toBe(3);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("an attempt in flight when its shutdown signal aborts resolves as aborted", async () => {
+    const hanging = await receiver(() => ({ status: 200, after: new Promise(() => {}) }));
+    const shutdown = new AbortController();
+    const target = sink({ url: hanging.url, allowPrivateNetworks: true });
+    const attempts = [
+      target.deliver(makeTestRecord(), shutdown.signal),
+      target.deliver(makeTestRecord(), shutdown.signal),
+    ];
+    await waitUntil(() => hanging.requests.length === 2);
+    shutdown.abort(new Error("gateway shutting down"));
+    for (const result of await Promise.all(attempts))
+      expect(result).toMatchObject({ ok: false, error: "attempt aborted" });
+  });
 });
+
+async function waitUntil(condition: () => boolean) {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
 
 describe("SSRF guard on real connects", () => {
   it("refuses loopback by name and by every spelling of its address, before sending anything", async () => {
