@@ -42,7 +42,8 @@ describe("crash recovery", () => {
     const config = fanoutConfig(
       dataDir,
       secrets.adminKey,
-      receivers.map((r, i) => ({ id: `d${i}`, url: r.url, concurrency: 4 })),
+      // A held attempt must stay in flight until the kill, however slow the machine: no timeout retry.
+      receivers.map((r, i) => ({ id: `d${i}`, url: r.url, concurrency: 4, timeoutSeconds: 300 })),
     );
     const start = () => startGatewayProcess({ dataDir, secrets, env: { TEST_WHSEC: whsec }, config });
     let gateway: GatewayProcess = await start();
