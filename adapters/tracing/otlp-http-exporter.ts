@@ -1,9 +1,10 @@
 /**
  * A span exporter for OTLP over HTTP on `fetch`, for Node and Workers alike: `http/json` bodies
  * come from the OpenTelemetry JS transformer package, `http/protobuf` bodies from
- * ./otlp-protobuf-encoder.ts (the transformer's bytes, for less CPU). The official OTLP HTTP exporters pick their transport by platform (Node's
- * `http` module, or the browser's XHR/`sendBeacon`), neither of which is workerd's `fetch` whose
- * promise a Worker must hand to `waitUntil`; one `fetch` exporter serves both runtimes the same way.
+ * ./otlp-protobuf-encoder.ts (the transformer's bytes for less CPU); only the transport is ours.
+ * The official OTLP HTTP exporters pick their transport by platform (Node's `http` module, or the
+ * browser's XHR/`sendBeacon`), neither of which is workerd's `fetch` whose promise a Worker must
+ * hand to `waitUntil`; one `fetch` exporter serves both runtimes the same way.
  */
 import { type ExportResult, ExportResultCode } from "@opentelemetry/core";
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
