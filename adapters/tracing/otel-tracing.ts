@@ -1,10 +1,19 @@
 /**
- * The tracing port (src/tracing/tracing-port.ts) over the OpenTelemetry JS SDK: a tracer
- * provider with the configured resource and sampler, a batch span processor (`OTEL_BSP_*`) and
- * the OTLP/HTTP exporter. Parents and links are passed explicitly as W3C contexts, so nothing
- * depends on a context manager (Workers have none) and no global is registered.
+ * The tracing port (src/tracing/tracing-port.ts) over the OpenTelemetry JS SDK: the configured
+ * resource and sampler, the SDK's batch span processor (`OTEL_BSP_*`) and the OTLP/HTTP exporter.
+ * Spans are recorded by ./recorded-span.ts (the SDK's span values without its per-span
+ * machinery) and sampled by the SDK's samplers. Parents and links are passed explicitly as W3C
+ * contexts, so nothing depends on a context manager (Workers have none) and no global is registered.
  */
-import { type Context, type Link, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import {
+  type Context,
+  type Link,
+  ROOT_CONTEXT,
+  type SpanContext,
+  SpanKind,
+  TraceFlags,
+  trace,
+} from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
@@ -12,7 +21,9 @@ import {
   AlwaysOnSampler,
   BatchSpanProcessor,
   ParentBasedSampler,
+  RandomIdGenerator,
   type Sampler,
+  SamplingDecision,
   type SpanExporter,
   TraceIdRatioBasedSampler,
   TracerProvider,
@@ -27,6 +38,7 @@ import type {
 } from "../../src/tracing/tracing-port.ts";
 import { createOtlpHttpExporter } from "./otlp-http-exporter.ts";
 import type { OtelOptions } from "./read-otel-env.ts";
+import { RecordedSpan, type SpanSink } from "./recorded-span.ts";
 
 const KINDS: Record<PortSpanKind, SpanKind> = {
   server: SpanKind.SERVER,
@@ -49,7 +61,7 @@ function contextOf(headers: TraceHeaders | undefined): Context {
 }
 
 /** Sets the defined attributes one by one (no intermediate copies: this runs per span). */
-function setDefined(span: Span, attributes: SpanAttributes | undefined): void {
+function setDefined(span: RecordedSpan, attributes: SpanAttributes | undefined): void {
   if (!attributes) return;
   for (const name in attributes) {
     const value = attributes[name];
@@ -57,27 +69,33 @@ function setDefined(span: Span, attributes: SpanAttributes | undefined): void {
   }
 }
 
-/** One span of the port; its context object is built only when a child or a header needs it. */
+type StartIn = (parent: Context, name: string, options?: Omit<SpanStart, "parent">) => OtelSpan;
+
+/**
+ * One span of the port: `recorded` unless the sampler dropped it (then only its context travels,
+ * as the SDK's non-recording span does); its context object is built only when a child needs it.
+ */
 class OtelSpan implements TraceSpan {
   private context: Context | undefined;
 
   constructor(
-    private readonly span: Span,
-    private readonly start: (context: Context, name: string, options?: Omit<SpanStart, "parent">) => Span,
+    private readonly spanContext: SpanContext,
+    private readonly recorded: RecordedSpan | undefined,
+    private readonly start: StartIn,
   ) {}
 
   setAttributes(attributes: SpanAttributes): void {
-    if (this.span.isRecording()) setDefined(this.span, attributes);
+    if (this.recorded && !this.recorded.ended) setDefined(this.recorded, attributes);
   }
 
   startChild(name: string, options?: Omit<SpanStart, "parent">): TraceSpan {
-    this.context ??= trace.setSpan(ROOT_CONTEXT, this.span);
-    return new OtelSpan(this.start(this.context, name, options), this.start);
+    this.context ??= trace.setSpanContext(ROOT_CONTEXT, this.spanContext);
+    return this.start(this.context, name, options);
   }
 
   headers(): TraceHeaders {
-    // The W3C format written directly: the ids are already valid hex from the SDK.
-    const { traceId, spanId, traceFlags, traceState } = this.span.spanContext();
+    // The W3C format written directly: the ids are already valid hex.
+    const { traceId, spanId, traceFlags, traceState } = this.spanContext;
     const flags = (traceFlags & 0xff).toString(16).padStart(2, "0");
     const headers: TraceHeaders = { traceparent: `00-${traceId}-${spanId}-${flags}` };
     const state = traceState?.serialize();
@@ -86,11 +104,13 @@ class OtelSpan implements TraceSpan {
   }
 
   end(error?: string): void {
-    if (error !== undefined && this.span.isRecording()) {
-      this.span.setAttribute("error.type", error);
-      this.span.setStatus({ code: SpanStatusCode.ERROR, message: error });
+    const span = this.recorded;
+    if (!span) return;
+    if (error !== undefined && !span.ended) {
+      span.setAttribute("error.type", error);
+      span.setError(error);
     }
-    this.span.end();
+    span.end();
   }
 }
 
@@ -133,29 +153,51 @@ export function createOtelTracing(options: OtelOptions, deps: OtelTracingDeps = 
       fetch: deps.fetch,
       onError: deps.onExportError,
     });
-  const provider = new TracerProvider({
+  const processor = new BatchSpanProcessor({ exporter, ...options.batch });
+  // The provider holds the processor for the SDK's flush and shutdown (timeouts, errors).
+  const provider = new TracerProvider({ spanProcessors: [processor] });
+  const sampler = samplerOf(options);
+  const ids = new RandomIdGenerator();
+  const sink: SpanSink = {
     resource: resourceFromAttributes({ ...options.resourceAttributes, "service.name": options.serviceName }),
-    sampler: samplerOf(options),
-    spanProcessors: [new BatchSpanProcessor({ exporter, ...options.batch })],
-  });
-  const tracer = provider.getTracer("svc-gateway");
+    instrumentationScope: { name: "svc-gateway", version: undefined, schemaUrl: undefined },
+    onEnd: (span) => processor.onEnd(span),
+  };
 
-  const startIn = (context: Context, name: string, start: Omit<SpanStart, "parent"> = {}): Span => {
-    let links: Link[] | undefined;
+  // What the SDK's Tracer.startSpan decides: a valid parent's trace (else a new one), the
+  // sampler's decision and trace state, a non-recording span when it drops the span.
+  const startIn: StartIn = (context, name, start = {}) => {
+    const links: Link[] = [];
     for (const link of start.links ?? []) {
       const linked = trace.getSpanContext(contextOf(link));
-      if (!linked) continue;
-      links ??= [];
-      links.push({ context: linked });
+      if (linked) links.push({ context: linked });
     }
-    const span = tracer.startSpan(name, { kind: KINDS[start.kind ?? "internal"], links }, context);
+    const kind = KINDS[start.kind ?? "internal"];
+    const found = trace.getSpanContext(context);
+    const parent = found && trace.isSpanContextValid(found) ? found : undefined;
+    const spanId = ids.generateSpanId();
+    const traceId = parent ? parent.traceId : ids.generateTraceId();
+    const result = sampler.shouldSample(context, traceId, name, kind, {}, links);
+    const sampled = result.decision === SamplingDecision.RECORD_AND_SAMPLED;
+    const spanContext: SpanContext = {
+      traceId,
+      spanId,
+      traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+      traceState: result.traceState ?? parent?.traceState,
+    };
+    if (result.decision === SamplingDecision.NOT_RECORD) return new OtelSpan(spanContext, undefined, startIn);
+    const span = new RecordedSpan(name, kind, spanContext, parent, links, sink);
+    for (const key in result.attributes) {
+      const value = result.attributes[key];
+      if (value !== undefined) span.setAttribute(key, value);
+    }
     // Attributes are set after the start (the samplers here do not read them), and only when recorded.
-    if (span.isRecording()) setDefined(span, start.attributes);
-    return span;
+    setDefined(span, start.attributes);
+    return new OtelSpan(spanContext, span, startIn);
   };
 
   return {
-    startSpan: (name, start = {}) => new OtelSpan(startIn(contextOf(start.parent), name, start), startIn),
+    startSpan: (name, start = {}) => startIn(contextOf(start.parent), name, start),
     flush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),
   };

@@ -12,11 +12,14 @@ export interface Spawned {
 
 /**
  * Node flags that make a gateway process write a CPU profile on exit into `BENCH_CPU_PROF`
- * (read it with bench/lib/profile-top.ts); none when the variable is unset.
+ * (read it with bench/lib/profile-top.ts), sampling every `BENCH_CPU_PROF_INTERVAL` µs (Node's
+ * default 1000); none when the variable is unset.
  */
 export function profileFlags(): string[] {
   const dir = process.env.BENCH_CPU_PROF;
-  return dir ? ["--cpu-prof", "--cpu-prof-dir", dir] : [];
+  const interval = process.env.BENCH_CPU_PROF_INTERVAL;
+  if (!dir) return [];
+  return ["--cpu-prof", "--cpu-prof-dir", dir, ...(interval ? ["--cpu-prof-interval", interval] : [])];
 }
 
 /** Starts `node <args>`; `readUrl` extracts the URL from an output line. */
