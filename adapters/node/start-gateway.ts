@@ -71,7 +71,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
   // Read before anything opens, so a bad OTEL_* value stops start-up.
-  const tracing = createNodeTracing(process.env, logger);
+  const tracing = await createNodeTracing(process.env, logger);
   const store =
     options.store ??
     (await openConfiguredStore(config.store, {
