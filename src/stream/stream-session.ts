@@ -66,9 +66,9 @@ export interface StreamSink {
   stalledSince?(): number | undefined;
   /**
    * Holds frames back until the returned function is called, then hands them to the network
-   * together (one write instead of one per frame), when the transport can.
+   * together (one write instead of one per frame), when the transport can (undefined: it cannot).
    */
-  cork?(): () => void;
+  cork?(): (() => void) | undefined;
 }
 
 interface Subscription {
