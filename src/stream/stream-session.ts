@@ -72,6 +72,7 @@ export interface StreamSink {
 }
 
 interface Subscription {
+  id: string;
   filter: StreamFilter;
   matches: (record: EventRecord) => boolean;
 }
@@ -79,12 +80,8 @@ interface Subscription {
 const MAX_TIMER_MS = 2_147_483_647;
 
 /** The key under which sessions that decide every event alike are grouped (see `audienceKey`). */
-function audienceKeyOf(grant: StreamGrant, subscriptions: ReadonlyMap<string, Subscription>): string {
-  return JSON.stringify([
-    [...grant.destinations].sort(),
-    grant.scopeLayers.layers,
-    [...subscriptions.values()].map((s) => s.filter),
-  ]);
+function audienceKeyOf(grant: StreamGrant, subscriptions: readonly Subscription[]): string {
+  return JSON.stringify([[...grant.destinations].sort(), grant.scopeLayers.layers, subscriptions.map((s) => s.filter)]);
 }
 
 /** Re-arms (or fires) a session's token expiry; a plain function so no closure is kept per session. */
@@ -102,16 +99,14 @@ export class StreamSession {
   private readonly host: LiveStreamHost;
   private readonly grant: StreamGrant;
   private readonly sink: StreamSink;
-  private readonly subscriptions: Map<string, Subscription>;
+  /** In subscription order; an array, not a Map: most subscribers hold just `default` for hours. */
+  private subscriptions: Subscription[];
   private state: "starting" | "replaying" | "live" | "closed" = "starting";
   private pos = 0;
   private backlog: EventRecord[] = [];
   private expiryTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   /** While corked, queued bytes include a batch not yet offered to the network: judge after. */
   private corked = false;
-  // Plain arrays and loops: this runs once per event per audience (sessions that would decide
-  // alike share one evaluation, see `audienceKey`).
-  private matchers: ((record: EventRecord) => boolean)[];
   private audience: string;
 
   constructor(host: LiveStreamHost, grant: StreamGrant, sink: StreamSink) {
@@ -119,28 +114,28 @@ export class StreamSession {
     this.grant = grant;
     this.sink = sink;
     this.clientId = grant.clientId;
-    this.subscriptions = new Map<string, Subscription>([
-      ["default", { filter: grant.filter, matches: compileStreamFilter(grant.filter) }],
-    ]);
-    this.matchers = [...this.subscriptions.values()].map((s) => s.matches);
+    this.subscriptions = [{ id: "default", filter: grant.filter, matches: compileStreamFilter(grant.filter) }];
     this.audience = audienceKeyOf(grant, this.subscriptions);
   }
 
+  /** The subscriptions changed: file the session under its new audience. */
   private syncMatchers(): void {
-    this.matchers = [...this.subscriptions.values()].map((s) => s.matches);
     this.audience = audienceKeyOf(this.grant, this.subscriptions);
     this.host.regroup?.(this);
   }
 
   /** The destination this subscriber reads `record` under (routing, scope, filters), or undefined. */
   routedTo(record: EventRecord, destinations: readonly string[]): string | undefined {
-    const { grant, matchers } = this;
+    // Plain arrays and loops: this runs once per event per audience (sessions that would decide
+    // alike share one evaluation, see `audienceKey`).
+    const { grant, subscriptions } = this;
     let routed: string | undefined;
     for (let i = 0; i < destinations.length && routed === undefined; i++) {
       if (grant.destinations.has(destinations[i] as string)) routed = destinations[i];
     }
     if (routed === undefined || !grant.inScope(record)) return undefined;
-    for (let i = 0; i < matchers.length; i++) if ((matchers[i] as (r: EventRecord) => boolean)(record)) return routed;
+    for (let i = 0; i < subscriptions.length; i++)
+      if ((subscriptions[i] as Subscription).matches(record)) return routed;
     return undefined;
   }
 
@@ -187,7 +182,7 @@ export class StreamSession {
     const { host, sink, subscriptions } = this;
     const { store, options } = host;
     for (;;) {
-      const only = subscriptions.size === 1 ? subscriptions.values().next().value : undefined;
+      const only = subscriptions.length === 1 ? subscriptions[0] : undefined;
       const page = await store.readAfter(this.pos, options.replayPageSize, only ? journalHintOf(only.filter) : {});
       for (const record of page) {
         if ((this.state as string) === "closed") return;
@@ -251,7 +246,7 @@ export class StreamSession {
       sink.send(
         readyFrame({
           cursor: this.pos,
-          subscriptions: Object.fromEntries([...this.subscriptions].map(([id, s]) => [id, s.filter])),
+          subscriptions: Object.fromEntries(this.subscriptions.map((s) => [s.id, s.filter])),
           heartbeatMs: options.heartbeatMs,
           expiresAt: grant.expiresAt,
         }),
@@ -343,7 +338,7 @@ export class StreamSession {
     const { options } = this.host;
     if (message.type === "ping") return sink.send(controlFrame("pong", { cursor: formatCursor(this.pos) }));
     if (message.type === "unsubscribe") {
-      subscriptions.delete(message.id);
+      this.subscriptions = subscriptions.filter((s) => s.id !== message.id);
       this.syncMatchers();
       return sink.send(controlFrame("unsubscribed", { id: message.id, cursor: formatCursor(this.pos) }));
     }
@@ -356,14 +351,18 @@ export class StreamSession {
         }),
       );
     }
-    if (!subscriptions.has(message.id) && subscriptions.size >= options.maxSubscriptions) {
+    const existing = subscriptions.findIndex((s) => s.id === message.id);
+    if (existing < 0 && subscriptions.length >= options.maxSubscriptions) {
       return sink.send(
         errorFrame("invalid_request", `at most ${options.maxSubscriptions} subscriptions per connection`, false, {
           id: message.id,
         }),
       );
     }
-    subscriptions.set(message.id, { filter: message.filter, matches: compileStreamFilter(message.filter) });
+    // Like `Map.set`: a subscription replaced keeps its place.
+    const subscription = { id: message.id, filter: message.filter, matches: compileStreamFilter(message.filter) };
+    if (existing < 0) subscriptions.push(subscription);
+    else subscriptions[existing] = subscription;
     this.syncMatchers();
     sink.send(controlFrame("subscribed", { id: message.id, filter: message.filter, cursor: formatCursor(this.pos) }));
   }
