@@ -4,7 +4,8 @@
  * `npm run bench -- scale` (minutes: it fills a million events) runs only when named.
  * Not part of `npm test`. `BENCH_SECONDS=3 npm run bench` shortens each measured run (a smoke
  * run; quote only full-length figures); `BENCH_LIVE_SUBSCRIBERS=200` lowers the live case's
- * WebSocket subscribers (default 2,000) for the same purpose. `npm run bench -- --help` lists the
+ * WebSocket subscribers (default 2,000) for the same purpose; `BENCH_LIVE_ONLY=idle npm run bench
+ * -- live` measures only its idle memory. `npm run bench -- --help` lists the
  * cases; an unknown case or option is refused (exit 64) before anything runs.
  */
 import { existsSync } from "node:fs";
@@ -64,7 +65,9 @@ const USAGE = [
   ...Object.entries(CASES).map(([name, spec]) => `  ${name.padEnd(9)} ${spec.about}`),
   "",
   "options: --scale-events=N (the scale case's fill, default 1000000), --erase-events=N (the erase case's)",
-  "environment: BENCH_SECONDS=3 (shorter runs, a smoke test), BENCH_LIVE_SUBSCRIBERS=200",
+  "environment: BENCH_SECONDS=3 (shorter runs, a smoke test), BENCH_LIVE_SUBSCRIBERS=200,",
+  "  BENCH_LIVE_IDLE=10000 (the live case's idle count), BENCH_LIVE_ONLY=idle (only its memory figures),",
+  "  BENCH_GATEWAY_BIN=/other/checkout/bin/gateway.js (a gateway of unchanged code, for an A/B)",
 ].join("\n");
 
 const argv = process.argv.slice(2);

@@ -46,7 +46,12 @@ import { createLiveStream, type LiveStream } from "./stream/live-stream.ts";
 import { openEventStream } from "./stream/sse-transport.ts";
 import type { StreamOptionsInput } from "./stream/stream-options.ts";
 import { mintStreamToken } from "./stream/stream-token.ts";
-import { type CorkPeer, createWebSocketRoute, type PeerTextSender } from "./stream/websocket-transport.ts";
+import {
+  type CorkPeer,
+  createWebSocketRoute,
+  type PeerTextSender,
+  type ReleaseUpgrade,
+} from "./stream/websocket-transport.ts";
 import { traceHttpServer } from "./tracing/trace-http-server.ts";
 import type { Tracing } from "./tracing/tracing-port.ts";
 import { createStreamEventTransform } from "./transform/stream-event-transform.ts";
@@ -84,6 +89,8 @@ export interface GatewayOptions {
   corkWebSocket?: CorkPeer;
   /** Sends live frames to a WebSocket peer for less than `peer.send`, where the runtime can (Node adapter). */
   sendWebSocketText?: PeerTextSender;
+  /** Drops what the WebSocket library keeps of a subscriber's upgrade request once it is open (Node adapter). */
+  releaseWebSocketUpgrade?: ReleaseUpgrade;
   /**
    * Loads the QuickJS WebAssembly module of the transform sandbox (adapters/node/quickjs-node.ts,
    * adapters/cloudflare/quickjs-worker.ts); called on the first transform only. Without it,
@@ -243,7 +250,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     await requireEventsAccess(ctx, event.req);
     return getEvent(ctx, event.context.params?.id ?? "");
   });
-  app.get("/ws", createWebSocketRoute(ctx, live, options.corkWebSocket, options.sendWebSocketText));
+  app.get(
+    "/ws",
+    createWebSocketRoute(ctx, live, {
+      cork: options.corkWebSocket,
+      sendText: options.sendWebSocketText,
+      releaseUpgrade: options.releaseWebSocketUpgrade,
+    }),
+  );
   app.get("/stream", (event) => openEventStream(ctx, live, event.req, event.url));
   app.post("/auth/stream-token", (event) => mintStreamToken(ctx, event.req, live.options));
   registerDeliveryRoutes(app, ctx);

@@ -174,7 +174,7 @@ async function runListen(args: string[]): Promise<void> {
 
   const crypto = createNodeCrypto();
   // Forwards are traced when OTEL_* names an endpoint (docs/tracing.md).
-  const tracing = createNodeTracing(process.env, {
+  const tracing = await createNodeTracing(process.env, {
     debug: () => {},
     info: () => {},
     warn: (msg, fields) => notice(`${msg}: ${String(fields?.message ?? "")}`),

@@ -5,11 +5,16 @@
  */
 import type { Logger } from "../../src/ops/logger.ts";
 import type { Tracing } from "../../src/tracing/tracing-port.ts";
-import { createOtelTracing } from "../tracing/otel-tracing.ts";
 import { readOtelEnv } from "../tracing/read-otel-env.ts";
 
-/** The tracing `env` configures, or undefined when it is off. Throws a ConfigError for bad values. */
-export function createNodeTracing(env: Record<string, string | undefined>, logger: Logger): Tracing | undefined {
+/**
+ * The tracing `env` configures, or undefined when it is off. Throws a ConfigError for bad values.
+ * The OpenTelemetry SDK (several MB of heap) is loaded only when tracing is on.
+ */
+export async function createNodeTracing(
+  env: Record<string, string | undefined>,
+  logger: Logger,
+): Promise<Tracing | undefined> {
   const options = readOtelEnv(env);
   if (!options) return undefined;
   // Origin and path only: credentials in a URL's user info or query never reach the log.
@@ -19,6 +24,7 @@ export function createNodeTracing(env: Record<string, string | undefined>, logge
     protocol: options.protocol,
     sampler: options.sampler,
   });
+  const { createOtelTracing } = await import("../tracing/otel-tracing.ts");
   return createOtelTracing(options, {
     onExportError: (message) => logger.warn("trace export failed", { message }),
   });

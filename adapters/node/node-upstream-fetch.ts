@@ -11,7 +11,7 @@
  */
 import { Readable } from "node:stream";
 import { FastResponse } from "srvx";
-import { Agent } from "undici";
+import type { Agent } from "undici";
 import {
   armHeaderTimeout,
   UPSTREAM_HEADER_RECORD,
@@ -240,9 +240,23 @@ class UpstreamCallHandler {
   }
 }
 
-/** Creates the Node upstream fetch (one connection pool per gateway). */
+/**
+ * Creates the Node upstream fetch (one connection pool per gateway). undici (several MB of heap)
+ * is loaded on the first call, so a gateway that proxies nothing never holds it.
+ */
 export function createNodeUpstreamFetch(options: NodeUpstreamFetchOptions = {}): UpstreamFetch {
-  const dispatcher = new Agent({ keepAliveTimeout: options.keepAliveTimeoutMs ?? 10_000 });
+  let dispatcher: Agent | undefined;
+  let loading: Promise<Agent> | undefined;
+  const loadDispatcher = () => {
+    loading ??= import("undici").then(({ Agent }) => {
+      dispatcher = new Agent({ keepAliveTimeout: options.keepAliveTimeoutMs ?? 10_000 });
+      return dispatcher;
+    });
+    loading.catch(() => {
+      loading = undefined;
+    });
+    return loading;
+  };
   return (url: string, init: UpstreamRequestInit) =>
     new Promise<Response>((resolve, reject) => {
       const method = (init.method ?? "GET").toUpperCase();
@@ -261,20 +275,28 @@ export function createNodeUpstreamFetch(options: NodeUpstreamFetchOptions = {}):
       handler.onSettled = () => armed.disarm();
       // The origin ends at the first "/" after "//"; the rest is the path and query.
       const pathStart = url.indexOf("/", url.indexOf("//") + 2);
-      try {
-        dispatcher.dispatch(
-          {
-            origin: pathStart < 0 ? url : url.slice(0, pathStart),
-            path: pathStart < 0 ? "/" : url.slice(pathStart),
-            method,
-            headers: toRequestHeaders(init.headers),
-            body: toRequestBody(armed.body),
-          },
-          handler,
-        );
-      } catch (error) {
-        armed.disarm();
-        reject(error);
-      }
+      const dispatch = (agent: Agent) => {
+        try {
+          agent.dispatch(
+            {
+              origin: pathStart < 0 ? url : url.slice(0, pathStart),
+              path: pathStart < 0 ? "/" : url.slice(pathStart),
+              method,
+              headers: toRequestHeaders(init.headers),
+              body: toRequestBody(armed.body),
+            },
+            handler,
+          );
+        } catch (error) {
+          armed.disarm();
+          reject(error);
+        }
+      };
+      if (dispatcher) dispatch(dispatcher);
+      else
+        loadDispatcher().then(dispatch, (error) => {
+          armed.disarm();
+          reject(error);
+        });
     });
 }

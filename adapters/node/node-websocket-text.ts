@@ -6,8 +6,8 @@
  * subscriber, nothing allocated per subscriber. `peer.send` would copy its options per call,
  * encode the string again for every subscriber and write header and payload as two buffers.
  * Whenever `ws` itself has frames queued (it never does without compression) or the socket is
- * not open, the frame goes through `ws` instead. Without a `ws` socket behind the peer,
- * `peer.send` is used.
+ * not open, the frame goes through `ws` instead. Without a `ws` socket behind the peer, it
+ * answers false and `peer.send` is used. Nothing is kept per peer.
  */
 import type { Socket } from "node:net";
 import type { Peer } from "crossws";
@@ -55,18 +55,17 @@ function encode(frame: string): void {
   lastFrame = frame;
 }
 
-export const sendNodeWebSocketText: PeerTextSender = (peer: Peer) => {
+export const sendNodeWebSocketText: PeerTextSender = (peer: Peer, frame: string) => {
   // crossws keeps the `ws` WebSocket of a Node peer in `_internal.ws` (peer.websocket may be a Proxy).
   const ws = (peer as unknown as { _internal?: { ws?: Partial<NodeWs> } })._internal?.ws;
-  if (!ws || typeof ws.send !== "function") return undefined;
+  if (!ws || typeof ws.send !== "function") return false;
   const raw = ws as NodeWs;
-  return (frame) => {
-    encode(frame);
-    const socket = raw._socket;
-    if (raw.readyState === OPEN && socket && !socket.destroyed && raw._sender?._state === SENDER_IDLE) {
-      socket.write(lastWire);
-    } else {
-      raw.send(lastPayload, TEXT);
-    }
-  };
+  encode(frame);
+  const socket = raw._socket;
+  if (raw.readyState === OPEN && socket && !socket.destroyed && raw._sender?._state === SENDER_IDLE) {
+    socket.write(lastWire);
+  } else {
+    raw.send(lastPayload, TEXT);
+  }
+  return true;
 };

@@ -12,7 +12,7 @@ import { UsageError } from "./cli-errors.ts";
 import { applyDevSecrets } from "./dev-secrets.ts";
 import { dataDirOf, loadConfigFile } from "./load-config.ts";
 import { assertPortFree, explainListenError } from "./port-in-use.ts";
-import { describeEmulators, type Sandbox, startSandbox } from "./sandbox.ts";
+import type { Sandbox } from "./sandbox.ts";
 import { type RunningGateway, startNodeGateway } from "./start-gateway.ts";
 
 type DevSecretsUse = Awaited<ReturnType<typeof applyDevSecrets>>;
@@ -121,6 +121,8 @@ export const serveCommand = defineCommand({
       const host = args.host ?? "127.0.0.1";
       const gatewayPort = port ?? 8787;
       await assertPortFree("gateway", host, gatewayPort);
+      // The emulators load only here: a configured gateway never holds their code.
+      const { startSandbox } = await import("./sandbox.ts");
       sandbox = await startSandbox(process.env, { dataDir: ".data", gatewayPort, host }).catch((error: unknown) =>
         explainListenError(error, "sandbox-emulators", host, gatewayPort + 1),
       );
@@ -137,6 +139,7 @@ export const serveCommand = defineCommand({
       printBanner(running.url, config, dev);
       if (sandbox) {
         sandbox.wire(running.url);
+        const { describeEmulators } = await import("./sandbox.ts");
         console.log(describeEmulators(sandbox.emulators));
       }
       stopOnSignals(running, sandbox);

@@ -27,6 +27,7 @@ import { createNodeUpstreamFetch } from "./node-upstream-fetch.ts";
 import { sendNodeWebSocketText } from "./node-websocket-text.ts";
 import { loadQuickJSNode } from "./quickjs-node.ts";
 import { nativeNodeRequestBody, readNodeBody } from "./read-node-body.ts";
+import { releaseNodeWebSocketUpgrade } from "./release-websocket-upgrade.ts";
 import { createStdoutLogWriter } from "./stdout-log-writer.ts";
 
 export interface NodeGatewayOptions {
@@ -61,7 +62,9 @@ const SHUTDOWN_GRACE_MS = 10_000;
  * one fan-out turn leave in one write; without a socket it does nothing.
  */
 const corkNodeWebSocket: CorkPeer = (peer) => {
-  const socket = (peer.websocket as { _socket?: { cork(): void; uncork(): void } })._socket;
+  // `_internal.ws`, not `peer.websocket`: that getter builds (and keeps) a Proxy per peer.
+  const ws = (peer as unknown as { _internal?: { ws?: { _socket?: { cork(): void; uncork(): void } } } })._internal?.ws;
+  const socket = ws?._socket;
   if (!socket) return undefined;
   socket.cork();
   return () => socket.uncork();
@@ -71,7 +74,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
   // Read before anything opens, so a bad OTEL_* value stops start-up.
-  const tracing = createNodeTracing(process.env, logger);
+  const tracing = await createNodeTracing(process.env, logger);
   const store =
     options.store ??
     (await openConfiguredStore(config.store, {
@@ -101,6 +104,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     stream,
     corkWebSocket: corkNodeWebSocket,
     sendWebSocketText: sendNodeWebSocketText,
+    releaseWebSocketUpgrade: releaseNodeWebSocketUpgrade,
     // A shared outbox (several instances) leases what it hands out for `store.leaseSeconds`.
     delivery: {
       outbox,

@@ -21,7 +21,8 @@ import { createWebhookGenerator } from "../lib/signed-webhooks.ts";
 import { profileFlags, spawnAndWait } from "../lib/spawn-process.ts";
 import { checkTarget } from "../lib/targets.ts";
 
-const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
+// BENCH_GATEWAY_BIN runs another checkout's gateway (an A/B against unchanged code).
+const BIN = process.env.BENCH_GATEWAY_BIN || new URL("../../bin/gateway.js", import.meta.url).pathname;
 const BARE = new URL("../lib/bare-server.ts", import.meta.url).pathname;
 const EMPTY_H3 = new URL("../lib/empty-h3-server.ts", import.meta.url).pathname;
 const EXPRESS_GLUE = new URL("../peers/express-glue.ts", import.meta.url).pathname;

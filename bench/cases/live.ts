@@ -282,13 +282,119 @@ function startLiveGateway(key: string, subscribers: number, secrets?: { esign: s
   );
 }
 
-/** Runs the live case and returns its figures. */
+/** Idle subscribers on a fresh gateway: the memory figure with `count` connections held. */
+async function measureIdle(
+  key: string,
+  secrets: { esign: string; staffing: string },
+  count: number,
+  workers: number,
+): Promise<IdleFigures> {
+  // A fresh gateway process: one that has carried millions of frames does not give its RSS back.
+  const fresh = await startLiveGateway(key, count, secrets);
+  try {
+    const idle = await runIdle({
+      webSockets: count,
+      sse: 0,
+      seconds: 0,
+      workers,
+      secrets,
+      postUrl: fresh.gateway.url,
+      wsUrl: `${fresh.gateway.url.replace(/^http/, "ws")}/ws?token=${key}`,
+      sseUrl: `${fresh.gateway.url}/stream?token=${key}`,
+      serverPid: fresh.gateway.child.pid,
+      label: "idle",
+      rate: 0,
+    });
+    console.log(
+      `${idle.subscribers} idle WebSocket subscribers (${idle.connectFailures} failed to connect): gateway RSS ` +
+        `${Math.round(idle.idleRss / 1024 / 1024)} MB`,
+    );
+    return idle;
+  } finally {
+    await fresh.cleanup();
+  }
+}
+
+/** Targets of the idle figures (shared by the full case and `BENCH_LIVE_ONLY=idle`). */
+function idleTargets(perConnectionKB: number, idle: IdleFigures, idleSubscribers: number) {
+  const idleMb = Math.round(idle.idleRss / 1024 / 1024);
+  return [
+    {
+      label: "RSS per idle WebSocket",
+      value: `${perConnectionKB} KB`,
+      target: "<= 15 KB",
+      met: perConnectionKB <= 15,
+    },
+    {
+      label: `RSS with ${idle.subscribers} idle WebSocket subscribers`,
+      value: `${idleMb} MB`,
+      target: `<= 200 MB, ${idleSubscribers} held`,
+      met: idleMb <= 200 && idle.subscribers === idleSubscribers,
+    },
+  ];
+}
+
+/**
+ * `BENCH_LIVE_ONLY=idle`: only the memory figures, measured as the full case does (the gateway
+ * warmed by 100 webhooks, RSS before and with the subscribers connected and idle for 1 s; then a
+ * fresh gateway holding the idle count), without the latency runs and the naive peer.
+ */
+async function benchLiveIdle(webSockets: number, idleSubscribers: number, workers: number) {
+  const key = `live-bench-${randomBytes(8).toString("hex")}`;
+  const { gateway, secrets, cleanup } = await startLiveGateway(key, Math.max(webSockets, idleSubscribers));
+  let perConnection: IdleFigures;
+  let rssBefore: number;
+  try {
+    await postSteadily(gateway.url, secrets, 100, 1);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    rssBefore = await gateway.rss();
+    perConnection = await runIdle({
+      webSockets,
+      sse: 0,
+      seconds: 0,
+      workers,
+      secrets,
+      postUrl: gateway.url,
+      wsUrl: `${gateway.url.replace(/^http/, "ws")}/ws?token=${key}`,
+      sseUrl: `${gateway.url}/stream?token=${key}`,
+      serverPid: gateway.child.pid,
+      label: "idle",
+      rate: 0,
+    });
+  } finally {
+    await cleanup();
+  }
+  const perConnectionKB = Number(
+    ((perConnection.idleRss - rssBefore) / Math.max(1, perConnection.subscribers) / 1024).toFixed(1),
+  );
+  console.log(
+    `\nlive (idle only): gateway RSS ${Math.round(rssBefore / 1024 / 1024)} MB warmed, ` +
+      `${Math.round(perConnection.idleRss / 1024 / 1024)} MB with ${perConnection.subscribers} idle subscribers ` +
+      `(${perConnection.connectFailures} failed)`,
+  );
+  const idle = await measureIdle(key, secrets, idleSubscribers, workers);
+  const targets = printTargets("live (idle only)", idleTargets(perConnectionKB, idle, idleSubscribers));
+  return {
+    subscribers: perConnection.subscribers,
+    baseline_rss_mb: Math.round(rssBefore / 1024 / 1024),
+    rssPerIdleConnectionKB: perConnectionKB,
+    idle_subscribers: idle.subscribers,
+    idle_rss_mb: Math.round(idle.idleRss / 1024 / 1024),
+    ...targets,
+  };
+}
+
+/**
+ * Runs the live case and returns its figures. `BENCH_LIVE_ONLY=idle` runs only the idle-memory
+ * part (see `benchLiveIdle`).
+ */
 export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<string, number | string>> {
   // BENCH_LIVE_SUBSCRIBERS lowers the subscriber count for a smoke run.
   const webSockets = options.webSockets ?? (Number(process.env.BENCH_LIVE_SUBSCRIBERS) || 2000);
   const idleSubscribers = options.idleSubscribers ?? (Number(process.env.BENCH_LIVE_IDLE) || 10_000);
   const seconds = options.durationSeconds ?? 10;
   const workerCount = options.workers ?? 2;
+  if (process.env.BENCH_LIVE_ONLY === "idle") return benchLiveIdle(webSockets, idleSubscribers, workerCount);
   const key = `live-bench-${randomBytes(8).toString("hex")}`;
   const { gateway, secrets, cleanup } = await startLiveGateway(key, Math.max(webSockets, idleSubscribers));
   const naive = await spawnAndWait(
@@ -334,27 +440,8 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
       label: "gateway SSE, 200 events/s",
       rate: 200,
     });
-    // The idle figure is taken on a fresh gateway process: the one above has carried millions of
-    // frames, and a process's RSS does not shrink back after such a run.
-    const fresh = await startLiveGateway(key, idleSubscribers, secrets);
-    let idle: IdleFigures;
-    try {
-      idle = await runIdle({
-        ...common,
-        ...onGateway,
-        wsUrl: `${fresh.gateway.url.replace(/^http/, "ws")}/ws?token=${key}`,
-        serverPid: fresh.gateway.child.pid,
-        webSockets: idleSubscribers,
-        label: "idle",
-        rate: 0,
-      });
-    } finally {
-      await fresh.cleanup();
-    }
-    console.log(
-      `${idle.subscribers} idle WebSocket subscribers (${idle.connectFailures} failed to connect): gateway RSS ` +
-        `${Math.round(idle.idleRss / 1024 / 1024)} MB`,
-    );
+    // The idle figure is taken on a fresh gateway process (see `measureIdle`).
+    const idle = await measureIdle(key, secrets, idleSubscribers, workerCount);
     const perConnectionKB = Number(((ws50.idleRss - rssBefore) / Math.max(1, ws50.subscribers) / 1024).toFixed(1));
     const framesRatio = Number((ws200.framesPerSecond / Math.max(1, naive200.framesPerSecond)).toFixed(2));
     const idleMb = Math.round(idle.idleRss / 1024 / 1024);
@@ -373,18 +460,7 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
         met: framesRatio >= 3,
       },
       { label: "WebSocket p99 at 200 ev/s", value: `${ws200.p99Ms} ms`, target: "<= 60 ms", met: ws200.p99Ms <= 60 },
-      {
-        label: "RSS per idle WebSocket",
-        value: `${perConnectionKB} KB`,
-        target: "<= 15 KB",
-        met: perConnectionKB <= 15,
-      },
-      {
-        label: `RSS with ${idle.subscribers} idle WebSocket subscribers`,
-        value: `${idleMb} MB`,
-        target: `<= 200 MB, ${idleSubscribers} held`,
-        met: idleMb <= 200 && idle.subscribers === idleSubscribers,
-      },
+      ...idleTargets(perConnectionKB, idle, idleSubscribers),
       {
         label: "SSE p99 at 50 ev/s",
         value: `${sse50.p99Ms} ms`,

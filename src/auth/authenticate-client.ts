@@ -4,10 +4,11 @@
  * issuer and audience). A JWT's `sub` must name a configured client; its other claims can only
  * narrow what that client may do.
  */
-import { createRemoteJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify } from "jose";
+import type { createRemoteJWKSet, JWTPayload } from "jose";
 import type { AuthConfig, ClientConfig } from "../config/clients-schema.ts";
 import { type CryptoPort, toHex, utf8 } from "../crypto/crypto-port.ts";
 import { hasAcceptableLifetime } from "./jwt-lifetime.ts";
+import { loadJose } from "./load-jose.ts";
 
 export interface ClientPrincipal {
   client: ClientConfig;
@@ -61,9 +62,12 @@ export function createClientAuthenticator(
   const knownKeys = new Map<string, ClientConfig>();
   const jwt = auth.jwt;
   const hsKey = jwt?.hs256Secret ? utf8(jwt.hs256Secret) : undefined;
-  const jwks = jwt?.jwksUrl ? createRemoteJWKSet(new URL(jwt.jwksUrl)) : undefined;
+  const jwksUrl = jwt?.jwksUrl ? new URL(jwt.jwksUrl) : undefined;
+  let jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
 
   const verifyJwt = async (token: string, use: CredentialUse): Promise<AuthenticateResult> => {
+    const { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } = await loadJose();
+    if (jwksUrl) jwks ??= createRemoteJWKSet(jwksUrl);
     let alg: string | undefined;
     try {
       alg = decodeProtectedHeader(token).alg;

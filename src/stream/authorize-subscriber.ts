@@ -132,9 +132,20 @@ export async function authorizeSubscriber(
       inScope: compileScope(scope.layers),
       scopeLayers: scope,
       filter,
-      destinations: new Set(destination === undefined ? streamDestinationIds : [destination]),
+      destinations: destination === undefined ? allDestinationsOf(streamDestinationIds) : new Set([destination]),
       since,
       expiresAt: auth.principal.expiresAt,
     },
   };
+}
+
+/** One set of every stream destination, shared by the grants that name none (most subscribers). */
+const allDestinations = new WeakMap<readonly string[], ReadonlySet<string>>();
+function allDestinationsOf(ids: readonly string[]): ReadonlySet<string> {
+  let set = allDestinations.get(ids);
+  if (!set) {
+    set = new Set(ids);
+    allDestinations.set(ids, set);
+  }
+  return set;
 }

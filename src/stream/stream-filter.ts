@@ -47,6 +47,7 @@ export function dimensionValue(record: EventRecord, dimension: FilterDimension):
 
 /** Compiles a filter into a predicate over recorded events. */
 export function compileStreamFilter(filter: StreamFilter): (record: EventRecord) => boolean {
+  if (isUnfiltered(filter)) return matchesEverything;
   const checks = FILTER_DIMENSIONS.flatMap((dimension) => {
     const patterns = filter[dimension];
     if (!patterns) return [];
@@ -60,8 +61,21 @@ export function compileStreamFilter(filter: StreamFilter): (record: EventRecord)
   });
   const content = filter.filter === undefined ? undefined : parseEventFilter({ filter: filter.filter });
   if (content?.ok && content.filter) checks.push(content.filter.matchesRecord);
-  if (checks.length === 0) return () => true;
+  if (checks.length === 0) return matchesEverything;
   return (record) => checks.every((check) => check(record));
+}
+
+/**
+ * The matcher of a filter that restricts nothing, shared: every idle subscriber without filters
+ * would otherwise keep a closure (and its scope) of its own.
+ */
+export function matchesEverything(_record: EventRecord): boolean {
+  return true;
+}
+
+function isUnfiltered(filter: StreamFilter): boolean {
+  for (const dimension of FILTER_DIMENSIONS) if (filter[dimension]) return false;
+  return filter.filter === undefined;
 }
 
 /**

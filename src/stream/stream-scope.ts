@@ -14,6 +14,7 @@ import {
   FILTER_DIMENSIONS,
   type FilterDimension,
   isPatternWithin,
+  matchesEverything,
   type StreamFilter,
 } from "./stream-filter.ts";
 
@@ -72,7 +73,7 @@ export function findScopeViolations(layers: readonly ScopeLayer[], filter: Strea
 /** One predicate for all layers: an event is visible when every layer matches it. */
 export function compileScope(layers: readonly ScopeLayer[]): (record: EventRecord) => boolean {
   const restricting = layers.filter((layer) => layer.source || layer.type || layer.subject || layer.filter);
-  if (restricting.length === 0) return () => true;
+  if (restricting.length === 0) return matchesEverything;
   const compiled = restricting.map(compileStreamFilter);
   return (record) => {
     for (let i = 0; i < compiled.length; i++) if (!(compiled[i] as (r: EventRecord) => boolean)(record)) return false;

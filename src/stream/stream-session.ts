@@ -66,12 +66,13 @@ export interface StreamSink {
   stalledSince?(): number | undefined;
   /**
    * Holds frames back until the returned function is called, then hands them to the network
-   * together (one write instead of one per frame), when the transport can.
+   * together (one write instead of one per frame), when the transport can (undefined: it cannot).
    */
-  cork?(): () => void;
+  cork?(): (() => void) | undefined;
 }
 
 interface Subscription {
+  id: string;
   filter: StreamFilter;
   matches: (record: EventRecord) => boolean;
 }
@@ -79,268 +80,307 @@ interface Subscription {
 const MAX_TIMER_MS = 2_147_483_647;
 
 /** The key under which sessions that decide every event alike are grouped (see `audienceKey`). */
-function audienceKeyOf(grant: StreamGrant, subscriptions: ReadonlyMap<string, Subscription>): string {
-  return JSON.stringify([
-    [...grant.destinations].sort(),
-    grant.scopeLayers.layers,
-    [...subscriptions.values()].map((s) => s.filter),
-  ]);
+function audienceKeyOf(grant: StreamGrant, subscriptions: readonly Subscription[]): string {
+  return JSON.stringify([[...grant.destinations].sort(), grant.scopeLayers.layers, subscriptions.map((s) => s.filter)]);
 }
 
-export type StreamSession = ReturnType<typeof createStreamSession>;
+/** Re-arms (or fires) a session's token expiry; a plain function so no closure is kept per session. */
+function armExpiryOf(session: StreamSession): void {
+  session.armExpiry();
+}
 
-/** Creates the session of an authorized subscriber; call `start()` once the transport is open. */
-export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, sink: StreamSink) {
-  const { store, options, clock, logger } = host;
-  const subscriptions = new Map<string, Subscription>([
-    ["default", { filter: grant.filter, matches: compileStreamFilter(grant.filter) }],
-  ]);
-  let state: "starting" | "replaying" | "live" | "closed" = "starting";
-  let pos = 0;
-  let backlog: EventRecord[] = [];
-  let expiryTimer: ReturnType<typeof setTimeout> | undefined;
+/**
+ * One subscriber's session (see the module comment); create it with `createStreamSession`. A class,
+ * not a closure per helper: thousands of idle subscribers each hold one, and every per-session
+ * closure costs its own function object (and, under tsx, a kept name) for the connection's life.
+ */
+export class StreamSession {
+  readonly clientId: string;
+  private readonly host: LiveStreamHost;
+  private readonly grant: StreamGrant;
+  private readonly sink: StreamSink;
+  /** In subscription order; an array, not a Map: most subscribers hold just `default` for hours. */
+  private subscriptions: Subscription[];
+  private state: "starting" | "replaying" | "live" | "closed" = "starting";
+  private pos = 0;
+  private backlog: EventRecord[] = [];
+  private expiryTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   /** While corked, queued bytes include a batch not yet offered to the network: judge after. */
-  let corked = false;
+  private corked = false;
+  private audience: string;
 
-  // Plain arrays and loops: this runs once per event per audience (sessions that would decide
-  // alike share one evaluation, see `audienceKey`).
-  let matchers = [...subscriptions.values()].map((s) => s.matches);
-  let audience = audienceKeyOf(grant, subscriptions);
-  const syncMatchers = () => {
-    matchers = [...subscriptions.values()].map((s) => s.matches);
-    audience = audienceKeyOf(grant, subscriptions);
-    host.regroup?.(session);
-  };
-  /** The first of `destinations` this subscriber may read, when it wants `record`; else undefined. */
-  const routedTo = (record: EventRecord, destinations: readonly string[]): string | undefined => {
+  constructor(host: LiveStreamHost, grant: StreamGrant, sink: StreamSink) {
+    this.host = host;
+    this.grant = grant;
+    this.sink = sink;
+    this.clientId = grant.clientId;
+    this.subscriptions = [{ id: "default", filter: grant.filter, matches: compileStreamFilter(grant.filter) }];
+    this.audience = audienceKeyOf(grant, this.subscriptions);
+  }
+
+  /** The subscriptions changed: file the session under its new audience. */
+  private syncMatchers(): void {
+    this.audience = audienceKeyOf(this.grant, this.subscriptions);
+    this.host.regroup?.(this);
+  }
+
+  /** The destination this subscriber reads `record` under (routing, scope, filters), or undefined. */
+  routedTo(record: EventRecord, destinations: readonly string[]): string | undefined {
+    // Plain arrays and loops: this runs once per event per audience (sessions that would decide
+    // alike share one evaluation, see `audienceKey`).
+    const { grant, subscriptions } = this;
     let routed: string | undefined;
     for (let i = 0; i < destinations.length && routed === undefined; i++) {
       if (grant.destinations.has(destinations[i] as string)) routed = destinations[i];
     }
     if (routed === undefined || !grant.inScope(record)) return undefined;
-    for (let i = 0; i < matchers.length; i++) if ((matchers[i] as (r: EventRecord) => boolean)(record)) return routed;
+    for (let i = 0; i < subscriptions.length; i++)
+      if ((subscriptions[i] as Subscription).matches(record)) return routed;
     return undefined;
-  };
+  }
 
-  const closeQuietly = () => {
-    state = "closed";
-    backlog = [];
-    host.detach(session);
-    clearTimeout(expiryTimer);
-  };
+  /** The transport closed: forget the subscriber. */
+  dispose(): void {
+    this.state = "closed";
+    this.backlog = [];
+    this.host.detach(this);
+    clearTimeout(this.expiryTimer);
+  }
 
-  const fail = (code: StreamErrorCode, message: string, details?: unknown) => {
-    if (state === "closed") return;
-    closeQuietly();
-    logger.info("stream subscriber disconnected", { client: grant.clientId, reason: code, cursor: formatCursor(pos) });
-    sink.send(errorFrame(code, message, true, details));
-    sink.end(code);
-  };
+  /** Ends the session with a fatal error frame (shutdown, protocol errors). */
+  fail(code: StreamErrorCode, message: string, details?: unknown): void {
+    if (this.state === "closed") return;
+    this.dispose();
+    this.host.logger.info("stream subscriber disconnected", {
+      client: this.grant.clientId,
+      reason: code,
+      cursor: formatCursor(this.pos),
+    });
+    this.sink.send(errorFrame(code, message, true, details));
+    this.sink.end(code);
+  }
 
-  const checkBuffer = () => {
-    if (sink.bufferedAmount() > options.maxBufferedBytes) {
-      fail("slow_consumer", `more than ${options.maxBufferedBytes} bytes were waiting for this subscriber`, {
-        cursor: formatCursor(pos),
+  private checkBuffer(): void {
+    const { maxBufferedBytes } = this.host.options;
+    if (this.sink.bufferedAmount() > maxBufferedBytes) {
+      this.fail("slow_consumer", `more than ${maxBufferedBytes} bytes were waiting for this subscriber`, {
+        cursor: formatCursor(this.pos),
       });
     }
-  };
+  }
 
-  const armExpiry = () => {
+  /** Arms the token's expiry (internal; runs again from its own timer). */
+  armExpiry() {
+    const { grant } = this;
     if (grant.expiresAt === undefined) return;
-    const left = grant.expiresAt - clock.now();
-    if (left <= 0) return fail("token_expired", "the token has expired");
-    expiryTimer = setTimeout(armExpiry, Math.min(left, MAX_TIMER_MS));
-  };
+    const left = grant.expiresAt - this.host.clock.now();
+    if (left <= 0) return this.fail("token_expired", "the token has expired");
+    this.expiryTimer = setTimeout(armExpiryOf, Math.min(left, MAX_TIMER_MS), this);
+  }
 
-  const replay = async () => {
+  private async replay(): Promise<void> {
+    const { host, sink, subscriptions } = this;
+    const { store, options } = host;
     for (;;) {
-      const only = subscriptions.size === 1 ? subscriptions.values().next().value : undefined;
-      const page = await store.readAfter(pos, options.replayPageSize, only ? journalHintOf(only.filter) : {});
+      const only = subscriptions.length === 1 ? subscriptions[0] : undefined;
+      const page = await store.readAfter(this.pos, options.replayPageSize, only ? journalHintOf(only.filter) : {});
       for (const record of page) {
-        if ((state as string) === "closed") return;
-        if (record.seq <= pos) continue;
-        pos = record.seq;
+        if ((this.state as string) === "closed") return;
+        if (record.seq <= this.pos) continue;
+        this.pos = record.seq;
         const destinations = host.streamDestinationsOf(record);
-        const routed = routedTo(record, destinations);
+        const routed = this.routedTo(record, destinations);
         if (routed === undefined) continue;
         const ready = host.prepare ? await host.prepare(record, destinations) : record;
         const frame = host.frameOf ? await host.frameOf(ready, routed) : eventFrame(ready);
-        if ((state as string) === "closed") return;
+        if ((this.state as string) === "closed") return;
         if (frame !== undefined) sink.send(frame, record.seq);
       }
       if (page.length < options.replayPageSize) return;
       if (sink.bufferedAmount() > options.maxBufferedBytes / 2) {
         const drained = await sink.waitForDrain(options.maxBufferedBytes / 4, options.idleTimeoutMs);
         if (!drained)
-          return fail("slow_consumer", "the subscriber did not read its replay", { cursor: formatCursor(pos) });
+          return this.fail("slow_consumer", "the subscriber did not read its replay", {
+            cursor: formatCursor(this.pos),
+          });
       }
     }
-  };
+  }
 
   /**
    * `verdict`: what `routedTo` gave when the fan-out already evaluated it for this session's
    * audience (null: not wanted); undefined: evaluate here.
    */
-  const deliverLive = (
+  private deliverLive(
     record: EventRecord,
     destinations: readonly string[],
     frame: (destination: string) => string | undefined,
     verdict?: string | null,
-  ) => {
-    if (record.seq <= pos) return;
-    pos = record.seq;
-    const routed = verdict === undefined ? routedTo(record, destinations) : (verdict ?? undefined);
+  ): void {
+    if (record.seq <= this.pos) return;
+    this.pos = record.seq;
+    const routed = verdict === undefined ? this.routedTo(record, destinations) : (verdict ?? undefined);
     if (routed === undefined) return;
     const text = frame(routed);
     if (text === undefined) return;
-    sink.send(text, record.seq);
-    if (!corked) checkBuffer();
-  };
+    this.sink.send(text, record.seq);
+    if (!this.corked) this.checkBuffer();
+  }
 
-  const session = {
-    clientId: grant.clientId,
-    /** Runs the start sequence (see the module comment). */
-    async start() {
-      host.attach(session);
-      if ((state as string) === "closed") return;
-      armExpiry();
-      try {
-        if (grant.since === undefined) {
-          pos = await store.lastSeq();
-        } else {
-          const check = await checkResumable(store, grant.since);
-          if (!check.ok) return fail(check.code, check.message, check.details);
-          pos = grant.since;
-        }
-        if ((state as string) === "closed") return;
-        sink.send(
-          readyFrame({
-            cursor: pos,
-            subscriptions: Object.fromEntries([...subscriptions].map(([id, s]) => [id, s.filter])),
-            heartbeatMs: options.heartbeatMs,
-            expiresAt: grant.expiresAt,
-          }),
-        );
-        state = "replaying";
-        if (grant.since !== undefined) await replay();
-      } catch (error) {
-        logger.error("stream replay failed", { client: grant.clientId, error: String(error) });
-        return fail("store_unavailable", "the journal could not be read; retry with the same cursor");
+  /** Runs the start sequence (see the module comment). */
+  async start(): Promise<void> {
+    const { host, grant, sink } = this;
+    const { store, options, logger } = host;
+    host.attach(this);
+    if ((this.state as string) === "closed") return;
+    this.armExpiry();
+    try {
+      if (grant.since === undefined) {
+        this.pos = await store.lastSeq();
+      } else {
+        const check = await checkResumable(store, grant.since);
+        if (!check.ok) return this.fail(check.code, check.message, check.details);
+        this.pos = grant.since;
       }
-      if ((state as string) === "closed") return;
-      // Transformed frames are made asynchronously: send what arrived during the replay, and what
-      // arrives meanwhile, before going live, so the order holds.
-      while (host.frameOf && backlog.length > 0) {
-        const frameOf = host.frameOf;
-        const batch = backlog.sort((a, b) => a.seq - b.seq);
-        backlog = [];
-        const frames = await Promise.all(
-          batch.map((record) => {
-            const routed = routedTo(record, host.streamDestinationsOf(record));
-            return routed === undefined ? undefined : frameOf(record, routed);
-          }),
-        );
-        if ((state as string) === "closed") return;
-        for (let i = 0; i < batch.length; i++) {
-          const record = batch[i] as EventRecord;
-          deliverLive(record, host.streamDestinationsOf(record), () => frames[i]);
-        }
+      if ((this.state as string) === "closed") return;
+      sink.send(
+        readyFrame({
+          cursor: this.pos,
+          subscriptions: Object.fromEntries(this.subscriptions.map((s) => [s.id, s.filter])),
+          heartbeatMs: options.heartbeatMs,
+          expiresAt: grant.expiresAt,
+        }),
+      );
+      this.state = "replaying";
+      if (grant.since !== undefined) await this.replay();
+    } catch (error) {
+      logger.error("stream replay failed", { client: grant.clientId, error: String(error) });
+      return this.fail("store_unavailable", "the journal could not be read; retry with the same cursor");
+    }
+    if ((this.state as string) === "closed") return;
+    // Transformed frames are made asynchronously: send what arrived during the replay, and what
+    // arrives meanwhile, before going live, so the order holds.
+    while (host.frameOf && this.backlog.length > 0) {
+      const frameOf = host.frameOf;
+      const batch = this.backlog.sort((a, b) => a.seq - b.seq);
+      this.backlog = [];
+      const frames = await Promise.all(
+        batch.map((record) => {
+          const routed = this.routedTo(record, host.streamDestinationsOf(record));
+          return routed === undefined ? undefined : frameOf(record, routed);
+        }),
+      );
+      if ((this.state as string) === "closed") return;
+      for (let i = 0; i < batch.length; i++) {
+        const record = batch[i] as EventRecord;
+        this.deliverLive(record, host.streamDestinationsOf(record), () => frames[i]);
       }
-      const held = backlog.sort((a, b) => a.seq - b.seq);
-      backlog = [];
-      state = "live";
-      for (const record of held) {
-        deliverLive(record, host.streamDestinationsOf(record), () => eventFrame(record));
-        if ((state as string) === "closed") return;
-      }
-    },
-    /**
-     * Sessions with the same key decide every event alike (same routed destinations, scope and
-     * filters), so the fan-out evaluates `routedTo` once per key and event.
-     */
-    get audienceKey() {
-      return audience;
-    },
-    /** The destination this subscriber reads `record` under (routing, scope, filters), or undefined. */
-    routedTo,
-    /** Whether live events go out at once (not held in the start-up backlog, not closed). */
-    get live() {
-      return state === "live";
-    },
-    /**
-     * A live event from the fan-out; `frame` gives the frame per destination, serialized once for
-     * all subscribers; `verdict` is `routedTo`'s answer when the fan-out already evaluated it for
-     * this session's audience (null: not wanted).
-     */
-    offer(
-      record: EventRecord,
-      destinations: readonly string[],
-      frame: (destination: string) => string | undefined,
-      verdict?: string | null,
-    ) {
-      if (state === "live") return deliverLive(record, destinations, frame, verdict);
-      if (state === "closed") return;
-      backlog.push(record);
-      if (backlog.length > options.maxReplayBacklog) {
-        fail("slow_consumer", "too many live events arrived while the replay was running", {
-          cursor: formatCursor(pos),
-        });
-      }
-    },
-    /** Heartbeat tick: a frame with the current cursor, and the stall check. */
-    tick(now: number) {
-      if (state === "closed" || state === "starting") return;
-      const stalled = sink.stalledSince?.();
-      if (stalled !== undefined && now - stalled > options.idleTimeoutMs) {
-        return fail("idle_timeout", `the subscriber read nothing for ${options.idleTimeoutMs} ms`);
-      }
-      sink.heartbeat(pos, now);
-      checkBuffer();
-    },
-    /** A validated client message (WebSocket). */
-    handle(message: ClientMessage) {
-      if (state === "closed") return;
-      if (message.type === "ping") return sink.send(controlFrame("pong", { cursor: formatCursor(pos) }));
-      if (message.type === "unsubscribe") {
-        subscriptions.delete(message.id);
-        syncMatchers();
-        return sink.send(controlFrame("unsubscribed", { id: message.id, cursor: formatCursor(pos) }));
-      }
-      const violations = findScopeViolations(grant.scopeLayers.layers, message.filter);
-      if (violations.length > 0) {
-        return sink.send(
-          errorFrame("forbidden", "the requested filters are outside this subscriber's scope", false, {
-            id: message.id,
-            outsideScope: violations,
-          }),
-        );
-      }
-      if (!subscriptions.has(message.id) && subscriptions.size >= options.maxSubscriptions) {
-        return sink.send(
-          errorFrame("invalid_request", `at most ${options.maxSubscriptions} subscriptions per connection`, false, {
-            id: message.id,
-          }),
-        );
-      }
-      subscriptions.set(message.id, { filter: message.filter, matches: compileStreamFilter(message.filter) });
-      syncMatchers();
-      sink.send(controlFrame("subscribed", { id: message.id, filter: message.filter, cursor: formatCursor(pos) }));
-    },
-    /** Batches the frames sent until the returned function runs (see `StreamSink.cork`). */
-    cork(): (() => void) | undefined {
-      const release = state === "live" && !corked ? sink.cork?.() : undefined;
-      if (!release) return undefined;
-      corked = true;
-      return () => {
-        corked = false;
-        release();
-        if (state === "live") checkBuffer();
-      };
-    },
-    /** Ends the session with a fatal error frame (shutdown, protocol errors). */
-    fail,
-    /** The transport closed: forget the subscriber. */
-    dispose: closeQuietly,
-  };
-  return session;
+    }
+    const held = this.backlog.sort((a, b) => a.seq - b.seq);
+    this.backlog = [];
+    this.state = "live";
+    for (const record of held) {
+      this.deliverLive(record, host.streamDestinationsOf(record), () => eventFrame(record));
+      if ((this.state as string) === "closed") return;
+    }
+  }
+
+  /**
+   * Sessions with the same key decide every event alike (same routed destinations, scope and
+   * filters), so the fan-out evaluates `routedTo` once per key and event.
+   */
+  get audienceKey(): string {
+    return this.audience;
+  }
+
+  /** Whether live events go out at once (not held in the start-up backlog, not closed). */
+  get live(): boolean {
+    return this.state === "live";
+  }
+
+  /**
+   * A live event from the fan-out; `frame` gives the frame per destination, serialized once for
+   * all subscribers; `verdict` is `routedTo`'s answer when the fan-out already evaluated it for
+   * this session's audience (null: not wanted).
+   */
+  offer(
+    record: EventRecord,
+    destinations: readonly string[],
+    frame: (destination: string) => string | undefined,
+    verdict?: string | null,
+  ) {
+    if (this.state === "live") return this.deliverLive(record, destinations, frame, verdict);
+    if (this.state === "closed") return;
+    this.backlog.push(record);
+    if (this.backlog.length > this.host.options.maxReplayBacklog) {
+      this.fail("slow_consumer", "too many live events arrived while the replay was running", {
+        cursor: formatCursor(this.pos),
+      });
+    }
+  }
+
+  /** Heartbeat tick: a frame with the current cursor, and the stall check. */
+  tick(now: number) {
+    if (this.state === "closed" || this.state === "starting") return;
+    const { idleTimeoutMs } = this.host.options;
+    const stalled = this.sink.stalledSince?.();
+    if (stalled !== undefined && now - stalled > idleTimeoutMs) {
+      return this.fail("idle_timeout", `the subscriber read nothing for ${idleTimeoutMs} ms`);
+    }
+    this.sink.heartbeat(this.pos, now);
+    this.checkBuffer();
+  }
+
+  /** A validated client message (WebSocket). */
+  handle(message: ClientMessage) {
+    if (this.state === "closed") return;
+    const { sink, subscriptions } = this;
+    const { options } = this.host;
+    if (message.type === "ping") return sink.send(controlFrame("pong", { cursor: formatCursor(this.pos) }));
+    if (message.type === "unsubscribe") {
+      this.subscriptions = subscriptions.filter((s) => s.id !== message.id);
+      this.syncMatchers();
+      return sink.send(controlFrame("unsubscribed", { id: message.id, cursor: formatCursor(this.pos) }));
+    }
+    const violations = findScopeViolations(this.grant.scopeLayers.layers, message.filter);
+    if (violations.length > 0) {
+      return sink.send(
+        errorFrame("forbidden", "the requested filters are outside this subscriber's scope", false, {
+          id: message.id,
+          outsideScope: violations,
+        }),
+      );
+    }
+    const existing = subscriptions.findIndex((s) => s.id === message.id);
+    if (existing < 0 && subscriptions.length >= options.maxSubscriptions) {
+      return sink.send(
+        errorFrame("invalid_request", `at most ${options.maxSubscriptions} subscriptions per connection`, false, {
+          id: message.id,
+        }),
+      );
+    }
+    // Like `Map.set`: a subscription replaced keeps its place.
+    const subscription = { id: message.id, filter: message.filter, matches: compileStreamFilter(message.filter) };
+    if (existing < 0) subscriptions.push(subscription);
+    else subscriptions[existing] = subscription;
+    this.syncMatchers();
+    sink.send(controlFrame("subscribed", { id: message.id, filter: message.filter, cursor: formatCursor(this.pos) }));
+  }
+
+  /** Batches the frames sent until the returned function runs (see `StreamSink.cork`). */
+  cork(): (() => void) | undefined {
+    const release = this.state === "live" && !this.corked ? this.sink.cork?.() : undefined;
+    if (!release) return undefined;
+    this.corked = true;
+    return () => {
+      this.corked = false;
+      release();
+      if (this.state === "live") this.checkBuffer();
+    };
+  }
+}
+
+/** Creates the session of an authorized subscriber; call `start()` once the transport is open. */
+export function createStreamSession(host: LiveStreamHost, grant: StreamGrant, sink: StreamSink): StreamSession {
+  return new StreamSession(host, grant, sink);
 }

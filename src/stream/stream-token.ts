@@ -6,9 +6,9 @@
  * against the proxy or the admin API by a component that honours narrowing claims.
  */
 
-import { SignJWT } from "jose";
 import * as v from "valibot";
 import { readBearerCredential } from "../auth/authenticate-client.ts";
+import { loadJose } from "../auth/load-jose.ts";
 import { utf8 } from "../crypto/crypto-port.ts";
 import { parseBoundedJson } from "../encoding/json-depth.ts";
 import { createGatewayError } from "../errors.ts";
@@ -92,6 +92,7 @@ export async function mintStreamToken(ctx: StreamDeps, request: Request, options
 
   const issuedAt = Math.floor(ctx.clock.now() / 1000);
   const jwtConfig = ctx.config.auth.jwt;
+  const { SignJWT } = await loadJose();
   let builder = new SignJWT({ [STREAM_CLAIM]: toStreamClaim(filter), proxy: [], events: false, token_use: "stream" })
     .setProtectedHeader({ alg: "HS256", typ: "JWT" })
     .setSubject(principal.client.id)

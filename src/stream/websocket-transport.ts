@@ -12,7 +12,7 @@ import { createGatewayError } from "../errors.ts";
 import { authorizeSubscriber, type Refusal, type StreamGrant } from "./authorize-subscriber.ts";
 import type { LiveStream } from "./live-stream.ts";
 import type { StreamDeps } from "./stream-deps.ts";
-import { CLOSE_CODES, ClientMessageSchema, errorFrame, heartbeatFrame } from "./stream-frames.ts";
+import { CLOSE_CODES, ClientMessageSchema, errorFrame, heartbeatFrame, type StreamErrorCode } from "./stream-frames.ts";
 import { createStreamSession, type StreamSession, type StreamSink } from "./stream-session.ts";
 
 /** Largest client message accepted, in characters. */
@@ -27,39 +27,65 @@ export type CorkPeer = (peer: Peer) => (() => void) | undefined;
 /**
  * Supplied by a runtime adapter that sends a text frame to a peer for less than `peer.send`
  * (Node: each event's frame encoded once for all subscribers and handed to `ws` as bytes);
- * returns undefined to use `peer.send`. Called once per peer.
+ * returns false when it cannot, and `peer.send` is used. One function for all peers: nothing is
+ * kept per peer.
  */
-export type PeerTextSender = (peer: Peer) => ((frame: string) => void) | undefined;
+export type PeerTextSender = (peer: Peer, frame: string) => boolean;
 
-function peerSink(peer: Peer, corkPeer: CorkPeer | undefined, textSender: PeerTextSender | undefined): StreamSink {
-  // Methods, not arrow properties: one sink per subscriber, and each named arrow costs a
-  // property store of its own under tsx (kept function names), a few hundred bytes per connection.
-  const fast = textSender?.(peer);
-  const sink: StreamSink = {
-    send(frame) {
-      if (fast) fast(frame);
-      else peer.send(frame);
-    },
-    heartbeat(cursor, now) {
-      peer.send(heartbeatFrame(cursor, now));
-    },
-    bufferedAmount() {
-      return peer.bufferedAmount;
-    },
-    waitForDrain(threshold, timeoutMs) {
-      return peer.waitForDrain({ threshold, signal: AbortSignal.timeout(timeoutMs), pollInterval: 20 }).then(
-        () => true,
-        () => false,
-      );
-    },
-    end(code) {
-      peer.close(CLOSE_CODES[code], code);
-    },
-  };
-  if (corkPeer) {
-    sink.cork = () => corkPeer(peer) ?? noop;
+/**
+ * Supplied by a runtime adapter whose WebSocket library keeps the upgrade request for the
+ * peer's life (Node: crossws keeps the `IncomingMessage` and a `Request` around it); called once
+ * the socket is open, it drops what the stream never reads again.
+ */
+export type ReleaseUpgrade = (peer: Peer) => void;
+
+/** What a runtime adapter offers the WebSocket transport; each part is optional. */
+export interface WebSocketPeerPort {
+  cork?: CorkPeer;
+  sendText?: PeerTextSender;
+  releaseUpgrade?: ReleaseUpgrade;
+}
+
+/**
+ * The sink of one WebSocket subscriber. A class (methods on the prototype) rather than an
+ * object of closures: thousands of idle subscribers each hold one for the connection's life.
+ */
+class PeerSink implements StreamSink {
+  private readonly peer: Peer;
+  private readonly port: WebSocketPeerPort;
+
+  constructor(peer: Peer, port: WebSocketPeerPort) {
+    this.peer = peer;
+    this.port = port;
   }
-  return sink;
+
+  send(frame: string): void {
+    if (!this.port.sendText?.(this.peer, frame)) this.peer.send(frame);
+  }
+
+  heartbeat(cursor: number, now: number): void {
+    this.peer.send(heartbeatFrame(cursor, now));
+  }
+
+  bufferedAmount(): number {
+    return this.peer.bufferedAmount;
+  }
+
+  waitForDrain(threshold: number, timeoutMs: number): Promise<boolean> {
+    return this.peer.waitForDrain({ threshold, signal: AbortSignal.timeout(timeoutMs), pollInterval: 20 }).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  end(code: StreamErrorCode): void {
+    this.peer.close(CLOSE_CODES[code], code);
+  }
+
+  cork(): (() => void) | undefined {
+    const corkPeer = this.port.cork;
+    return corkPeer ? (corkPeer(this.peer) ?? noop) : undefined;
+  }
 }
 
 function noop() {}
@@ -85,16 +111,12 @@ function refusedHooks(refusal: Refusal): Partial<Hooks> {
   };
 }
 
-function acceptedHooks(
-  live: LiveStream,
-  grant: StreamGrant,
-  corkPeer: CorkPeer | undefined,
-  textSender: PeerTextSender | undefined,
-): Partial<Hooks> {
+function acceptedHooks(live: LiveStream, grant: StreamGrant, port: WebSocketPeerPort): Partial<Hooks> {
   let session: StreamSession | undefined;
   return {
     open(peer) {
-      session = createStreamSession(live, grant, peerSink(peer, corkPeer, textSender));
+      port.releaseUpgrade?.(peer);
+      session = createStreamSession(live, grant, new PeerSink(peer, port));
       return session.start();
     },
     message(peer, message) {
@@ -126,16 +148,11 @@ function acceptedHooks(
 }
 
 /** The `/ws` route handler. */
-export function createWebSocketRoute(
-  ctx: StreamDeps,
-  live: LiveStream,
-  corkPeer?: CorkPeer,
-  textSender?: PeerTextSender,
-) {
+export function createWebSocketRoute(ctx: StreamDeps, live: LiveStream, port: WebSocketPeerPort = {}) {
   return defineWebSocketHandler(
     async (event) => {
       const result = await authorizeSubscriber(ctx, live.destinationIds, event.req, event.url);
-      return result.ok ? acceptedHooks(live, result.grant, corkPeer, textSender) : refusedHooks(result.refusal);
+      return result.ok ? acceptedHooks(live, result.grant, port) : refusedHooks(result.refusal);
     },
     () => {
       throw createGatewayError(426, "invalid_request", "this endpoint speaks WebSocket (send an Upgrade request)", {
