@@ -53,7 +53,8 @@ export const SANDBOX_PRELUDE = `(() => {
   };
   // The event's data and the received headers are parsed on first read: parsing is most of a
   // call's cost, and many transforms read neither. The property keeps its place and acts as a
-  // plain one (reads give the same object, writes replace it).
+  // plain one (reads give the same object, writes replace it). Neither accessor refers to the
+  // object it sits on, so a call leaves no cycle behind for QuickJS's cycle collector.
   const lazyJson = (target, key, json) => {
     let value;
     let parsed = false;
@@ -66,26 +67,29 @@ export const SANDBOX_PRELUDE = `(() => {
         return value;
       },
       set(next) {
-        Object.defineProperty(target, key, { value: next, writable: true, enumerable: true, configurable: true });
+        Object.defineProperty(this, key, { value: next, writable: true, enumerable: true, configurable: true });
       },
       enumerable: true,
       configurable: true,
     });
     return target;
   };
-  const eventOf = (envelopeJson, dataJson) => {
-    const event = JSON.parse(envelopeJson);
-    return dataJson === undefined ? event : lazyJson(event, "data", dataJson);
-  };
-  const run = (factory, envelopeJson, dataJson, destination, attempt, headersJson) => {
+  // One string per call (each string the host creates costs a copy and a handle): the attempt,
+  // then the destination, the headers, the envelope and the data as JSON texts, one a line (JSON
+  // text never holds a raw line feed); an empty last line when the event has no data.
+  const run = (factory, payload) => {
     logs = [];
     pending = undefined;
+    const lines = payload.split("\\n");
+    if (lines.length !== 5) return answer({ error: "the gateway sent a malformed call" });
     let value;
     try {
       const transform = factory();
       if (typeof transform !== "function") return answer({ error: "the default export is not a function" });
-      const context = lazyJson({ destination, attempt, headers: null }, "headers", headersJson);
-      value = transform(eventOf(envelopeJson, dataJson), context);
+      const context = { destination: JSON.parse(lines[1]), attempt: Number(lines[0]), headers: null };
+      const event = JSON.parse(lines[3]);
+      if (lines[4] !== "") lazyJson(event, "data", lines[4]);
+      value = transform(event, lazyJson(context, "headers", lines[2]));
     } catch (error) {
       return answer({ error: describe(error) });
     }

@@ -1,0 +1,58 @@
+/**
+ * A QuickJS build variant whose strings go into WebAssembly memory through `TextEncoder` rather
+ * than Emscripten's per-character JavaScript loop: every string handed to the sandbox (each
+ * event, on every delivery) is copied this way, and the loop was most of the copy's cost.
+ * Runtime-agnostic (TextEncoder is a Web standard); the adapters wrap the variant they load.
+ */
+import type { QuickJSEmscriptenModule, QuickJSSyncVariant } from "quickjs-emscripten-core";
+
+type ModuleLoader = (options?: unknown) => Promise<QuickJSEmscriptenModule>;
+
+/** `variant` with its module's `lengthBytesUTF8` and `stringToUTF8` done by `TextEncoder`. */
+export function withTextEncoderStrings(variant: QuickJSSyncVariant): QuickJSSyncVariant {
+  return {
+    ...variant,
+    async importModuleLoader() {
+      const load = unwrapLoader(await variant.importModuleLoader());
+      const patched: ModuleLoader = async (options) => useTextEncoder(await load(options));
+      return patched as unknown as Awaited<ReturnType<QuickJSSyncVariant["importModuleLoader"]>>;
+    },
+  };
+}
+
+/** The loader inside an ES module namespace or a CommonJS interop object, as quickjs-emscripten accepts. */
+function unwrapLoader(imported: unknown): ModuleLoader {
+  let value = imported;
+  while (typeof value === "object" && value !== null && "default" in value) value = value.default;
+  if (typeof value !== "function") throw new Error("the QuickJS variant has no module loader");
+  return value as ModuleLoader;
+}
+
+/**
+ * quickjs-emscripten copies a string as `lengthBytesUTF8(s)`, `malloc`, `stringToUTF8(s, ptr,
+ * size)`: the length call encodes once and the copy reuses those bytes when it is the same string.
+ * JSON text (all the sandbox is given) has no lone surrogates, the one case where TextEncoder
+ * (U+FFFD) and Emscripten (WTF-8) differ; both take three bytes for one, so lengths still agree.
+ */
+function useTextEncoder(module: QuickJSEmscriptenModule): QuickJSEmscriptenModule {
+  const encoder = new TextEncoder();
+  let lastString: string | undefined;
+  let lastBytes: Uint8Array = new Uint8Array(0);
+  const encode = (text: string): Uint8Array => (text === lastString ? lastBytes : encoder.encode(text));
+  module.lengthBytesUTF8 = (text: string) => {
+    lastBytes = encode(text);
+    lastString = text;
+    return lastBytes.length;
+  };
+  module.stringToUTF8 = (text: string, pointer: number, maxBytes?: number) => {
+    const bytes = encode(text);
+    lastString = undefined;
+    lastBytes = new Uint8Array(0);
+    if (maxBytes !== undefined && maxBytes <= 0) return;
+    const length = maxBytes === undefined ? bytes.length : Math.min(bytes.length, maxBytes - 1);
+    const heap = module.HEAPU8;
+    heap.set(length === bytes.length ? bytes : bytes.subarray(0, length), pointer);
+    heap[pointer + length] = 0;
+  };
+  return module;
+}
