@@ -53,17 +53,25 @@ export const SANDBOX_PRELUDE = `(() => {
   };
   // The event's data and the received headers are parsed on first read: parsing is most of a
   // call's cost, and many transforms read neither. The property keeps its place and acts as a
-  // plain one (reads give the same object, writes replace it). Neither accessor refers to the
-  // object it sits on, so a call leaves no cycle behind for QuickJS's cycle collector.
-  const lazyJson = (target, key, json) => {
-    let value;
-    let parsed = false;
-    Object.defineProperty(target, key, {
+  // plain one (reads give the same object, writes replace it). One frozen getter and setter per
+  // key serve every call: what they read is kept in WeakMaps under the object, so defining the
+  // property allocates no closures and leaves no cycle behind (an object and its JSON go together).
+  const shared = [];
+  const lazyJson = (key) => {
+    const jsonOf = new WeakMap();
+    const valueOf = new WeakMap();
+    const ownerOf = (object) => {
+      let owner = object;
+      while (owner !== null && typeof owner === "object" && !jsonOf.has(owner)) owner = Object.getPrototypeOf(owner);
+      return owner;
+    };
+    const descriptor = {
       get() {
-        if (!parsed) {
-          value = JSON.parse(json);
-          parsed = true;
-        }
+        const owner = ownerOf(this);
+        if (owner === null || typeof owner !== "object") return undefined;
+        if (valueOf.has(owner)) return valueOf.get(owner);
+        const value = JSON.parse(jsonOf.get(owner));
+        valueOf.set(owner, value);
         return value;
       },
       set(next) {
@@ -71,9 +79,16 @@ export const SANDBOX_PRELUDE = `(() => {
       },
       enumerable: true,
       configurable: true,
-    });
-    return target;
+    };
+    shared.push(descriptor.get, descriptor.set);
+    return (target, json) => {
+      jsonOf.set(target, json);
+      Object.defineProperty(target, key, descriptor);
+      return target;
+    };
   };
+  const lazyData = lazyJson("data");
+  const lazyHeaders = lazyJson("headers");
   // One string per call (each string the host creates costs a copy and a handle): the attempt,
   // then the destination, the headers, the envelope and the data as JSON texts, one a line (JSON
   // text never holds a raw line feed); an empty last line when the event has no data.
@@ -88,8 +103,8 @@ export const SANDBOX_PRELUDE = `(() => {
       if (typeof transform !== "function") return answer({ error: "the default export is not a function" });
       const context = { destination: JSON.parse(lines[1]), attempt: Number(lines[0]), headers: null };
       const event = JSON.parse(lines[3]);
-      if (lines[4] !== "") lazyJson(event, "data", lines[4]);
-      value = transform(event, lazyJson(context, "headers", lines[2]));
+      if (lines[4] !== "") lazyData(event, lines[4]);
+      value = transform(event, lazyHeaders(context, lines[2]));
     } catch (error) {
       return answer({ error: describe(error) });
     }
@@ -158,6 +173,7 @@ export const SANDBOX_PRELUDE = `(() => {
   for (const value of hidden) freeze(value);
   freeze(run);
   freeze(collect);
+  for (const accessor of shared) freeze(accessor);
   freeze(globalThis);
   return { run, collect };
 })()`;

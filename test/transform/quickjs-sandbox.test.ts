@@ -34,6 +34,21 @@ describe("the QuickJS sandbox call", () => {
     transform.dispose();
   });
 
+  it("reads data from a frozen event, and keeps nothing of one call's event for the next", async () => {
+    const transform = await compile(`export default (event) => {
+      Object.freeze(event);
+      const getter = Object.getOwnPropertyDescriptor(event, "data").get;
+      let shared = "refused";
+      try { getter.leak = event.data; shared = "allowed"; } catch {}
+      return { a: event.data.a, shared, before: getter.leak === undefined };
+    };`);
+    for (const a of [1, 2]) {
+      const outcome = transform.run(toTransformEvent({ id: "e", data: { a } }), context);
+      expect(outcome.ok && !outcome.skip && JSON.parse(outcome.json)).toEqual({ a, shared: "refused", before: true });
+    }
+    transform.dispose();
+  });
+
   it("gives an event without data no data property", async () => {
     const transform = await compile('export default (event) => ({ has: "data" in event, event });');
     const outcome = transform.run(toTransformEvent({ id: "e2", type: "t" }), context);
@@ -46,7 +61,7 @@ describe("the QuickJS sandbox call", () => {
 
   it("reads data and headers as plain properties: the same object on each read, replaced on write", async () => {
     const transform = await compile(`export default (event, context) => {
-      const same = event.data === event.data && context.headers === context.headers;
+      const same = event.data === event.data && context.headers === context.headers && Object.create(event).data === event.data;
       event.data.added = 1;
       const kept = event.data.added;
       event.data = { replaced: true };
