@@ -28,17 +28,27 @@ function unwrapLoader(imported: unknown): ModuleLoader {
   return value as ModuleLoader;
 }
 
+/** Strings up to this many UTF-16 units are encoded into one reused buffer (3 bytes a unit at most). */
+const SCRATCH_UNITS = 1 << 18;
+
 /**
  * quickjs-emscripten copies a string as `lengthBytesUTF8(s)`, `malloc`, `stringToUTF8(s, ptr,
- * size)`: the length call encodes once and the copy reuses those bytes when it is the same string.
- * JSON text (all the sandbox is given) has no lone surrogates, the one case where TextEncoder
- * (U+FFFD) and Emscripten (WTF-8) differ; both take three bytes for one, so lengths still agree.
+ * size)`: the length call encodes once (into a reused buffer, no allocation per string) and the
+ * copy reuses those bytes when it is the same string. JSON text (all the sandbox is given) has no
+ * lone surrogates, the one case where TextEncoder (U+FFFD) and Emscripten (WTF-8) differ; both
+ * take three bytes for one, so lengths still agree.
  */
 function useTextEncoder(module: QuickJSEmscriptenModule): QuickJSEmscriptenModule {
   const encoder = new TextEncoder();
+  let scratch = new Uint8Array(4096);
   let lastString: string | undefined;
-  let lastBytes: Uint8Array = new Uint8Array(0);
-  const encode = (text: string): Uint8Array => (text === lastString ? lastBytes : encoder.encode(text));
+  let lastBytes: Uint8Array = scratch.subarray(0, 0);
+  const encode = (text: string): Uint8Array => {
+    if (text === lastString) return lastBytes;
+    if (text.length > SCRATCH_UNITS) return encoder.encode(text);
+    if (text.length * 3 > scratch.length) scratch = new Uint8Array(Math.max(text.length * 3, scratch.length * 2));
+    return scratch.subarray(0, encoder.encodeInto(text, scratch).written);
+  };
   module.lengthBytesUTF8 = (text: string) => {
     lastBytes = encode(text);
     lastString = text;
@@ -47,7 +57,6 @@ function useTextEncoder(module: QuickJSEmscriptenModule): QuickJSEmscriptenModul
   module.stringToUTF8 = (text: string, pointer: number, maxBytes?: number) => {
     const bytes = encode(text);
     lastString = undefined;
-    lastBytes = new Uint8Array(0);
     if (maxBytes !== undefined && maxBytes <= 0) return;
     const length = maxBytes === undefined ? bytes.length : Math.min(bytes.length, maxBytes - 1);
     const heap = module.HEAPU8;
