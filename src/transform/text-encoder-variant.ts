@@ -1,7 +1,7 @@
 /**
  * A QuickJS build variant whose strings go into WebAssembly memory through `TextEncoder` rather
- * than Emscripten's per-character JavaScript loop: every string handed to the sandbox (each
- * event, on every delivery) is copied this way, and the loop was most of the copy's cost.
+ * than Emscripten's per-character JavaScript loop, and come back without a per-byte scan for
+ * their end: every event handed to the sandbox (on every delivery) and every result crosses so.
  * Runtime-agnostic (TextEncoder is a Web standard); the adapters wrap the variant they load.
  */
 import type { QuickJSEmscriptenModule, QuickJSSyncVariant } from "quickjs-emscripten-core";
@@ -53,6 +53,16 @@ function useTextEncoder(module: QuickJSEmscriptenModule): QuickJSEmscriptenModul
     lastBytes = encode(text);
     lastString = text;
     return lastBytes.length;
+  };
+  // Results come back the other way: find the terminating NUL natively (Emscripten scans for it
+  // byte by byte in JavaScript), then decode with TextDecoder as Emscripten does.
+  const decoder = new TextDecoder();
+  module.UTF8ToString = (pointer: number, maxBytes?: number) => {
+    if (!pointer) return "";
+    const heap = module.HEAPU8;
+    const text = heap.subarray(pointer, maxBytes === undefined ? heap.length : pointer + maxBytes);
+    const nul = text.indexOf(0);
+    return decoder.decode(nul === -1 ? text : text.subarray(0, nul));
   };
   module.stringToUTF8 = (text: string, pointer: number, maxBytes?: number) => {
     const bytes = encode(text);
