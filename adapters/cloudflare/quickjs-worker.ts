@@ -14,11 +14,12 @@ import {
 // By file path: wrangler picks `.wasm` imports up as compiled modules by their specifier, and the
 // package exports it only as `./wasm` (which vitest-pool-workers resolves but wrangler does not).
 import wasmModule from "../../node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm";
+import { withTextEncoderStrings } from "../../src/transform/text-encoder-variant.ts";
 import type { LoadQuickJS } from "../../src/transform/transform-contract.ts";
 
 // The package's CommonJS typings make the default import look like the module object; the
 // bundle imports its ESM build, whose default export is the variant.
-const variant = newVariant(RELEASE_SYNC as unknown as QuickJSSyncVariant, { wasmModule });
+const variant = withTextEncoderStrings(newVariant(RELEASE_SYNC as unknown as QuickJSSyncVariant, { wasmModule }));
 let loading: Promise<QuickJSWASMModule> | undefined;
 
 /** Instantiates (once per isolate) and returns the QuickJS module. */

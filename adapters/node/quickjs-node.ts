@@ -1,8 +1,10 @@
 /**
  * The transform sandbox's QuickJS module on Node: the release build of quickjs-emscripten's
- * WebAssembly, loaded once per process on the first transform (src/transform/transform-contract.ts).
+ * WebAssembly, loaded once per process on the first transform (src/transform/transform-contract.ts),
+ * with strings copied in by TextEncoder (src/transform/text-encoder-variant.ts).
  */
-import type { QuickJSWASMModule } from "quickjs-emscripten-core";
+import type { QuickJSSyncVariant, QuickJSWASMModule } from "quickjs-emscripten-core";
+import { withTextEncoderStrings } from "../../src/transform/text-encoder-variant.ts";
 import type { LoadQuickJS } from "../../src/transform/transform-contract.ts";
 
 let loading: Promise<QuickJSWASMModule> | undefined;
@@ -11,7 +13,10 @@ let loading: Promise<QuickJSWASMModule> | undefined;
 export const loadQuickJSNode: LoadQuickJS = () => {
   loading ??= (async () => {
     const { newQuickJSWASMModuleFromVariant } = await import("quickjs-emscripten-core");
-    return newQuickJSWASMModuleFromVariant(import("@jitl/quickjs-wasmfile-release-sync"));
+    // The package's CommonJS typings describe the module object; its ESM build (what Node and tsx
+    // load here) has the variant as its default export.
+    const { default: releaseSync } = await import("@jitl/quickjs-wasmfile-release-sync");
+    return newQuickJSWASMModuleFromVariant(withTextEncoderStrings(releaseSync as unknown as QuickJSSyncVariant));
   })();
   loading.catch(() => {
     loading = undefined;

@@ -55,14 +55,7 @@ export function compileTransform(
       const { context: vm, runtime } = instance;
       deadline = Date.now() + limits.timeoutMs;
       try {
-        let answer = callForString(vm, instance.run, [
-          instance.factory,
-          vm.newString(event.envelope),
-          event.data === undefined ? vm.undefined : vm.newString(event.data),
-          vm.newString(context.destination),
-          vm.newNumber(context.attempt),
-          vm.newString(JSON.stringify(context.headers)),
-        ]);
+        let answer = callForString(vm, instance.run, [instance.factory, vm.newString(toPayload(event, context))]);
         if (answer === "pending") {
           // An async transform: run its jobs within the same deadline, then read the settled value.
           const jobs = runtime.executePendingJobs();
@@ -103,6 +96,13 @@ export function compileTransform(
 }
 
 class SandboxFailure extends Error {}
+
+/** The one string `run` takes (sandbox-prelude.ts): JSON texts, one a line, the attempt first. */
+function toPayload(event: TransformEvent, context: TransformContext): string {
+  const destination = JSON.stringify(context.destination);
+  const headers = JSON.stringify(context.headers);
+  return `${context.attempt}\n${destination}\n${headers}\n${event.envelope}\n${event.data ?? ""}`;
+}
 
 function describeLimit(message: string, limits: TransformLimits): string {
   if (/out of memory/i.test(message)) return `the transform used more than ${limits.memoryLimitMb} MiB`;
@@ -159,9 +159,9 @@ function usedBytes(instance: Instance): number {
   }
 }
 
-/** Calls `fn` with `args` (disposing the arguments it created) and returns its string result. */
+/** Calls `fn` with `args` (disposing all but the first) and returns its string result. */
 function callForString(vm: QuickJSContext, fn: QuickJSHandle, args: QuickJSHandle[]): string {
-  const owned = args.slice(1).filter((handle) => handle !== vm.undefined);
+  const owned = args.slice(1);
   try {
     const result = vm.callFunction(fn, vm.undefined, ...args);
     if (result.error) throw takeError(vm, result.error);

@@ -53,39 +53,58 @@ export const SANDBOX_PRELUDE = `(() => {
   };
   // The event's data and the received headers are parsed on first read: parsing is most of a
   // call's cost, and many transforms read neither. The property keeps its place and acts as a
-  // plain one (reads give the same object, writes replace it).
-  const lazyJson = (target, key, json) => {
-    let value;
-    let parsed = false;
-    Object.defineProperty(target, key, {
+  // plain one (reads give the same object, writes replace it). One frozen getter and setter per
+  // key serve every call: what they read is kept in WeakMaps under the object, so defining the
+  // property allocates no closures and leaves no cycle behind (an object and its JSON go together).
+  const shared = [];
+  const lazyJson = (key) => {
+    const jsonOf = new WeakMap();
+    const valueOf = new WeakMap();
+    const ownerOf = (object) => {
+      let owner = object;
+      while (owner !== null && typeof owner === "object" && !jsonOf.has(owner)) owner = Object.getPrototypeOf(owner);
+      return owner;
+    };
+    const descriptor = {
       get() {
-        if (!parsed) {
-          value = JSON.parse(json);
-          parsed = true;
-        }
+        const owner = ownerOf(this);
+        if (owner === null || typeof owner !== "object") return undefined;
+        if (valueOf.has(owner)) return valueOf.get(owner);
+        const value = JSON.parse(jsonOf.get(owner));
+        valueOf.set(owner, value);
         return value;
       },
       set(next) {
-        Object.defineProperty(target, key, { value: next, writable: true, enumerable: true, configurable: true });
+        Object.defineProperty(this, key, { value: next, writable: true, enumerable: true, configurable: true });
       },
       enumerable: true,
       configurable: true,
-    });
-    return target;
+    };
+    shared.push(descriptor.get, descriptor.set);
+    return (target, json) => {
+      jsonOf.set(target, json);
+      Object.defineProperty(target, key, descriptor);
+      return target;
+    };
   };
-  const eventOf = (envelopeJson, dataJson) => {
-    const event = JSON.parse(envelopeJson);
-    return dataJson === undefined ? event : lazyJson(event, "data", dataJson);
-  };
-  const run = (factory, envelopeJson, dataJson, destination, attempt, headersJson) => {
+  const lazyData = lazyJson("data");
+  const lazyHeaders = lazyJson("headers");
+  // One string per call (each string the host creates costs a copy and a handle): the attempt,
+  // then the destination, the headers, the envelope and the data as JSON texts, one a line (JSON
+  // text never holds a raw line feed); an empty last line when the event has no data.
+  const run = (factory, payload) => {
     logs = [];
     pending = undefined;
+    const lines = payload.split("\\n");
+    if (lines.length !== 5) return answer({ error: "the gateway sent a malformed call" });
     let value;
     try {
       const transform = factory();
       if (typeof transform !== "function") return answer({ error: "the default export is not a function" });
-      const context = lazyJson({ destination, attempt, headers: null }, "headers", headersJson);
-      value = transform(eventOf(envelopeJson, dataJson), context);
+      const context = { destination: JSON.parse(lines[1]), attempt: Number(lines[0]), headers: null };
+      const event = JSON.parse(lines[3]);
+      if (lines[4] !== "") lazyData(event, lines[4]);
+      value = transform(event, lazyHeaders(context, lines[2]));
     } catch (error) {
       return answer({ error: describe(error) });
     }
@@ -154,6 +173,7 @@ export const SANDBOX_PRELUDE = `(() => {
   for (const value of hidden) freeze(value);
   freeze(run);
   freeze(collect);
+  for (const accessor of shared) freeze(accessor);
   freeze(globalThis);
   return { run, collect };
 })()`;
