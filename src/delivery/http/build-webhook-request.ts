@@ -48,6 +48,29 @@ export function relayableHeaders(received: Record<string, string>): Record<strin
   return out;
 }
 
+/** A destination's headers that are the same on every attempt (not relayed), by body kind. */
+const fixed = new WeakMap<object, { cloudEvent?: Record<string, string>; transformed?: Record<string, string> }>();
+
+/**
+ * The content type, the destination's own headers and the user agent, built once per destination
+ * (a destination object is never changed: a configuration reload makes new ones). Copied by the caller.
+ */
+function fixedHeaders(destination: Pick<HttpDestination, "headers">, transformed: boolean): Record<string, string> {
+  let entry = fixed.get(destination);
+  if (!entry) {
+    entry = {};
+    fixed.set(destination, entry);
+  }
+  const kind = transformed ? "transformed" : "cloudEvent";
+  let headers = entry[kind];
+  if (!headers) {
+    const contentType = transformed ? "application/json" : "application/cloudevents+json; charset=utf-8";
+    headers = { "content-type": contentType, ...destination.headers, "user-agent": USER_AGENT };
+    entry[kind] = headers;
+  }
+  return headers;
+}
+
 /** The signed request for `record` at `nowMs`, carrying `trace` as W3C Trace Context headers. */
 export async function buildWebhookRequest(
   destination: Pick<HttpDestination, "url" | "mode" | "secrets" | "headers">,
@@ -62,16 +85,14 @@ export async function buildWebhookRequest(
   const body = relay
     ? decodeRawBody(record.rawBody, record.rawBodyEncoding)
     : encoder.encode(transformed ? transformed.json : JSON.stringify(record.event));
-  const contentType = transformed ? "application/json" : "application/cloudevents+json; charset=utf-8";
   const timestamp = Math.floor(nowMs / 1000);
-  const headers: Record<string, string> = {
-    ...(relay ? relayableHeaders(record.headers) : { "content-type": contentType }),
-    ...destination.headers,
-    "user-agent": USER_AGENT,
-    "webhook-id": record.id,
-    "webhook-timestamp": String(timestamp),
-    "webhook-signature": await signStandardWebhook(destination.secrets, record.id, timestamp, body, hmac),
-  };
+  const signature = await signStandardWebhook(destination.secrets, record.id, timestamp, body, hmac);
+  const headers: Record<string, string> = relay
+    ? { ...relayableHeaders(record.headers), ...destination.headers, "user-agent": USER_AGENT }
+    : { ...fixedHeaders(destination, transformed !== undefined) };
+  headers["webhook-id"] = record.id;
+  headers["webhook-timestamp"] = String(timestamp);
+  headers["webhook-signature"] = signature;
   if (relay && !headers["content-type"]) headers["content-type"] = "application/json";
   setTraceHeaders(headers, trace);
   return { url: destination.url, headers, body };
