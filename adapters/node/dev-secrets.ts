@@ -1,13 +1,12 @@
 /**
  * Development secrets for the zero-config start: generated once with a CSPRNG, kept in
  * `<dataDir>/dev-secrets.json` (mode 0600), and used only for the variables the environment
- * leaves unset. Persisted through unstorage's fs driver.
+ * leaves unset. Persisted through unstorage's fs driver, imported only when they are needed (a
+ * configured gateway never loads unstorage, anymatch and picomatch).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { chmod, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createStorage } from "unstorage";
-import fsDriver from "unstorage/drivers/fs";
 
 export interface DevSecrets {
   ESIGN_WEBHOOK_SECRET: string;
@@ -33,6 +32,10 @@ export async function readDevAdminKey(dataDir = ".data"): Promise<string | undef
 
 /** Reads or creates the development secrets of `dataDir`. */
 export async function loadDevSecrets(dataDir: string): Promise<DevSecrets> {
+  const [{ createStorage }, { default: fsDriver }] = await Promise.all([
+    import("unstorage"),
+    import("unstorage/drivers/fs"),
+  ]);
   const storage = createStorage({ driver: fsDriver({ base: dataDir }) });
   try {
     const existing = (await storage.getItem(FILE)) as DevSecrets | null;

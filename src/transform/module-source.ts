@@ -3,12 +3,12 @@
  * that runs the module's top level and returns its default export. Each call runs the factory
  * anew, so module-level variables never carry state from one event to the next.
  */
-import { parse } from "acorn";
+import { type ModuleNode, parseModule } from "#parse-module";
 
 /** The binding the rewritten module assigns its default export to. */
 const DEFAULT_BINDING = "__gateway_transform_default__";
 
-type Node = { type: string; start: number; end: number } & Record<string, unknown>;
+type Node = ModuleNode;
 
 export type FactorySource = { ok: true; source: string } | { ok: false; message: string };
 
@@ -16,7 +16,7 @@ export type FactorySource = { ok: true; source: string } | { ok: false; message:
 export function toFactorySource(code: string): FactorySource {
   let program: { body: Node[] };
   try {
-    program = parse(code, { ecmaVersion: "latest", sourceType: "module" }) as unknown as { body: Node[] };
+    program = parseModule(code);
   } catch (error) {
     return { ok: false, message: error instanceof Error ? error.message : String(error) };
   }
