@@ -12,13 +12,19 @@ import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import { createOtlpProtobufEncoder } from "./otlp-protobuf-encoder.ts";
 import type { OtlpProtocol } from "./read-otel-env.ts";
 
+/** The subset of `fetch` the exporter uses (the Node adapter passes a `node:http` one). */
+export type OtlpPost = (
+  url: string,
+  init: { method: "POST"; headers: Record<string, string>; body: Uint8Array<ArrayBuffer>; signal: AbortSignal },
+) => Promise<{ ok: boolean; status: number; body: { cancel(): Promise<void> } | null }>;
+
 export interface OtlpHttpExporterOptions {
   url: string;
   protocol: OtlpProtocol;
   headers: Record<string, string>;
   timeoutMs: number;
   /** Default: the runtime's `fetch`. */
-  fetch?: typeof fetch;
+  fetch?: OtlpPost;
   /** Told about a failed export (status or error class, never the headers). */
   onError?(message: string): void;
 }
