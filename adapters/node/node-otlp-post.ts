@@ -31,7 +31,8 @@ export function createNodeOtlpPost(): OtlpPost {
           response.on("error", reject);
         },
       );
-      request.on("error", reject);
+      // A timeout rejects with the signal's reason (a TimeoutError), as fetch does.
+      request.on("error", (error) => reject(init.signal.aborted ? init.signal.reason : error));
       request.end(init.body);
     });
 }
