@@ -4,7 +4,8 @@
  * ./otlp-protobuf-encoder.ts (the transformer's bytes for less CPU); only the transport is ours.
  * The official OTLP HTTP exporters pick their transport by platform (Node's `http` module, or the
  * browser's XHR/`sendBeacon`), neither of which is workerd's `fetch` whose promise a Worker must
- * hand to `waitUntil`; one `fetch` exporter serves both runtimes the same way.
+ * hand to `waitUntil`; one `fetch` exporter serves both runtimes the same way. The Node gateway
+passes a `node:http` POST of the same shape (adapters/node/node-otlp-post.ts): cheaper per export.
  */
 import { type ExportResult, ExportResultCode } from "@opentelemetry/core";
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
