@@ -25,7 +25,9 @@ export async function createNodeTracing(
     sampler: options.sampler,
   });
   const { createOtelTracing } = await import("../tracing/otel-tracing.ts");
+  const { createNodeOtlpPost } = await import("./node-otlp-post.ts");
   return createOtelTracing(options, {
+    fetch: createNodeOtlpPost(),
     onExportError: (message) => logger.warn("trace export failed", { message }),
   });
 }

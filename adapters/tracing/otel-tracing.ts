@@ -36,7 +36,7 @@ import type {
   TraceSpan,
   Tracing,
 } from "../../src/tracing/tracing-port.ts";
-import { createOtlpHttpExporter } from "./otlp-http-exporter.ts";
+import { createOtlpHttpExporter, type OtlpPost } from "./otlp-http-exporter.ts";
 import type { OtelOptions } from "./read-otel-env.ts";
 import { RecordedSpan, type SpanSink } from "./recorded-span.ts";
 
@@ -48,6 +48,8 @@ const KINDS: Record<PortSpanKind, SpanKind> = {
   internal: SpanKind.INTERNAL,
 };
 
+const NO_LINKS: Link[] = Object.freeze([]) as unknown as Link[];
+const NO_ATTRIBUTES = Object.freeze({});
 const propagator = new W3CTraceContextPropagator();
 const headerGetter = {
   keys: (carrier: TraceHeaders) => Object.keys(carrier),
@@ -136,7 +138,7 @@ export interface OtelTracingDeps {
   /** Default: the OTLP/HTTP exporter of `options` (tests may inject another). */
   exporter?: SpanExporter;
   /** For the exporter's requests. Default: the runtime's `fetch`. */
-  fetch?: typeof fetch;
+  fetch?: OtlpPost;
   /** Told about failed exports. */
   onExportError?(message: string): void;
 }
@@ -167,17 +169,21 @@ export function createOtelTracing(options: OtelOptions, deps: OtelTracingDeps = 
   // What the SDK's Tracer.startSpan decides: a valid parent's trace (else a new one), the
   // sampler's decision and trace state, a non-recording span when it drops the span.
   const startIn: StartIn = (context, name, start = {}) => {
-    const links: Link[] = [];
-    for (const link of start.links ?? []) {
-      const linked = trace.getSpanContext(contextOf(link));
-      if (linked) links.push({ context: linked });
+    // Most spans have no links: they share one empty list (it waits in the batch queue with them).
+    let links = NO_LINKS;
+    if (start.links?.length) {
+      links = [];
+      for (const link of start.links) {
+        const linked = trace.getSpanContext(contextOf(link));
+        if (linked) links.push({ context: linked });
+      }
     }
     const kind = KINDS[start.kind ?? "internal"];
     const found = trace.getSpanContext(context);
     const parent = found && trace.isSpanContextValid(found) ? found : undefined;
     const spanId = ids.generateSpanId();
     const traceId = parent ? parent.traceId : ids.generateTraceId();
-    const result = sampler.shouldSample(context, traceId, name, kind, {}, links);
+    const result = sampler.shouldSample(context, traceId, name, kind, NO_ATTRIBUTES, links);
     const sampled = result.decision === SamplingDecision.RECORD_AND_SAMPLED;
     const spanContext: SpanContext = {
       traceId,

@@ -4,7 +4,8 @@
  * ./otlp-protobuf-encoder.ts (the transformer's bytes for less CPU); only the transport is ours.
  * The official OTLP HTTP exporters pick their transport by platform (Node's `http` module, or the
  * browser's XHR/`sendBeacon`), neither of which is workerd's `fetch` whose promise a Worker must
- * hand to `waitUntil`; one `fetch` exporter serves both runtimes the same way.
+ * hand to `waitUntil`; one `fetch` exporter serves both runtimes the same way. The Node gateway
+passes a `node:http` POST of the same shape (adapters/node/node-otlp-post.ts): cheaper per export.
  */
 import { type ExportResult, ExportResultCode } from "@opentelemetry/core";
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
@@ -12,13 +13,19 @@ import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import { createOtlpProtobufEncoder } from "./otlp-protobuf-encoder.ts";
 import type { OtlpProtocol } from "./read-otel-env.ts";
 
+/** The subset of `fetch` the exporter uses (the Node adapter passes a `node:http` one). */
+export type OtlpPost = (
+  url: string,
+  init: { method: "POST"; headers: Record<string, string>; body: Uint8Array<ArrayBuffer>; signal: AbortSignal },
+) => Promise<{ ok: boolean; status: number; body: { cancel(): Promise<void> } | null }>;
+
 export interface OtlpHttpExporterOptions {
   url: string;
   protocol: OtlpProtocol;
   headers: Record<string, string>;
   timeoutMs: number;
   /** Default: the runtime's `fetch`. */
-  fetch?: typeof fetch;
+  fetch?: OtlpPost;
   /** Told about a failed export (status or error class, never the headers). */
   onError?(message: string): void;
 }

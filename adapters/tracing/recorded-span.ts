@@ -30,6 +30,9 @@ import type { ReadableSpan, TimedEvent } from "@opentelemetry/sdk-trace";
 // The SDK's default span limit (TracerProvider's spanLimits.attributeCountLimit).
 const ATTRIBUTE_COUNT_LIMIT = 128;
 const NO_EVENTS = Object.freeze([]) as unknown as TimedEvent[];
+const UNSET: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET });
+const NOT_ENDED: HrTime = Object.freeze([0, 0]) as unknown as HrTime;
+const NO_DURATION: HrTime = Object.freeze([-1, -1]) as unknown as HrTime;
 
 /** What every span of one tracer shares. */
 export interface SpanSink {
@@ -39,14 +42,16 @@ export interface SpanSink {
   onEnd(span: ReadableSpan): void;
 }
 
-/** A sampled (or recorded) span; see the module comment. */
+/**
+ * A sampled (or recorded) span; see the module comment. Finished spans wait in the batch queue
+ * (up to `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`) long enough to be promoted by the garbage collector, so
+ * a span keeps its times as two numbers and builds the `HrTime` pairs only when the exporter reads
+ * them (the same values: the same conversions from the same numbers).
+ */
 export class RecordedSpan implements ReadableSpan {
   readonly attributes: Attributes = {};
   readonly events = NO_EVENTS;
-  readonly startTime: HrTime;
-  endTime: HrTime = [0, 0];
-  duration: HrTime = [-1, -1];
-  status: SpanStatus = { code: SpanStatusCode.UNSET };
+  status: SpanStatus = UNSET;
   ended = false;
   droppedAttributesCount = 0;
   readonly droppedEventsCount = 0;
@@ -55,6 +60,8 @@ export class RecordedSpan implements ReadableSpan {
   readonly instrumentationScope: InstrumentationScope;
   private attributeCount = 0;
   private readonly startedAt = performance.now();
+  private readonly startMillis = Date.now();
+  private elapsedMillis = 0;
 
   constructor(
     readonly name: string,
@@ -64,9 +71,20 @@ export class RecordedSpan implements ReadableSpan {
     readonly links: Link[],
     private readonly sink: SpanSink,
   ) {
-    this.startTime = millisToHrTime(Date.now());
     this.resource = sink.resource;
     this.instrumentationScope = sink.instrumentationScope;
+  }
+
+  get startTime(): HrTime {
+    return millisToHrTime(this.startMillis);
+  }
+
+  get endTime(): HrTime {
+    return this.ended ? addHrTimes(this.startTime, millisToHrTime(this.elapsedMillis)) : NOT_ENDED;
+  }
+
+  get duration(): HrTime {
+    return this.ended ? hrTimeDuration(this.startTime, this.endTime) : NO_DURATION;
   }
 
   spanContext(): SpanContext {
@@ -99,8 +117,7 @@ export class RecordedSpan implements ReadableSpan {
       );
       return;
     }
-    this.endTime = addHrTimes(this.startTime, millisToHrTime(performance.now() - this.startedAt));
-    this.duration = hrTimeDuration(this.startTime, this.endTime);
+    this.elapsedMillis = performance.now() - this.startedAt;
     this.ended = true;
     this.sink.onEnd(this);
   }
