@@ -87,8 +87,8 @@ it("an overwrite of a row drops the earlier overwrite still queued with it, unle
     overwrite("b", "delivered"),
   ]);
   expect(writer.transactions).toBe(1);
-  // Every write resolved; the dropped one reports no statement.
-  expect(results).toEqual([[], [1], [1], [0], [1]]);
+  // Every write resolved with one count per statement it gave; the dropped one changed 0 rows.
+  expect(results).toEqual([[0], [1], [1], [0], [1]]);
   expect(db.prepare("SELECT k, v FROM written ORDER BY rowid").all()).toEqual([
     { k: "a", v: "delivered" },
     { k: "b", v: "delivering" },

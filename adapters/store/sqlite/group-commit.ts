@@ -59,7 +59,8 @@ export interface GroupCommit {
   /**
    * Queues `statements` for the next transaction. Resolves with the number of rows each one
    * changed once the transaction is durable, right after `onDurable` ran (in queue order, in the
-   * same tick as the other writes made durable by the same sync).
+   * same tick as the other writes made durable by the same sync). A statement a later overwrite
+   * replaced (`RunOptions`) was not run and counts 0.
    */
   run(statements: WriteStatement[], onDurable?: (changes: number[]) => void, options?: RunOptions): Promise<number[]>;
   /** False once a WAL sync failed: durability of later commits is unknown (ping reports it). */
@@ -160,6 +161,13 @@ export async function createGroupCommit(options: GroupCommitOptions): Promise<Gr
     onClosed?.();
   };
 
+  /** The changes of `write`, one per statement it was given: a dropped statement changed 0 rows. */
+  const aligned = ({ statements, dropped }: QueuedWrite, changes: number[]): number[] => {
+    if (!dropped) return changes;
+    let next = 0;
+    return statements.map((_, i) => (dropped[i] ? 0 : (changes[next++] ?? 0)));
+  };
+
   /** Drops the queued overwrites `write` replaces; remembers its own. */
   const nameRows = (write: QueuedWrite, { rows, overwrites: overwriting }: RunOptions) => {
     rows.forEach((row, index) => {
@@ -207,7 +215,7 @@ export async function createGroupCommit(options: GroupCommitOptions): Promise<Gr
     transactions++;
     const results = message.results[0] ?? [];
     writes.forEach((write, i) => {
-      const changes = results[i] ?? [];
+      const changes = aligned(write, results[i] ?? []);
       try {
         write.onDurable?.(changes);
         write.resolve(changes);
