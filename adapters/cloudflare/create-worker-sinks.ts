@@ -1,17 +1,16 @@
 /**
- * Builds the sink of every configured destination the delivery engine delivers to on Workers:
- * `http` over `fetch`, `queue` with `driver: "cloudflare-queues"` over its producer binding,
- * `email` over the `http-email` transport. Destinations Workers cannot serve (Redis Streams,
- * SMTP) are logged and left undelivered (README "Deploy to Cloudflare Workers").
+ * Builds the sink of every configured destination the delivery engine delivers to on Workers,
+ * through the Workers sink registry (adapters/cloudflare/worker-sink-registry.ts) keyed by the
+ * same transport names as on Node (adapters/sink/registry.ts `transportOf`). A transport marked
+ * "not on Workers" (Redis Streams, SMTP) or a missing queue binding is logged and the destination
+ * left undelivered (docs/cloudflare-workers.md); a transport with no entry at all is a
+ * configuration error, thrown.
  */
 import type { DestinationConfig } from "../../src/config/schema.ts";
-import { createHttpSink } from "../../src/delivery/http/http-sink.ts";
 import type { Sink } from "../../src/delivery/sink-contract.ts";
+import { transportOf } from "../../src/delivery/transport-of.ts";
 import type { Logger } from "../../src/ops/logger.ts";
-import { httpEmailSink } from "../sink/http-email.ts";
-import { createCloudflareQueueSink } from "./cloudflare-queue-sink.ts";
-import type { QueueProducer } from "./cloudflare-types.ts";
-import { createFetchHttpTransport } from "./fetch-http-transport.ts";
+import { notOnWorkers, WorkerSinkUnavailable, workerSinkTransports } from "./worker-sink-registry.ts";
 
 /** One sink per deliverable destination, in config order. */
 export function createWorkerSinks(
@@ -23,23 +22,25 @@ export function createWorkerSinks(
   const skip = (destination: DestinationConfig, why: string) =>
     logger.warn(`destination not delivered on Workers: ${why}`, { destination: destination.id });
   for (const destination of destinations) {
-    if (destination.type === "http") {
-      const policy = { allowPrivateNetworks: destination.allowPrivateNetworks, allowCidrs: destination.allowCidrs };
-      sinks.push(createHttpSink(destination, { transport: createFetchHttpTransport(policy) }));
-    } else if (destination.type === "queue") {
-      if (destination.driver !== "cloudflare-queues") {
-        skip(destination, "Redis Streams is not reachable from Workers; use driver cloudflare-queues");
-        continue;
-      }
-      const producer = bindings[destination.binding] as QueueProducer | undefined;
-      if (!producer || typeof producer.send !== "function") {
-        skip(destination, `no queue producer binding named ${destination.binding}`);
-        continue;
-      }
-      sinks.push(createCloudflareQueueSink(destination, producer));
-    } else if (destination.type === "email") {
-      if (destination.transport === "http-email") sinks.push(httpEmailSink(destination, undefined));
-      else skip(destination, "SMTP is not available on Workers; use transport http-email");
+    if (destination.type === "stream") continue;
+    const transport = transportOf(destination);
+    if (transport !== undefined && Object.hasOwn(notOnWorkers, transport)) {
+      skip(destination, notOnWorkers[transport] as string);
+      continue;
+    }
+    const factory =
+      transport !== undefined && Object.hasOwn(workerSinkTransports, transport)
+        ? workerSinkTransports[transport]
+        : undefined;
+    if (!factory) {
+      const known = [...Object.keys(workerSinkTransports), ...Object.keys(notOnWorkers)].join(", ");
+      throw new Error(`no Workers sink for transport "${transport}" of destination ${destination.id}; known: ${known}`);
+    }
+    try {
+      sinks.push(factory(destination, bindings));
+    } catch (error) {
+      if (!(error instanceof WorkerSinkUnavailable)) throw error;
+      skip(destination, error.message);
     }
   }
   return sinks;

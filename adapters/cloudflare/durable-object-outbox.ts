@@ -17,6 +17,8 @@ import type {
 } from "../../src/delivery/outbox-contract.ts";
 import {
   buildDeliveryListQuery,
+  countsByDestination,
+  type DeliveryCountRow,
   deliveryFromRow,
   deliveryParams,
   OUTBOX_SQL,
@@ -101,14 +103,7 @@ export function createDurableObjectOutbox(storage: DurableObjectStorage): Outbox
     },
     async countByState() {
       ensureOpen();
-      const out: Record<string, Partial<Record<DeliveryState, number>>> = {};
-      const rows = sql.exec<{ destination_id: string; state: DeliveryState; n: number }>(OUTBOX_SQL.counts);
-      for (const row of rows) {
-        const perState = out[row.destination_id] ?? {};
-        out[row.destination_id] = perState;
-        perState[row.state] = row.n;
-      }
-      return out;
+      return countsByDestination(sql.exec<DeliveryCountRow>(OUTBOX_SQL.counts));
     },
     async listDestinationStates() {
       ensureOpen();

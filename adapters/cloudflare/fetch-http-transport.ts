@@ -5,50 +5,33 @@
  * checked against the destination's address policy before any request (as on Node).
  */
 import type { HttpSendResult, HttpTransport } from "../../src/delivery/http/http-sink.ts";
-import { type AddressPolicy, checkAddress } from "../../src/ssrf/address-policy.ts";
+import { toTransportFailure } from "../../src/delivery/http/transport-failure.ts";
+import { fetchWithDeadline } from "../../src/http/fetch-with-deadline.ts";
+import type { AddressPolicy } from "../../src/ssrf/address-policy.ts";
+import { createLiteralRefusal } from "../../src/ssrf/refuse-ip-literal.ts";
 
 /** Creates the transport of one destination. */
 export function createFetchHttpTransport(policy: AddressPolicy): HttpTransport {
-  const literals = new Map<string, string | undefined>();
-  const literalRefusal = (url: string) => {
-    if (!literals.has(url)) {
-      const hostname = new URL(url).hostname.replace(/^\[|\]$/g, "");
-      const decision = checkAddress(hostname, policy);
-      literals.set(url, decision.class.category !== "invalid" && !decision.allowed ? decision.reason : undefined);
-    }
-    return literals.get(url);
-  };
+  const literalRefusal = createLiteralRefusal(policy);
   return {
     async send(req, { signal, timeoutMs }): Promise<HttpSendResult> {
       const refusal = literalRefusal(req.url);
-      if (refusal) return { ok: false, failure: "refused", detail: refusal };
-      const controller = new AbortController();
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        controller.abort();
-      }, timeoutMs);
-      const onAbort = () => controller.abort();
-      if (signal.aborted) controller.abort();
-      else signal.addEventListener("abort", onAbort, { once: true });
-      try {
-        const response = await fetch(req.url, {
-          method: "POST",
-          headers: req.headers,
-          body: req.body as Uint8Array<ArrayBuffer>,
-          redirect: "manual",
-          signal: controller.signal,
-        });
-        await response.body?.cancel().catch(() => {});
-        return { ok: true, status: response.status, retryAfter: response.headers.get("retry-after") ?? undefined };
-      } catch (error) {
-        if (timedOut) return { ok: false, failure: "timeout", detail: `no answer within ${timeoutMs} ms` };
-        if (signal.aborted) return { ok: false, failure: "aborted", detail: "aborted" };
-        return { ok: false, failure: "network", detail: (error as Error).name };
-      } finally {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", onAbort);
+      if (refusal) return toTransportFailure({ refusal, timedOut: false, aborted: false, detail: "" }, timeoutMs);
+      const outcome = await fetchWithDeadline(
+        req.url,
+        { method: "POST", headers: req.headers, body: req.body as Uint8Array<ArrayBuffer>, redirect: "manual" },
+        { signal, timeoutMs },
+      );
+      if (!outcome.ok) {
+        const detail = outcome.error instanceof Error ? outcome.error.name : "Error";
+        return toTransportFailure(
+          { timedOut: outcome.failure === "timeout", aborted: outcome.failure === "aborted", detail },
+          timeoutMs,
+        );
       }
+      const { response } = outcome;
+      await response.body?.cancel().catch(() => {});
+      return { ok: true, status: response.status, retryAfter: response.headers.get("retry-after") ?? undefined };
     },
     close: async () => {},
   };

@@ -8,20 +8,17 @@
  * it as on connect) and resumes from that cursor through the journal (src/stream/stream-session.ts),
  * so the subscriber may see events again after the cursor, never miss one.
  */
-import * as v from "valibot";
 import type { GatewayContext } from "../../src/gateway-context.ts";
 import { authorizeSubscriber, type StreamGrant } from "../../src/stream/authorize-subscriber.ts";
 import type { LiveStream } from "../../src/stream/live-stream.ts";
+import { parseClientMessage } from "../../src/stream/parse-client-message.ts";
 import { formatCursor } from "../../src/stream/stream-cursor.ts";
-import { CLOSE_CODES, ClientMessageSchema, errorFrame, heartbeatFrame } from "../../src/stream/stream-frames.ts";
+import { CLOSE_CODES, errorFrame, heartbeatFrame } from "../../src/stream/stream-frames.ts";
 import { createStreamSession, type StreamSession } from "../../src/stream/stream-session.ts";
 import type { DurableObjectState, HibernatableWebSocket } from "./cloudflare-types.ts";
 
 declare const WebSocketPair: new () => { 0: WebSocket; 1: HibernatableWebSocket };
 declare const WebSocketRequestResponsePair: new (request: string, response: string) => unknown;
-
-/** Largest client message accepted, in characters (as on Node, src/stream/websocket-transport.ts). */
-const MAX_MESSAGE_LENGTH = 16 * 1024;
 
 /** What a socket's attachment holds (at most 2 KiB by the runtime's rules). */
 interface Attachment {
@@ -121,22 +118,12 @@ export function createHibernatableWebSockets(
       const session = await sessionOf(ws);
       if (!session) return;
       const text = typeof message === "string" ? message : new TextDecoder().decode(message);
-      let input: unknown;
-      try {
-        input = text.length <= MAX_MESSAGE_LENGTH ? JSON.parse(text) : undefined;
-      } catch {
-        input = undefined;
-      }
-      const parsed = v.safeParse(ClientMessageSchema, input);
-      if (!parsed.success) {
-        ws.send(
-          errorFrame("invalid_request", "invalid message (expected subscribe, unsubscribe or ping JSON)", false, {
-            issues: parsed.issues.slice(0, 5).map((issue) => ({ path: v.getDotPath(issue), message: issue.message })),
-          }),
-        );
+      const parsed = parseClientMessage(text);
+      if (!parsed.ok) {
+        ws.send(parsed.errorFrame);
         return;
       }
-      session.handle(parsed.output);
+      session.handle(parsed.message);
     },
     close(ws: HibernatableWebSocket): void {
       sessions.get(ws)?.dispose();

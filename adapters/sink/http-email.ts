@@ -15,6 +15,7 @@ import { createEmailSink } from "../../src/delivery/email/email-sink.ts";
 import type { HttpEmailDestination } from "../../src/delivery/email/http-email-destination-schema.ts";
 import type { MailSendResult, MailTransport } from "../../src/delivery/email/mail-transport.ts";
 import type { Sink, SinkFactory } from "../../src/delivery/sink-contract.ts";
+import { fetchWithDeadline } from "../../src/http/fetch-with-deadline.ts";
 
 export interface HttpEmailOptions {
   url: string;
@@ -55,17 +56,9 @@ export function httpEmailTransport(options: HttpEmailOptions): MailTransport {
   const timeoutMs = options.timeoutMs ?? 30_000;
   return {
     async send(message, signal): Promise<MailSendResult> {
-      const controller = new AbortController();
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        controller.abort();
-      }, timeoutMs);
-      const onAbort = () => controller.abort();
-      if (signal.aborted) controller.abort();
-      else signal.addEventListener("abort", onAbort, { once: true });
-      try {
-        const response = await fetch(options.url, {
+      const outcome = await fetchWithDeadline(
+        options.url,
+        {
           method: "POST",
           headers: {
             authorization: `Bearer ${options.apiKey}`,
@@ -74,18 +67,18 @@ export function httpEmailTransport(options: HttpEmailOptions): MailTransport {
           },
           body: JSON.stringify(toMailApiBody(message)),
           redirect: "manual",
-          signal: controller.signal,
-        });
-        await response.body?.cancel().catch(() => {});
-        return classifyMailApiStatus(response.status, message.to.length + message.cc.length + message.bcc.length);
-      } catch (error) {
-        if (timedOut) return { ok: false, failure: "timeout", detail: `no answer within ${timeoutMs} ms` };
-        if (signal.aborted) return { ok: false, failure: "aborted", detail: "aborted" };
-        return { ok: false, failure: "unreachable", detail: (error as Error).name };
-      } finally {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", onAbort);
+        },
+        { signal, timeoutMs },
+      );
+      if (!outcome.ok) {
+        if (outcome.failure === "timeout")
+          return { ok: false, failure: "timeout", detail: `no answer within ${timeoutMs} ms` };
+        if (outcome.failure === "aborted") return { ok: false, failure: "aborted", detail: "aborted" };
+        const detail = outcome.error instanceof Error ? outcome.error.name : "Error";
+        return { ok: false, failure: "unreachable", detail };
       }
+      await outcome.response.body?.cancel().catch(() => {});
+      return classifyMailApiStatus(outcome.response.status, message.to.length + message.cc.length + message.bcc.length);
     },
     close: async () => {},
   };

@@ -14,8 +14,10 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { Agent } from "undici";
 import type { HttpDestination } from "../../src/delivery/http/http-destination-schema.ts";
 import { createHttpSink, type HttpSendResult, type HttpTransport } from "../../src/delivery/http/http-sink.ts";
+import { toTransportFailure } from "../../src/delivery/http/transport-failure.ts";
 import type { SinkFactory } from "../../src/delivery/sink-contract.ts";
 import { type AddressPolicy, checkAddress } from "../../src/ssrf/address-policy.ts";
+import { createLiteralRefusal } from "../../src/ssrf/refuse-ip-literal.ts";
 import { AttemptHandler } from "./http-attempt-handler.ts";
 
 /** Resolves a host name to every address (injectable: tests simulate rebinding resolvers). */
@@ -94,16 +96,8 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     keepAliveTimeout: 4_000,
     connect: { lookup: createGuardedLookup(options.policy, options.resolve) },
   });
-  /** IP literals in a URL never reach the resolver: judge them here (once per URL). */
-  const literals = new Map<string, string | undefined>();
-  const literalRefusal = (url: string) => {
-    if (!literals.has(url)) {
-      const hostname = new URL(url).hostname.replace(/^\[|\]$/g, "");
-      const decision = checkAddress(hostname, options.policy);
-      literals.set(url, decision.class.category !== "invalid" && !decision.allowed ? decision.reason : undefined);
-    }
-    return literals.get(url);
-  };
+  /** IP literals in a URL never reach the resolver: judged before any connection. */
+  const literalRefusal = createLiteralRefusal(options.policy);
   const targets = new Map<string, { origin: string; path: string }>();
   /** Attempts in flight per shutdown signal (the lane's, shared by all its attempts): one listener each. */
   const watched = new WeakMap<AbortSignal, Set<AttemptHandler>>();
@@ -182,15 +176,18 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
   };
 }
 
-/** What a failed attempt was: the SSRF guard, a timeout, shutdown or the network. */
+/** What a failed attempt was, from undici's error (src/delivery/http/transport-failure.ts). */
 function toFailure(error: Error, timedOut: boolean, signal: AbortSignal, timeoutMs: number): HttpSendResult {
   const code = findCode(error);
-  if (code === SSRF_REFUSED) return { ok: false, failure: "refused", detail: error.message };
-  if (timedOut || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
-    return { ok: false, failure: "timeout", detail: `no answer within ${timeoutMs} ms` };
-  }
-  if (signal.aborted) return { ok: false, failure: "aborted", detail: "aborted" };
-  return { ok: false, failure: "network", detail: code ?? error.name };
+  return toTransportFailure(
+    {
+      refusal: code === SSRF_REFUSED ? error.message : undefined,
+      timedOut: timedOut || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT",
+      aborted: signal.aborted,
+      detail: code ?? error.name,
+    },
+    timeoutMs,
+  );
 }
 
 /** The `http` sink on Node: the core sink over the guarded undici transport. */

@@ -8,6 +8,7 @@
  */
 import type { DestinationConfig } from "../../src/config/schema.ts";
 import type { Sink, SinkFactory } from "../../src/delivery/sink-contract.ts";
+import { transportOf } from "../../src/delivery/transport-of.ts";
 import type { Logger } from "../../src/ops/logger.ts";
 import { type DriverRegistry, loadDriver } from "../driver-registry.ts";
 
@@ -17,13 +18,6 @@ export const sinkTransports: DriverRegistry<SinkFactory<any, any>> = {
   "redis-stream": () => import("./redis-stream.ts").then((m) => m.redisStreamSink),
   smtp: () => import("./smtp.ts").then((m) => m.smtpEmailSink),
   "http-email": () => import("./http-email.ts").then((m) => m.httpEmailSink),
-};
-
-/** The transport of each destination type that has none named. `stream` is the live stream's. */
-export const defaultTransports: Readonly<Record<string, string>> = {
-  http: "http",
-  queue: "redis-stream",
-  email: "smtp",
 };
 
 export interface SinkDeps {
@@ -38,8 +32,7 @@ export async function createConfiguredSinks(
   const sinks: Sink[] = [];
   for (const destination of destinations) {
     if (destination.type === "stream") continue;
-    const named = (destination as { transport?: unknown }).transport;
-    const transport = typeof named === "string" ? named : defaultTransports[destination.type];
+    const transport = transportOf(destination);
     if (transport === undefined) {
       deps.logger.warn("no transport for this destination type; its events are not delivered", {
         destination: destination.id,

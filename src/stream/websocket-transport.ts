@@ -7,16 +7,13 @@
  */
 import type { Hooks, Peer } from "crossws";
 import { defineWebSocketHandler } from "h3";
-import * as v from "valibot";
 import { createGatewayError } from "../errors.ts";
 import { authorizeSubscriber, type Refusal, type StreamGrant } from "./authorize-subscriber.ts";
 import type { LiveStream } from "./live-stream.ts";
+import { parseClientMessage } from "./parse-client-message.ts";
 import type { StreamDeps } from "./stream-deps.ts";
-import { CLOSE_CODES, ClientMessageSchema, errorFrame, heartbeatFrame, type StreamErrorCode } from "./stream-frames.ts";
+import { CLOSE_CODES, errorFrame, heartbeatFrame, type StreamErrorCode } from "./stream-frames.ts";
 import { createStreamSession, type StreamSession, type StreamSink } from "./stream-session.ts";
-
-/** Largest client message accepted, in characters. */
-const MAX_MESSAGE_LENGTH = 16 * 1024;
 
 /**
  * Supplied by a runtime adapter that can batch a peer's writes (Node: cork the socket); returns
@@ -121,22 +118,12 @@ function acceptedHooks(live: LiveStream, grant: StreamGrant, port: WebSocketPeer
     },
     message(peer, message) {
       const text = message.text();
-      let input: unknown;
-      try {
-        input = text.length <= MAX_MESSAGE_LENGTH ? JSON.parse(text) : undefined;
-      } catch {
-        input = undefined;
-      }
-      const parsed = v.safeParse(ClientMessageSchema, input);
-      if (!parsed.success) {
-        peer.send(
-          errorFrame("invalid_request", "invalid message (expected subscribe, unsubscribe or ping JSON)", false, {
-            issues: parsed.issues.slice(0, 5).map((issue) => ({ path: v.getDotPath(issue), message: issue.message })),
-          }),
-        );
+      const parsed = parseClientMessage(text);
+      if (!parsed.ok) {
+        peer.send(parsed.errorFrame);
         return;
       }
-      session?.handle(parsed.output);
+      session?.handle(parsed.message);
     },
     close() {
       session?.dispose();

@@ -9,9 +9,9 @@
  * whose destination cannot be reached (a closed loopback port). `readDelivered(eventId)` lists
  * what the destination received for that event id, once `deliver` has resolved.
  */
-import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Sink } from "../../src/delivery/sink-contract.ts";
+import { toBase64 } from "../../src/encoding/base64.ts";
 import type { GatewayEvent } from "../../src/events/envelope.ts";
 import type { EventRecord } from "../../src/store/contract.ts";
 
@@ -33,7 +33,7 @@ export interface TestRecordOptions {
 
 /** A recorded event with a fresh gateway id, shaped as the ingress pipeline stores it. */
 export function makeTestRecord(options: TestRecordOptions = {}): EventRecord {
-  const id = `evt_${randomBytes(16).toString("hex")}`;
+  const id = `evt_${[...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
   const service = options.service ?? "esign";
   const receivedAt = Date.now();
   const time = new Date(receivedAt).toISOString();
@@ -64,7 +64,7 @@ export function makeTestRecord(options: TestRecordOptions = {}): EventRecord {
     identity: event.upstreamid,
     receivedAt,
     event,
-    rawBody: Buffer.from(JSON.stringify(data)).toString("base64"),
+    rawBody: toBase64(new TextEncoder().encode(JSON.stringify(data))),
     headers: { "content-type": "application/json" },
     marks: [],
   };

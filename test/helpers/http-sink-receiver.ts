@@ -4,10 +4,12 @@
  * forwards Cloudflare Queues messages here), and can be told to fail the next N requests whose
  * body contains a string. Control (JSON): `GET /received?path=/hook` lists what arrived
  * (failed ones under `<path>-failed`); `POST /fail` `{ "count": n, "status": 503, "match": "evt-1", "path": "/hook" }`
- * arms failures; `POST /reset` forgets everything.
+ * arms failures; `POST /reset` forgets everything; `GET /closed-port` names a loopback port nothing
+ * listens on.
  */
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
+import { findFreePort } from "./redis-server.ts";
 
 export interface ReceivedRequest {
   path: string;
@@ -49,6 +51,8 @@ export async function startSinkReceiver(stats: () => unknown = () => ({})): Prom
       );
     }
     if (request.method === "GET" && url.pathname === "/stats") return json(200, stats());
+    // A loopback port nothing listens on (the sink conformance suite's unreachable destination).
+    if (request.method === "GET" && url.pathname === "/closed-port") return json(200, { port: await findFreePort() });
     if (request.method === "POST" && url.pathname === "/fail") {
       failures = {
         status: 503,

@@ -15,6 +15,8 @@ import {
 } from "../../../src/delivery/outbox-contract.ts";
 import {
   buildDeliveryListQuery,
+  countsByDestination,
+  type DeliveryCountRow,
   deliveryFromRow,
   deliveryParams,
   OUTBOX_SQL,
@@ -113,17 +115,7 @@ export function createSqliteOutboxDriver(parts: SqliteOutboxParts): OutboxStore 
     },
     async countByState() {
       ensureOpen();
-      const out: Record<string, Partial<Record<DeliveryState, number>>> = {};
-      for (const row of prepare(OUTBOX_SQL.counts).all() as {
-        destination_id: string;
-        state: DeliveryState;
-        n: number;
-      }[]) {
-        const perState = out[row.destination_id] ?? {};
-        out[row.destination_id] = perState;
-        perState[row.state] = row.n;
-      }
-      return out;
+      return countsByDestination(prepare(OUTBOX_SQL.counts).all() as DeliveryCountRow[]);
     },
     async listDestinationStates() {
       ensureOpen();

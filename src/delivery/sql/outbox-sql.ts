@@ -6,7 +6,7 @@
  */
 
 import type { SqlQuery } from "../../store/sql/event-sql.ts";
-import type { DeliveryQuery, DeliveryRecord } from "../outbox-contract.ts";
+import type { DeliveryQuery, DeliveryRecord, DeliveryState } from "../outbox-contract.ts";
 
 export const OUTBOX_SQL = {
   /** Inserts when (event, destination) is new; `changes` tells whether it did. */
@@ -73,4 +73,24 @@ export function buildDeliveryListQuery(query: DeliveryQuery): SqlQuery {
     sql: `SELECT seq, record FROM deliveries WHERE ${terms.join(" AND ")} ORDER BY seq DESC LIMIT ?`,
     params,
   };
+}
+
+/** A row of `OUTBOX_SQL.counts`. */
+export interface DeliveryCountRow {
+  destination_id: string;
+  state: DeliveryState;
+  n: number;
+}
+
+/** The rows of `OUTBOX_SQL.counts` as the `countByState` answer: destination -> state -> count. */
+export function countsByDestination(
+  rows: Iterable<DeliveryCountRow>,
+): Record<string, Partial<Record<DeliveryState, number>>> {
+  const out: Record<string, Partial<Record<DeliveryState, number>>> = {};
+  for (const row of rows) {
+    const perState = out[row.destination_id] ?? {};
+    out[row.destination_id] = perState;
+    perState[row.state] = row.n;
+  }
+  return out;
 }
