@@ -44,14 +44,28 @@ export function createJournalIndex() {
     durableSeq = Math.max(durableSeq, entry.seq);
   };
 
+  /** Replaces the entries (ascending by seq); the first copy of an id wins. */
+  const setEntries = (next: readonly IndexEntry[]) => {
+    byId.clear();
+    entries = [];
+    for (const entry of next) {
+      if (byId.has(entry.id)) continue;
+      entries.push(entry);
+      byId.set(entry.id, entry);
+    }
+  };
+
   return {
     get entries(): readonly IndexEntry[] {
       return entries;
     },
+    byId: byId as ReadonlyMap<string, IndexEntry>,
     marks,
     kv,
     /** The highest durable seq; purges never lower it. */
     lastSeq: () => durableSeq,
+    addEvent,
+    setEntries,
 
     /** Applies one recovered line. Retention is deferred to `finishRecovery` (one pass, not one per line). */
     replay(line: JournalLine, offset: number, length: number) {
@@ -76,14 +90,8 @@ export function createJournalIndex() {
         if (entry.receivedAt >= cutoff) kept.push(entry);
       }
       kept.reverse();
-      byId.clear();
-      entries = [];
       // A re-delivery after its mark expired may follow a purged copy; only unpurged copies remain here.
-      for (const entry of kept) {
-        if (byId.has(entry.id)) continue;
-        entries.push(entry);
-        byId.set(entry.id, entry);
-      }
+      setEntries(kept);
       purges.length = 0;
       for (const [key, item] of kv) if (item.expiresAt <= t) kv.delete(key);
     },
