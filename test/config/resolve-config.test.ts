@@ -140,18 +140,16 @@ describe("${VAR} interpolation", () => {
   });
 
   it.each<[string, Record<string, string | undefined>]>([
-    ["unset", {}],
+    ["not set", {}],
     ["empty", { STAFFING_WEBHOOK_SECRET: "" }],
-  ])("names the field path of a variable that is %s", (_case, env) => {
+  ])("names the field path of a variable that is %s", (state, env) => {
     const raw = {
       sources: [
         { id: "esign", service: "esign", secrets: [SECRET_A] },
         { id: "staffing", service: "staffing", secrets: ["${STAFFING_WEBHOOK_SECRET}"] },
       ],
     };
-    expect(problemsOf(raw, env)).toEqual([
-      "sources.1.secrets.0: environment variable STAFFING_WEBHOOK_SECRET is not set",
-    ]);
+    expect(problemsOf(raw, env)).toEqual([`sources.1.secrets.0: environment variable STAFFING_WEBHOOK_SECRET is ${state}`]);
   });
 
   it("lists every missing variable at once", () => {
