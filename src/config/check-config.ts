@@ -33,7 +33,12 @@ interface Missing {
 }
 
 /** Replaces `${VAR}` in every string of `value`; collects the paths of unset or empty variables. */
-function interpolate(value: unknown, env: Record<string, string | undefined>, path: string, missing: Missing[]): unknown {
+function interpolate(
+  value: unknown,
+  env: Record<string, string | undefined>,
+  path: string,
+  missing: Missing[],
+): unknown {
   // A transform's module is code, not configuration: `${name}` there is a template literal.
   if (typeof value === "string" && TRANSFORM_CODE_PATH.test(path)) return value;
   if (typeof value === "string") {

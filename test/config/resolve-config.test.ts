@@ -149,7 +149,9 @@ describe("${VAR} interpolation", () => {
         { id: "staffing", service: "staffing", secrets: ["${STAFFING_WEBHOOK_SECRET}"] },
       ],
     };
-    expect(problemsOf(raw, env)).toEqual([`sources.1.secrets.0: environment variable STAFFING_WEBHOOK_SECRET is ${state}`]);
+    expect(problemsOf(raw, env)).toEqual([
+      `sources.1.secrets.0: environment variable STAFFING_WEBHOOK_SECRET is ${state}`,
+    ]);
   });
 
   it("lists every missing variable at once", () => {
