@@ -42,7 +42,9 @@ export function storeFailure(error: unknown, store: StoreConfig): CliFailure | u
     return new CliFailure(`store.dir: ${dir} is not writable by this user (${code})`);
   }
   if (base === "SQLITE_IOERR" || base === "SQLITE_CORRUPT" || base === "SQLITE_NOTADB") {
-    return new CliFailure(`store.dir: ${dir}: the database cannot be read or written (${code})`);
+    return new CliFailure(
+      `store.dir: ${dir}: the database cannot be read or written (${code}; is the disk full or a file size limit reached?)`,
+    );
   }
   return undefined;
 }
