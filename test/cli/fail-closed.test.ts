@@ -6,7 +6,7 @@
  * secrets), no "DEVELOPMENT ONLY" and no "listening" line. Run as typed, as an operator would:
  * a config file as the docs show it, `node bin/gateway.js serve ...` in a fresh directory.
  */
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -150,6 +150,9 @@ describe("serve fails closed on a missing secret, every way but zero-config", ()
       });
       expect(out).toContain("DEVELOPMENT ONLY");
       expect(existsSync(join(dir, ".data", "dev-secrets.json"))).toBe(true);
+      // Only this user may read them (issue 29 row 8): the directory 0700, the secrets 0600.
+      expect((statSync(join(dir, ".data")).mode & 0o777).toString(8)).toBe("700");
+      expect((statSync(join(dir, ".data", "dev-secrets.json")).mode & 0o777).toString(8)).toBe("600");
       expect((await fetch(`http://127.0.0.1:${port}/console/dev-key`)).status).toBe(200);
     } finally {
       const exited = new Promise((resolve) => child.once("exit", resolve));
