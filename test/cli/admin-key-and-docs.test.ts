@@ -26,14 +26,14 @@ describe("against a running gateway", () => {
       log: { level: "info" },
     };
     target = await startGatewayProcess({ config, secrets });
-  }, 60_000);
+  }, 240_000);
   afterAll(async () => {
     await target?.kill();
   });
 
   it.each(["GATEWAY_ADMIN_KEY", "GATEWAY_API_KEY"])(
     "erase takes the admin key from %s",
-    { timeout: 60_000 },
+    { timeout: 240_000 },
     async (name) => {
       const run = await gateway(["erase", "--subject", "nobody@example.com", "--dry-run", "--url", target.url], {
         env: { [name]: target.secrets.adminKey },
@@ -44,7 +44,7 @@ describe("against a running gateway", () => {
     },
   );
 
-  it("erase names the variable a refused key came from", { timeout: 60_000 }, async () => {
+  it("erase names the variable a refused key came from", { timeout: 240_000 }, async () => {
     const run = await gateway(["erase", "--subject", "x", "--url", target.url], {
       env: { GATEWAY_ADMIN_KEY: "not_the_admin_key_0123456789" },
     });
@@ -54,7 +54,7 @@ describe("against a running gateway", () => {
 
   it.each(["GATEWAY_ADMIN_KEY", "GATEWAY_API_KEY"])(
     "transform test takes the admin key from %s",
-    { timeout: 60_000 },
+    { timeout: 240_000 },
     async (name) => {
       const run = await gateway(["transform", "test", "slack", "--event", "evt_missing", "--url", target.url], {
         env: { [name]: target.secrets.adminKey },
@@ -75,13 +75,13 @@ describe("against a running gateway", () => {
       target.lines
         .filter((line) => line.includes('"msg":"webhook rejected"') && line.includes("unknown_source"))
         .map((line) => JSON.parse(line).requested_source as string);
-    for (let i = 0; i < 200 && logged().length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    for (let i = 0; i < 2000 && logged().length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 25));
     expect(logged()).toEqual(["esing", `${"x".repeat(64)}…`]);
   });
 });
 
 describe("the docs agree with the code", () => {
-  it("docs/cli.md documents every command gateway --help lists", { timeout: 60_000 }, async () => {
+  it("docs/cli.md documents every command gateway --help lists", { timeout: 240_000 }, async () => {
     const help = await gateway(["--help"]);
     const commands = /USAGE gateway (\S+)/.exec(help.stdout)?.[1]?.split("|") ?? [];
     expect(commands).toContain("validate");

@@ -96,7 +96,7 @@ const cases: Case[] = [
 ];
 
 describe("serve fails closed on a missing secret, every way but zero-config", () => {
-  it.each(cases)("$name", { timeout: 60_000 }, async (c) => {
+  it.each(cases)("$name", { timeout: 240_000 }, async (c) => {
     const dir = await scratchDir();
     const port = await closedPort();
     const args = ["serve"];
@@ -128,7 +128,7 @@ describe("serve fails closed on a missing secret, every way but zero-config", ()
   });
 
   it("the boundary: zero-config (no --config, no GATEWAY_CONFIG, no secret variable) still generates and serves them", {
-    timeout: 60_000,
+    timeout: 240_000,
   }, async () => {
     const dir = await scratchDir();
     const port = await closedPort();

@@ -45,7 +45,7 @@ async function startAndRecord(storeDir: string, secrets = makeSecrets()) {
 
 const PRIVATE_FILES = ["gateway.db", "gateway.db-shm", "gateway.db-wal", "store.json", "store.lock", "store.owner"];
 
-it("created: the directory (and the parents it made) 0700, every file 0600", { timeout: 90_000 }, async () => {
+it("created: the directory (and the parents it made) 0700, every file 0600", { timeout: 240_000 }, async () => {
   const base = await mkdtemp(join(tmpdir(), "gw-modes-"));
   const storeDir = join(base, "var", "gateway");
   await startAndRecord(storeDir);
@@ -55,7 +55,7 @@ it("created: the directory (and the parents it made) 0700, every file 0600", { t
   expect(((await stat(join(base, "var"))).mode & 0o777).toString(8)).toBe("700");
 });
 
-it("opened: a store left readable by others is made private again at start", { timeout: 120_000 }, async () => {
+it("opened: a store left readable by others is made private again at start", { timeout: 240_000 }, async () => {
   const base = await mkdtemp(join(tmpdir(), "gw-modes-"));
   const storeDir = join(base, "store");
   const { gateway, secrets } = await startAndRecord(storeDir);

@@ -38,7 +38,7 @@ describe("store mistakes are one line naming store.dir", () => {
     await first?.kill();
   });
 
-  it("a second gateway on the same store dir names the first one's pid", { timeout: 90_000 }, async () => {
+  it("a second gateway on the same store dir names the first one's pid", { timeout: 240_000 }, async () => {
     first = await startGatewayProcess();
     const { run, port } = await serveWithStore(first.dataDir);
     await expectStoreLine(
@@ -50,7 +50,7 @@ describe("store mistakes are one line naming store.dir", () => {
     expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
   });
 
-  it("store.dir is an existing file", { timeout: 60_000 }, async () => {
+  it("store.dir is an existing file", { timeout: 240_000 }, async () => {
     const cwd = await scratchDir();
     await writeFile(join(cwd, "store"), "not a directory\n");
     const { run, port } = await serveWithStore("./store", cwd);
@@ -58,13 +58,13 @@ describe("store mistakes are one line naming store.dir", () => {
   });
 
   it("store.dir under a path that cannot be created (/proc/x/store) exits instead of spinning", {
-    timeout: 60_000,
+    timeout: 240_000,
   }, async () => {
     const { run, port } = await serveWithStore("/proc/x/store");
     await expectStoreLine(run, port, "store.dir: /proc/x/store cannot be created (ENOENT at /proc/x)");
   });
 
-  it("store.dir this user may not write (run as nobody)", { timeout: 60_000 }, async () => {
+  it("store.dir this user may not write (run as nobody)", { timeout: 240_000 }, async () => {
     // Only root can start a process as another user; elsewhere the user is not root and a
     // directory mode 0500 refuses them the same way.
     const root = process.getuid?.() === 0;
@@ -96,7 +96,7 @@ describe("store mistakes are one line naming store.dir", () => {
       const timer = setTimeout(() => {
         child.kill("SIGKILL");
         reject(new Error(`timed out:\n${stdout}\n${stderr}`));
-      }, 45_000);
+      }, 150_000);
       child.once("exit", (code) => {
         clearTimeout(timer);
         setImmediate(() => resolve({ code, stdout, stderr }));
@@ -118,7 +118,7 @@ describe("store mistakes are one line naming store.dir", () => {
     }
   })();
 
-  it.skipIf(!canMount)("the disk is full at start (a 16 KiB tmpfs)", { timeout: 60_000 }, async () => {
+  it.skipIf(!canMount)("the disk is full at start (a 16 KiB tmpfs)", { timeout: 240_000 }, async () => {
     const cwd = await scratchDir();
     await mkdir(join(cwd, "tiny"));
     const port = await closedPort();
@@ -150,7 +150,7 @@ describe("store mistakes are one line naming store.dir", () => {
       const timer = setTimeout(() => {
         child.kill("SIGKILL");
         reject(new Error(`timed out:\n${stdout}\n${stderr}`));
-      }, 45_000);
+      }, 150_000);
       child.once("exit", (code) => {
         clearTimeout(timer);
         setImmediate(() => resolve({ code, stdout, stderr }));

@@ -13,7 +13,7 @@ import { isListening, productionConfig, productionEnv, writeConfig } from "./ope
 
 describe("gateway validate", () => {
   it("a valid production config: exit 0, the summary, warnings printed; no store, no port", {
-    timeout: 60_000,
+    timeout: 240_000,
   }, async () => {
     const dir = await scratchDir();
     const port = await closedPort();
@@ -30,7 +30,7 @@ describe("gateway validate", () => {
     expect(await isListening(port)).toBe(false);
   });
 
-  it("every problem by its field path, exit 1", { timeout: 60_000 }, async () => {
+  it("every problem by its field path, exit 1", { timeout: 240_000 }, async () => {
     const dir = await scratchDir();
     const config = productionConfig(0, "./store") as Record<string, unknown> & {
       destinations: Record<string, unknown>[];
@@ -85,7 +85,7 @@ describe("gateway validate", () => {
   });
 
   it("store.dir that serve could not use is a problem, found without creating anything", {
-    timeout: 60_000,
+    timeout: 240_000,
   }, async () => {
     const dir = await scratchDir();
     await writeFile(join(dir, "store"), "a file\n");
@@ -96,7 +96,7 @@ describe("gateway validate", () => {
   });
 
   it("--workers: the file as the Worker's GATEWAY_CONFIG, the environment as its bindings", {
-    timeout: 60_000,
+    timeout: 240_000,
   }, async () => {
     const dir = await scratchDir();
     const workersConfig = {
@@ -128,7 +128,7 @@ describe("gateway validate", () => {
     expect(ok.code).toBe(0);
   });
 
-  it("--config is required", { timeout: 60_000 }, async () => {
+  it("--config is required", { timeout: 240_000 }, async () => {
     const run = await gateway(["validate"]);
     expect(run.code).toBe(64);
     expect(run.stderr.split("\n")[0]).toBe("gateway validate: Missing required argument: --config");
