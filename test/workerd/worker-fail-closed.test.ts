@@ -37,7 +37,7 @@ describe("a Worker with a missing secret binding fails closed", () => {
     [
       "ESIGN_WEBHOOK_SECRET empty",
       { ESIGN_WEBHOOK_SECRET: "" },
-      "sources.0.secrets.0: environment variable ESIGN_WEBHOOK_SECRET is not set",
+      "sources.0.secrets.0: environment variable ESIGN_WEBHOOK_SECRET is empty",
     ],
     [
       "a variable GATEWAY_CONFIG references absent",
