@@ -11,6 +11,7 @@ import { type ConfigCheck, checkConfig } from "../../src/config/check-config.ts"
 import { ConfigError } from "../../src/config/resolve-config.ts";
 import { assembleWorkerConfig } from "../cloudflare/worker-config.ts";
 import { inspectStoreDir } from "../store/sqlite/private-dir.ts";
+import { readOtelEnv } from "../tracing/read-otel-env.ts";
 import { loadConfigFile } from "./load-config.ts";
 
 export async function checkConfigFile(
@@ -21,6 +22,10 @@ export async function checkConfigFile(
   try {
     if (options.workers) return await checkWorkersConfigFile(path, env);
     const result = checkConfig(await loadConfigFile(path), env);
+    // `serve` reads the OTEL_* variables before anything opens: a bad value stops it too.
+    const tracingProblems = otelProblems(env);
+    if (tracingProblems.length > 0)
+      return { problems: [...result.problems, ...tracingProblems], warnings: result.warnings };
     const store = result.config?.store;
     if (store && (store.driver === "sqlite" || store.driver === "disk")) {
       const problem = await inspectStoreDir(store.dir);
@@ -46,4 +51,15 @@ async function checkWorkersConfigFile(path: string, env: Record<string, string |
   const result = checkConfig(raw, bindings);
   // The Worker's store is always its Durable Objects, whatever the file says.
   return { ...result, warnings: result.warnings.filter((warning) => !warning.startsWith("store.")) };
+}
+
+/** The problems of the OTEL_* variables (docs/tracing.md), as `serve` would refuse them. */
+function otelProblems(env: Record<string, string | undefined>): string[] {
+  try {
+    readOtelEnv(env);
+    return [];
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
 }
