@@ -53,6 +53,17 @@ function secretRefs(prefix: string, env: Record<string, string | undefined>): st
 
 /** Resolves and validates the Worker's config; throws `ConfigError` naming fields, never secrets. */
 export function createWorkerConfig(vars: WorkerVars): GatewayConfig {
+  const { raw, env } = assembleWorkerConfig(vars);
+  return resolveConfig(raw, env);
+}
+
+/**
+ * The raw config the Worker checks and the variables its `${VAR}` references resolve from, built
+ * from the bindings: `gateway validate --workers` runs the same check (src/config/check-config.ts)
+ * on a GATEWAY_CONFIG file with the environment as bindings. Throws `ConfigError` when
+ * GATEWAY_CONFIG is not JSON.
+ */
+export function assembleWorkerConfig(vars: WorkerVars): { raw: unknown; env: Record<string, string | undefined> } {
   const env: Record<string, string | undefined> = {};
   for (const [key, value] of Object.entries(vars)) if (typeof value === "string") env[key] = value;
   let raw: Record<string, unknown>;
@@ -71,13 +82,13 @@ export function createWorkerConfig(vars: WorkerVars): GatewayConfig {
     { id: "staffing", service: "staffing", secrets: secretRefs("STAFFING_WEBHOOK", env) },
   ];
   const adminHashes = list(env.GATEWAY_ADMIN_KEY_HASH);
-  return resolveConfig(
-    {
+  return {
+    raw: {
       ...raw,
       store: { driver: "memory" },
       admin: adminHashes.length > 0 ? { apiKeyHashes: adminHashes } : (raw.admin ?? {}),
       log: { level: env.GATEWAY_LOG_LEVEL ?? (raw.log as { level?: string } | undefined)?.level ?? "info" },
     },
     env,
-  );
+  };
 }

@@ -9,6 +9,7 @@
  */
 import { waitUntil } from "cloudflare:workers";
 import { serve } from "h3/cloudflare";
+import { ConfigError } from "../../src/config/resolve-config.ts";
 import type { GatewayConfig } from "../../src/config/schema.ts";
 import { createGateway } from "../../src/create-gateway.ts";
 import type { EventRecord } from "../../src/store/contract.ts";
@@ -51,7 +52,9 @@ let gatewayOfIsolate: ReturnType<typeof createGateway> | undefined;
 
 // Bindings reach the Worker only through `fetch`, so the gateway is built on the first request
 // and kept for the life of the isolate. A missing or invalid binding throws a ConfigError naming
-// the field (never the secret); the runtime logs it and answers 500 until the binding is fixed.
+// the field (never the secret): nothing is generated in its place (fail closed, like `gateway
+// serve --config`); the Worker logs one error line per problem and answers every request 500
+// until a deploy fixes the binding (`misconfigured` below).
 function serverFor(env: WorkerEnv): Server {
   if (!server) {
     const config = createWorkerConfig(env);
@@ -78,9 +81,32 @@ function serverFor(env: WorkerEnv): Server {
   return server;
 }
 
+/**
+ * The answer of a Worker whose bindings do not make a valid config: 500 `internal_error` in the
+ * error envelope, the problems only in the Worker's log (they name fields and variables, which
+ * are not the caller's business). An upstream's webhook is then retried later, never accepted.
+ */
+function misconfigured(error: ConfigError): Response {
+  for (const problem of error.problems) {
+    console.error(JSON.stringify({ level: "error", msg: "invalid configuration", problem }));
+  }
+  return new Response(
+    JSON.stringify({
+      error: { code: "internal_error", message: "the gateway's configuration is invalid; see the Worker's logs" },
+    }),
+    { status: 500, headers: { "content-type": "application/json; charset=utf-8" } },
+  );
+}
+
 export default {
   async fetch(request: Request, env: WorkerEnv, ctx: WorkerContext): Promise<Response> {
-    const served = serverFor(env);
+    let served: Server;
+    try {
+      served = serverFor(env);
+    } catch (error) {
+      if (error instanceof ConfigError) return misconfigured(error);
+      throw error;
+    }
     const { pathname } = new URL(request.url);
     if (DELIVERY_PATH.test(pathname)) {
       return delivery(env).fetch(request);

@@ -11,6 +11,7 @@ const gateway = defineCommand({
   meta: { name: "gateway", version: packageJson.version, description: packageJson.description },
   subCommands: {
     serve: () => import("./serve-command.ts").then((m) => m.serveCommand),
+    validate: () => import("./validate-command.ts").then((m) => m.validateCommand),
     trigger: () => import("./trigger-command.ts").then((m) => m.triggerCommand),
     "hash-key": () => import("./hash-key-command.ts").then((m) => m.hashKeyCommand),
     emulate: () => import("./emulate-command.ts").then((m) => m.emulateCommand),

@@ -1,7 +1,8 @@
 /**
  * Development secrets for the zero-config start: generated once with a CSPRNG, kept in
- * `<dataDir>/dev-secrets.json` (mode 0600), and used only for the variables the environment
- * leaves unset. Persisted through unstorage's fs driver, imported only when they are needed (a
+ * `<dataDir>/dev-secrets.json` (mode 0600), and used only in zero-config mode, where the
+ * environment sets none of the secret variables (zero-config.ts; anywhere else a missing secret
+ * stops start-up). Persisted through unstorage's fs driver, imported only when they are needed (a
  * configured gateway never loads unstorage, anymatch and picomatch).
  */
 import { createHash, randomBytes } from "node:crypto";

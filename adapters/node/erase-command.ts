@@ -1,22 +1,12 @@
 /**
  * `gateway erase --subject <subject> | --filter <json> [--dry-run]`: erasure on request through a running gateway's
  * `POST /events/erase` (docs/data-lifecycle.md). The admin key comes from `--key`, else
- * `GATEWAY_ADMIN_KEY`, else the zero-config gateway's development key; it prints one line.
+ * `GATEWAY_ADMIN_KEY` (alias `GATEWAY_API_KEY`), else the zero-config gateway's development key
+ * (admin-key-env.ts); it prints one line.
  */
 import { defineCommand } from "citty";
+import { ADMIN_KEY_ALIAS, ADMIN_KEY_VARIABLE, adminKeyOf } from "./admin-key-env.ts";
 import { CliFailure, fetchGateway, UsageError } from "./cli-errors.ts";
-import { readDevAdminKey } from "./dev-secrets.ts";
-
-/** The admin key and where it was found (never printed itself). */
-async function adminKeyOf(key: string | undefined): Promise<{ value: string; from: string }> {
-  if (key) return { value: key, from: "--key" };
-  if (process.env.GATEWAY_ADMIN_KEY) return { value: process.env.GATEWAY_ADMIN_KEY, from: "GATEWAY_ADMIN_KEY" };
-  const dev = await readDevAdminKey();
-  if (dev) return { value: dev, from: ".data/dev-secrets.json (development admin key)" };
-  throw new CliFailure(
-    "no admin key: looked for --key, GATEWAY_ADMIN_KEY and .data/dev-secrets.json (the zero-config gateway's); set one",
-  );
-}
 
 interface EraseAnswer {
   events: number;
@@ -41,7 +31,11 @@ export const eraseCommand = defineCommand({
     },
     "dry-run": { type: "boolean", description: "Count what would be erased, erase nothing" },
     url: { type: "string", valueHint: "url", default: "http://127.0.0.1:8787", description: "The gateway" },
-    key: { type: "string", valueHint: "adminKey", description: "Admin API key (default: GATEWAY_ADMIN_KEY)" },
+    key: {
+      type: "string",
+      valueHint: "adminKey",
+      description: `Admin API key (default: ${ADMIN_KEY_VARIABLE}, alias ${ADMIN_KEY_ALIAS})`,
+    },
   },
   async run({ args }) {
     if (!args.subject && !args.filter) throw new UsageError("erase needs --subject <subject> or --filter <json>");

@@ -1,6 +1,6 @@
 /**
  * `gateway listen <gateway-url> --forward-to <url>`: the Node side of src/listen. Parses the
- * options, finds the credential (flag, `GATEWAY_API_KEY`, or the development admin key of
+ * options, finds the credential (flag, `GATEWAY_ADMIN_KEY` or its alias `GATEWAY_API_KEY`, or the development admin key of
  * `.data/dev-secrets.json`), keeps cursor and local secret in a state file (listen-state.ts),
  * opens the WebSocket with `ws`, prints one line per event, and stops cleanly on SIGINT/SIGTERM
  * (an event being delivered then is delivered again on the next start).
@@ -21,8 +21,8 @@ import type { ListenedEvent } from "../../src/listen/listen-frames.ts";
 import { ListenRefusedError, runListenLoop } from "../../src/listen/listen-loop.ts";
 import { recordedTraceOf, startForwardSpan } from "../../src/listen/trace-forward.ts";
 import { builtinServices } from "../../src/services/registry.ts";
+import { credentialOf as credentialFromEnv } from "./admin-key-env.ts";
 import { CliFailure, fetchGateway, UsageError } from "./cli-errors.ts";
-import { readDevAdminKey } from "./dev-secrets.ts";
 import {
   defaultListenStatePath,
   generateListenSecret,
@@ -41,18 +41,10 @@ function httpUrl(text: string | undefined, what: string): string {
   throw new UsageError(`${what}: an http(s) URL is required, received ${text ?? "nothing"}`);
 }
 
-/** The credential: flags first, then GATEWAY_API_KEY, then the development admin key. */
+/** The credential: flags first, then GATEWAY_ADMIN_KEY (alias GATEWAY_API_KEY), then the development admin key. */
 async function credentialOf(values: { key?: string; token?: string }): Promise<{ value: string; from: string }> {
   if (values.key && values.token) throw new UsageError("give --key or --token, not both");
-  const given = values.key ?? values.token;
-  if (given) return { value: given, from: values.key ? "--key" : "--token" };
-  if (process.env.GATEWAY_API_KEY) return { value: process.env.GATEWAY_API_KEY, from: "GATEWAY_API_KEY" };
-  const dev = await readDevAdminKey();
-  if (dev) return { value: dev, from: ".data/dev-secrets.json (development admin key)" };
-  throw new CliFailure(
-    "no credential: looked for --key, --token, GATEWAY_API_KEY and .data/dev-secrets.json (the zero-config " +
-      "gateway's admin key); pass one",
-  );
+  return credentialFromEnv(values);
 }
 
 /** `--filter '{"data":{"amount":{"$gte":100}}}'`: checked here, so a typo is named before connecting. */
@@ -115,7 +107,7 @@ export const listenCommand = defineCommand({
     key: {
       type: "string",
       valueHint: "apiKey",
-      description: "API key (default: GATEWAY_API_KEY, then the dev admin key)",
+      description: "API key (default: GATEWAY_ADMIN_KEY, alias GATEWAY_API_KEY, then the dev admin key)",
     },
     token: { type: "string", valueHint: "jwt", description: "A stream token instead of an API key" },
     state: { type: "string", valueHint: "file", description: "Cursor and local secret file (default: per target)" },

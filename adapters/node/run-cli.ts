@@ -2,7 +2,7 @@
  * Runs a citty command tree the conventional way: `--help`/`-h` on any command prints its usage
  * (exit 0), `--version` prints the version, an unknown command, option or extra argument prints
  * one line and the usage (exit 64, EX_USAGE), expected failures print one line (exit 1), config
- * errors one line per field (exit 1). citty's own parser accepts any option, so the strict checks
+ * errors one line per field (exit 1; a single problem on the one line). citty's own parser accepts any option, so the strict checks
  * live here.
  */
 import { type ArgsDef, type CommandDef, type CommandMeta, renderUsage, runCommand } from "citty";
@@ -155,7 +155,10 @@ export async function runCli(root: AnyCommand, argv: string[] = process.argv.sli
       process.exit(EX_USAGE);
     }
     if (error instanceof CliFailure) console.error(`${selected.name}: ${error.message}`);
-    else if (error instanceof ConfigError) console.error(error.message);
+    // One problem is one line (a missing secret: the variable and the field that references it).
+    else if (error instanceof ConfigError && error.problems.length === 1) {
+      console.error(`invalid configuration: ${error.problems[0]}`);
+    } else if (error instanceof ConfigError) console.error(error.message);
     else console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
     process.exit(1);
   }

@@ -31,12 +31,21 @@ export function timeScaleFromEnv(env: Record<string, string | undefined>): numbe
  */
 export async function startSandbox(
   env: Record<string, string | undefined>,
-  options: { dataDir: string; gatewayPort: number; host: string },
+  options: {
+    dataDir: string;
+    gatewayPort: number;
+    host: string;
+    /** Zero-config mode: the webhook secrets the environment leaves unset come from the development ones. */
+    developmentSecrets: boolean;
+  },
 ): Promise<Sandbox | undefined> {
   if (env.GATEWAY_EMULATORS === "off") return undefined;
   const wanted = [...emulatorRegistry].filter(([, entry]) => !env[entry.upstreamUrlEnv]);
   if (wanted.length === 0) return undefined;
-  const dev = (await loadDevSecrets(options.dataDir)) as unknown as Record<string, string | undefined>;
+  // Outside zero-config nothing is generated: the gateway's own secrets are the environment's.
+  const dev = options.developmentSecrets
+    ? ((await loadDevSecrets(options.dataDir)) as unknown as Record<string, string | undefined>)
+    : {};
   const emulators = await startEmulators({
     // Loopback whatever `serve --host` says: the emulators hold sandbox credentials and answer
     // control calls, and nothing outside this machine needs them. GATEWAY_EMULATORS_HOST asks.

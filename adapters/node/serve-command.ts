@@ -1,29 +1,39 @@
 /**
  * `gateway serve [--config file] [--host h] [--port p]`: runs the gateway on Node. Without
- * `--config` it is the zero-config gateway (README, Sandbox): default config, development secrets
- * for what the environment leaves unset, and the upstream emulators on the port after the
- * gateway's. Stops gracefully on SIGINT/SIGTERM.
+ * `--config` it is the zero-config gateway (README, Sandbox): default config and the upstream
+ * emulators on the port after the gateway's; development secrets only when the environment sets
+ * none of the secret variables (zero-config.ts). Anywhere else a missing secret stops start-up
+ * (configuration.md, "fail closed"). Stops gracefully on SIGINT/SIGTERM.
  */
 import { defineCommand } from "citty";
-import { resolveConfig } from "../../src/config/resolve-config.ts";
+import { checkConfig } from "../../src/config/check-config.ts";
+import { ConfigError } from "../../src/config/resolve-config.ts";
 import type { GatewayConfig } from "../../src/config/schema.ts";
 import { sampleEventTypes } from "../../src/samples/sample-webhooks.ts";
+import { preparePrivateDir } from "../store/sqlite/private-dir.ts";
 import { UsageError } from "./cli-errors.ts";
 import { applyDevSecrets } from "./dev-secrets.ts";
+import { explainStoreError, storeFailure } from "./explain-store-error.ts";
 import { dataDirOf, loadConfigFile } from "./load-config.ts";
 import { assertPortFree, explainListenError } from "./port-in-use.ts";
 import type { Sandbox } from "./sandbox.ts";
 import { type RunningGateway, startNodeGateway } from "./start-gateway.ts";
+import { assertNoWorkersConfig, isZeroConfig, ZERO_CONFIG_DATA_DIR } from "./zero-config.ts";
 
 type DevSecretsUse = Awaited<ReturnType<typeof applyDevSecrets>>;
 
-/** Loads, env-interpolates (dev secrets fill the gaps) and validates the configuration. */
-async function loadConfig(path: string | undefined) {
+/**
+ * Loads, env-interpolates and validates the configuration. Only in zero-config mode do
+ * development secrets fill the secret variables; anywhere else a missing one is a ConfigError.
+ */
+async function loadConfig(path: string | undefined, zeroConfig: boolean) {
   const raw = await loadConfigFile(path);
   const env = { ...process.env };
-  const dataDir = dataDirOf(raw);
+  const dataDir = zeroConfig ? dataDirOf(raw) : undefined;
   const dev: DevSecretsUse = dataDir ? await applyDevSecrets(env, dataDir, raw) : { filled: [], secrets: undefined };
-  return { config: resolveConfig(raw, env), dev };
+  const { config, problems } = checkConfig(raw, env);
+  if (!config) throw new ConfigError(problems);
+  return { config, dev };
 }
 
 /**
@@ -114,6 +124,10 @@ export const serveCommand = defineCommand({
     if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port < 65536)) {
       throw new UsageError(`--port: expected an integer 0..65535, received ${args.port}`);
     }
+    // Everything this process creates (store, WAL, development secrets) is for its user only.
+    process.umask(0o077);
+    if (args.config === undefined) assertNoWorkersConfig(process.env);
+    const zeroConfig = args.config === undefined && isZeroConfig(process.env);
     let sandbox: Sandbox | undefined;
     if (args.config === undefined) {
       // Zero configuration: emulated upstreams (README, Sandbox), set up before the default config
@@ -121,21 +135,34 @@ export const serveCommand = defineCommand({
       const host = args.host ?? "127.0.0.1";
       const gatewayPort = port ?? 8787;
       await assertPortFree("gateway", host, gatewayPort);
+      // The development secrets live in the store's directory: 0700, before anything is written.
+      if (zeroConfig) {
+        await preparePrivateDir(ZERO_CONFIG_DATA_DIR).catch((error: unknown) =>
+          explainStoreError(error, { driver: "sqlite", dir: ZERO_CONFIG_DATA_DIR }),
+        );
+      }
       // The emulators load only here: a configured gateway never holds their code.
       const { startSandbox } = await import("./sandbox.ts");
-      sandbox = await startSandbox(process.env, { dataDir: ".data", gatewayPort, host }).catch((error: unknown) =>
-        explainListenError(error, "sandbox-emulators", host, gatewayPort + 1),
-      );
+      sandbox = await startSandbox(process.env, {
+        dataDir: ZERO_CONFIG_DATA_DIR,
+        gatewayPort,
+        host,
+        developmentSecrets: zeroConfig,
+      }).catch((error: unknown) => explainListenError(error, "sandbox-emulators", host, gatewayPort + 1));
     }
     try {
-      const { config, dev } = await loadConfig(args.config);
+      const { config, dev } = await loadConfig(args.config, zeroConfig);
       const host = args.host ?? config.server.host;
       const running = await startNodeGateway({
         config,
         host: args.host,
         port,
-        development: developmentMode(config, dev, args.host),
-      }).catch((error: unknown) => explainListenError(error, "gateway", host, port ?? config.server.port));
+        development: zeroConfig ? developmentMode(config, dev, args.host) : undefined,
+      }).catch((error: unknown) => {
+        const failure = storeFailure(error, config.store);
+        if (failure) throw failure;
+        return explainListenError(error, "gateway", host, port ?? config.server.port);
+      });
       printBanner(running.url, config, dev);
       if (sandbox) {
         sandbox.wire(running.url);

@@ -54,7 +54,8 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-const MAINTENANCE_INTERVAL_MS = 15 * 60 * 1000;
+/** How often retention and compaction run on Node (docs/data-lifecycle.md states it). */
+export const MAINTENANCE_INTERVAL_MS = 15 * 60 * 1000;
 const SHUTDOWN_GRACE_MS = 10_000;
 
 /**

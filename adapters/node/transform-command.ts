@@ -8,17 +8,8 @@ import { readFile } from "node:fs/promises";
 import { defineCommand } from "citty";
 import { BUILTIN_TRANSFORMS, type BuiltinTransformName } from "../../src/transform/transform-schema.ts";
 import type { TransformTestAnswer } from "../../src/transform/transform-test-api.ts";
+import { adminKeyOf } from "./admin-key-env.ts";
 import { CliFailure, fetchGateway } from "./cli-errors.ts";
-import { readDevAdminKey } from "./dev-secrets.ts";
-
-/** The admin key: --key, then GATEWAY_API_KEY, then the development admin key of `npm start`. */
-async function adminKeyOf(given: string | undefined): Promise<string> {
-  if (given) return given;
-  if (process.env.GATEWAY_API_KEY) return process.env.GATEWAY_API_KEY;
-  const dev = await readDevAdminKey();
-  if (dev) return dev;
-  throw new CliFailure("no admin key: pass --key or set GATEWAY_API_KEY");
-}
 
 /** Prints one answer; false when the transform failed. */
 export function printTransformAnswer(answer: TransformTestAnswer, write: (line: string) => void): boolean {
@@ -41,7 +32,10 @@ const testCommand = defineCommand({
     },
     event: { type: "string", description: "The gateway event id", required: true },
     url: { type: "string", description: "The gateway", default: "http://127.0.0.1:8787" },
-    key: { type: "string", description: "Admin API key (default GATEWAY_API_KEY, or the development key)" },
+    key: {
+      type: "string",
+      description: "Admin API key (default GATEWAY_ADMIN_KEY, alias GATEWAY_API_KEY, or the development key)",
+    },
     timeout: { type: "string", description: "Time limit per call, ms (default 50)" },
   },
   async run({ args }) {
@@ -62,7 +56,7 @@ const testCommand = defineCommand({
     const base = args.url.replace(/\/$/, "");
     const response = await fetchGateway(`${base}/transforms/test`, base, "Pass its address with --url.", {
       method: "POST",
-      headers: { authorization: `Bearer ${await adminKeyOf(args.key)}`, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${(await adminKeyOf(args.key)).value}`, "content-type": "application/json" },
       body: JSON.stringify(body),
     });
     const answer = (await response.json().catch(() => ({}))) as

@@ -184,43 +184,53 @@ export const GatewayConfigSchema = createGatewayConfigSchema(builtinServices);
 
 type ConfigObjectOutput = v.InferOutput<ReturnType<typeof gatewayConfigObject>>;
 
-/** Unique source and destination ids; routes name configured destinations. */
+/**
+ * Unique source and destination ids; routes name configured destinations. Also run when other
+ * fields have problems (on the entries that have a string id), so a check lists every problem
+ * at once (`gateway validate`).
+ */
 function checkCrossReferences({ dataset, addIssue }: v.RawCheckContext<ConfigObjectOutput>): void {
-  if (!dataset.typed) return;
-  const { destinations, routes, sources, hub, store } = dataset.value;
-  const hubProblem = hub && hubStoreMismatch(hub.driver, store.driver);
-  if (hubProblem) addIssue({ message: hubProblem, path: pathOf(dataset.value, ["hub", "driver"]) });
+  const value = dataset.value as Partial<ConfigObjectOutput> | undefined;
+  if (!value || typeof value !== "object") return;
+  const list = <T>(items: T[] | undefined): T[] => (Array.isArray(items) ? items : []);
+  const idOf = (item: unknown) => (item as { id?: unknown } | null)?.id;
+  if (dataset.typed) {
+    const { hub, store } = dataset.value;
+    const hubProblem = hub && hubStoreMismatch(hub.driver, store.driver);
+    if (hubProblem) addIssue({ message: hubProblem, path: pathOf(value, ["hub", "driver"]) });
+  }
   const sourceIds = new Set<string>();
-  sources.forEach((s, i) => {
-    if (sourceIds.has(s.id)) {
-      addIssue({
-        message: `a unique source id (duplicate "${s.id}")`,
-        path: pathOf(dataset.value, ["sources", i, "id"]),
-      });
+  list(value.sources).forEach((s, i) => {
+    const id = idOf(s);
+    if (typeof id !== "string") return;
+    if (sourceIds.has(id)) {
+      addIssue({ message: `a unique source id (duplicate "${id}")`, path: pathOf(value, ["sources", i, "id"]) });
     }
-    sourceIds.add(s.id);
+    sourceIds.add(id);
   });
   const ids = new Set<string>();
-  destinations.forEach((d, i) => {
-    if ("mode" in d && d.mode === "relay" && "transform" in d && d.transform) {
+  list(value.destinations).forEach((d, i) => {
+    if (d && "mode" in d && d.mode === "relay" && "transform" in d && d.transform) {
       addIssue({
         message: "no transform in relay mode (relay forwards the upstream's body unchanged; use mode cloudevent)",
-        path: pathOf(dataset.value, ["destinations", i, "transform"]),
+        path: pathOf(value, ["destinations", i, "transform"]),
       });
     }
-    if (ids.has(d.id))
+    const id = idOf(d);
+    if (typeof id !== "string") return;
+    if (ids.has(id))
       addIssue({
-        message: `a unique destination id (duplicate "${d.id}")`,
-        path: pathOf(dataset.value, ["destinations", i, "id"]),
+        message: `a unique destination id (duplicate "${id}")`,
+        path: pathOf(value, ["destinations", i, "id"]),
       });
-    ids.add(d.id);
+    ids.add(id);
   });
-  routes.forEach((route, r) => {
-    route.destinations.forEach((destination, i) => {
-      if (!ids.has(destination)) {
+  list(value.routes).forEach((route, r) => {
+    list(route?.destinations).forEach((destination, i) => {
+      if (typeof destination === "string" && !ids.has(destination)) {
         addIssue({
           message: `the id of a configured destination (no destination "${destination}")`,
-          path: pathOf(dataset.value, ["routes", r, "destinations", i]),
+          path: pathOf(value, ["routes", r, "destinations", i]),
         });
       }
     });

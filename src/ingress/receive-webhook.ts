@@ -33,6 +33,18 @@ function json(status: number, body: unknown, requestId: string): HTTPResponse {
   });
 }
 
+/** Longest part of an unknown source id a log line repeats. */
+const LOGGED_SOURCE_ID_LENGTH = 64;
+
+/**
+ * A source id as asked for, fit for a log line: at most 64 characters (then `…`), anything
+ * outside printable ASCII shown as `?`.
+ */
+export function boundedSourceId(id: string): string {
+  const printable = id.replace(/[^\x20-\x7e]/g, "?");
+  return printable.length > LOGGED_SOURCE_ID_LENGTH ? `${printable.slice(0, LOGGED_SOURCE_ID_LENGTH)}…` : printable;
+}
+
 /**
  * Handles one webhook delivery; returns the answer or throws the gateway's HTTP error. `span` is
  * the request's server span when tracing is on (src/tracing/trace-http-server.ts).
@@ -54,7 +66,14 @@ export async function receiveWebhook(
     extra?: { details?: unknown; headers?: Record<string, string> },
   ) => {
     metrics.inc("gateway_webhooks_rejected_total", { source: source ? sourceId : "unknown", reason });
-    logger.info("webhook rejected", { requestId, source: source ? sourceId : undefined, reason });
+    // An unknown source is named as asked for (bounded, printable), so a typo in an upstream's
+    // webhook URL shows in the log.
+    logger.info("webhook rejected", {
+      requestId,
+      source: source ? sourceId : undefined,
+      ...(source ? {} : { requested_source: boundedSourceId(sourceId) }),
+      reason,
+    });
     if (source) ctx.onWebhookRejected?.(sourceId, code);
     return createGatewayError(status, code, message, {
       details: extra?.details,

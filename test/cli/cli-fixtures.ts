@@ -47,7 +47,8 @@ export function runNode(
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`timed out: ${script.join(" ")}\n${stdout}\n${stderr}`));
-    }, 30_000);
+      // Bounded, but generous: a start under a loaded machine (eight suites on two cores) takes long.
+    }, 150_000);
     child.once("exit", (code) => {
       clearTimeout(timer);
       // Let the pipes drain before resolving.

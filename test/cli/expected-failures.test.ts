@@ -48,7 +48,7 @@ describe("missing credential", () => {
     });
     expectOneLine(
       run,
-      "gateway listen: no credential: looked for --key, --token, GATEWAY_API_KEY and .data/dev-secrets.json",
+      "gateway listen: no credential: looked for --key, --token, GATEWAY_ADMIN_KEY (or GATEWAY_API_KEY) and .data/dev-secrets.json",
     );
   });
 });

@@ -7,14 +7,14 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { gateway, ROOT, STACK_LINE } from "./cli-fixtures.ts";
 
-const COMMANDS = ["serve", "trigger", "hash-key", "emulate", "listen"];
+const COMMANDS = ["serve", "validate", "trigger", "hash-key", "emulate", "listen", "transform", "erase"];
 const VERSION = JSON.parse(readFileSync(`${ROOT}package.json`, "utf8")).version as string;
 
 describe("help", () => {
   it("gateway --help lists every command, exit 0", async () => {
     const run = await gateway(["--help"]);
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain("USAGE gateway serve|trigger|hash-key|emulate|listen");
+    expect(run.stdout).toContain(`USAGE gateway ${COMMANDS.join("|")}`);
     for (const command of COMMANDS) expect(run.stdout).toMatch(new RegExp(`^\\s+${command}\\s{2,}\\S`, "m"));
     expect(run.stdout).not.toContain("\u001b[");
     expect(run.stderr).toBe("");

@@ -140,9 +140,9 @@ describe("${VAR} interpolation", () => {
   });
 
   it.each<[string, Record<string, string | undefined>]>([
-    ["unset", {}],
+    ["not set", {}],
     ["empty", { STAFFING_WEBHOOK_SECRET: "" }],
-  ])("names the field path of a variable that is %s", (_case, env) => {
+  ])("names the field path of a variable that is %s", (state, env) => {
     const raw = {
       sources: [
         { id: "esign", service: "esign", secrets: [SECRET_A] },
@@ -150,7 +150,7 @@ describe("${VAR} interpolation", () => {
       ],
     };
     expect(problemsOf(raw, env)).toEqual([
-      "sources.1.secrets.0: environment variable STAFFING_WEBHOOK_SECRET is not set",
+      `sources.1.secrets.0: environment variable STAFFING_WEBHOOK_SECRET is ${state}`,
     ]);
   });
 

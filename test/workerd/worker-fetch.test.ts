@@ -139,8 +139,10 @@ describe("createWorkerConfig", () => {
       error = caught;
     }
     expect(error).toBeInstanceOf(ConfigError);
+    // Every problem at once (src/config/check-config.ts): the missing binding and the bad level.
     expect((error as ConfigError).problems).toEqual([
       "sources.1.secrets.0: environment variable STAFFING_WEBHOOK_SECRET is not set",
+      expect.stringMatching(/^log\.level: .*"loud"/),
     ]);
     expect((error as Error).message).not.toContain(ESIGN_SECRET);
   });

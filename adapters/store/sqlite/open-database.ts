@@ -14,14 +14,15 @@
  * the kernel's: it dies with the process, so a crash never leaves a stale lock behind. (The
  * database itself cannot be held exclusively: the reader and the writer thread share it.)
  */
-import { existsSync } from "node:fs";
-import { mkdir, open, readFile, rename, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { open, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "../../../src/ops/logger.ts";
 import { META, META_SQL, SCHEMA_STATEMENTS, SCHEMA_VERSION } from "../../../src/store/sql/schema.ts";
 import { inspectWal } from "./inspect-wal.ts";
 import { importDiskJournal, OLD_JOURNAL, OLD_OUTBOX } from "./journal-import/import-disk-journal.ts";
+import { FILE_MODE, preparePrivateDir, restrictPrivateDir, StoreDirError } from "./private-dir.ts";
 
 /** The database file in the store directory. */
 export const DATABASE_FILE = "gateway.db";
@@ -29,6 +30,8 @@ export const DATABASE_FILE = "gateway.db";
 export const MARKER_FILE = "store.json";
 /** Held exclusively by the process that owns the directory. */
 export const LOCK_FILE = "store.lock";
+/** The pid of the process holding the lock, so a refused second gateway can name it. */
+export const OWNER_FILE = "store.owner";
 /** A WAL grown by a burst is cut back to this size after the next checkpoint. */
 export const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
@@ -43,6 +46,17 @@ export interface OpenDatabaseOptions {
 /** Thrown when another process (or another open in this one) holds the database. */
 export class StoreLockedError extends Error {
   override readonly name = "StoreLockedError";
+  constructor(
+    message: string,
+    options: ErrorOptions & {
+      /** The other process, when it recorded its pid. */
+      ownerPid?: number;
+    } = {},
+  ) {
+    super(message, options);
+    this.ownerPid = options.ownerPid;
+  }
+  readonly ownerPid: number | undefined;
 }
 
 /** The reading connection of an open database, and the lock of its directory. */
@@ -56,10 +70,16 @@ export interface OpenedDatabase {
 
 /** Opens (creating, importing or recovering as needed) and locks the database in `options.dir`. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<OpenedDatabase> {
-  await mkdir(options.dir, { recursive: true });
+  // 0700 and its files 0600, before and after SQLite creates its files (the WAL and shared memory
+  // take the database's mode).
+  await preparePrivateDir(options.dir);
   const lock = takeLock(options.dir);
   try {
     const db = await openLocked(options);
+    await restrictPrivateDir(options.dir).catch((error: unknown) => {
+      db.close();
+      throw error;
+    });
     return {
       db,
       path: join(options.dir, DATABASE_FILE),
@@ -85,16 +105,29 @@ function takeLock(dir: string): Database.Database {
     // The write that takes (and, in exclusive mode, keeps) the lock.
     lock.exec("CREATE TABLE IF NOT EXISTS owner (pid INTEGER); DELETE FROM owner");
     lock.prepare("INSERT INTO owner (pid) VALUES (?)").run(process.pid);
-    return lock;
   } catch (error) {
     lock.close();
     if ((error as { code?: string }).code?.startsWith("SQLITE_BUSY")) {
-      throw new StoreLockedError(
-        `the sqlite store in ${dir} is in use by another gateway process (SQLite holds its lock); stop that one first`,
-        { cause: error },
-      );
+      const ownerPid = readOwnerPid(dir);
+      const who = ownerPid === undefined ? "another gateway process" : `another gateway process (pid ${ownerPid})`;
+      throw new StoreLockedError(`the sqlite store in ${dir} is in use by ${who}; stop that one first`, {
+        cause: error,
+        ownerPid,
+      });
     }
     throw error;
+  }
+  // Read only while the lock is held by its writer, so a stale file is never believed.
+  writeFileSync(join(dir, OWNER_FILE), `${JSON.stringify({ pid: process.pid })}\n`, { mode: FILE_MODE });
+  return lock;
+}
+
+function readOwnerPid(dir: string): number | undefined {
+  try {
+    const pid = (JSON.parse(readFileSync(join(dir, OWNER_FILE), "utf8")) as { pid?: unknown }).pid;
+    return typeof pid === "number" && Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -106,13 +139,17 @@ async function openLocked(options: OpenDatabaseOptions): Promise<Database.Databa
   if (!existsSync(path)) {
     if (existsSync(marker)) {
       const recorded = await readFile(marker, "utf8").catch(() => "");
-      throw new Error(
+      throw new StoreDirError(
+        options.dir,
         `the sqlite store's database ${path} is missing, but ${marker} records that one was created ` +
           `(${recorded.trim()}); restore the database from a backup, or delete ${marker} to start empty on purpose`,
       );
     }
     if (existsSync(`${path}-wal`)) {
-      throw new Error(`${path}-wal exists without its database ${path}; restore the database or move the WAL aside`);
+      throw new StoreDirError(
+        options.dir,
+        `${path}-wal exists without its database ${path}; restore the database or move the WAL aside`,
+      );
     }
     if (existsSync(join(dir, OLD_JOURNAL)) || existsSync(join(dir, OLD_OUTBOX))) {
       const building = `${path}.import`;
@@ -174,7 +211,10 @@ function prepareDatabase(path: string, cacheKiB: number): Database.Database {
         ? (db.prepare(META_SQL.get).get(META.schemaVersion) as { value: number } | undefined)?.value
         : undefined;
       if (stored !== undefined && stored > SCHEMA_VERSION) {
-        throw new Error(`${path} was written by a newer gateway (schema ${stored}, this one reads ${SCHEMA_VERSION})`);
+        throw new StoreDirError(
+          dirname(path),
+          `${path} was written by a newer gateway (schema ${stored}, this one reads ${SCHEMA_VERSION})`,
+        );
       }
       for (const statement of SCHEMA_STATEMENTS) db.exec(statement);
       db.prepare(META_SQL.set).run(META.schemaVersion, SCHEMA_VERSION);

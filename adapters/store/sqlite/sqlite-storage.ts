@@ -10,13 +10,14 @@
  * closed. A second store (or outbox) on a directory already open here is refused, as is any
  * open of a directory another process holds.
  */
-import { mkdir, realpath } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
 import type Database from "better-sqlite3";
 import type { OutboxFactory, OutboxStore } from "../../../src/delivery/outbox-contract.ts";
 import type { Logger } from "../../../src/ops/logger.ts";
 import type { StoreDriver, StoreFactory } from "../../../src/store/contract.ts";
 import { createGroupCommit, type GroupCommit } from "./group-commit.ts";
 import { openDatabase, StoreLockedError, WAL_SIZE_LIMIT } from "./open-database.ts";
+import { preparePrivateDir } from "./private-dir.ts";
 import { createSqliteOutboxDriver } from "./sqlite-outbox.ts";
 import { createSqliteStoreDriver } from "./sqlite-store.ts";
 
@@ -65,7 +66,7 @@ const open = new Map<string, Promise<OpenStorage>>();
 
 async function acquire(options: SqliteStorageOptions, user: "store" | "outbox"): Promise<Share> {
   // Created first, so both halves find the same real path (symlinks resolved) for one directory.
-  await mkdir(options.dir, { recursive: true });
+  await preparePrivateDir(options.dir);
   const key = await realpath(options.dir);
   let pending = open.get(key);
   if (!pending) {
