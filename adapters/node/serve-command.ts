@@ -2,7 +2,7 @@
  * `gateway serve [--config file] [--host h] [--port p]`: runs the gateway on Node. Without
  * `--config` it is the zero-config gateway (README, Sandbox): default config, development secrets
  * for what the environment leaves unset, and the upstream emulators on the port after the
- * gateway's. Stops gracefully on SIGINT/SIGTERM.
+ * gateway's. Stops gracefully on SIGINT/SIGTERM; SIGHUP reloads the config file (reload-on-signal.ts).
  */
 import { defineCommand } from "citty";
 import { resolveConfig } from "../../src/config/resolve-config.ts";
@@ -12,14 +12,15 @@ import { UsageError } from "./cli-errors.ts";
 import { applyDevSecrets } from "./dev-secrets.ts";
 import { dataDirOf, loadConfigFile } from "./load-config.ts";
 import { assertPortFree, explainListenError } from "./port-in-use.ts";
+import { reloadOnSignal } from "./reload-on-signal.ts";
 import type { Sandbox } from "./sandbox.ts";
 import { type RunningGateway, startNodeGateway } from "./start-gateway.ts";
 
 type DevSecretsUse = Awaited<ReturnType<typeof applyDevSecrets>>;
 
 /** Loads, env-interpolates (dev secrets fill the gaps) and validates the configuration. */
-async function loadConfig(path: string | undefined) {
-  const raw = await loadConfigFile(path);
+async function loadConfig(path: string | undefined, reading?: { fresh: boolean }) {
+  const raw = await loadConfigFile(path, reading);
   const env = { ...process.env };
   const dataDir = dataDirOf(raw);
   const dev: DevSecretsUse = dataDir ? await applyDevSecrets(env, dataDir, raw) : { filled: [], secrets: undefined };
@@ -143,6 +144,10 @@ export const serveCommand = defineCommand({
         console.log(describeEmulators(sandbox.emulators));
       }
       stopOnSignals(running, sandbox);
+      // SIGHUP: the same file, read and checked as at start, applied without a restart.
+      reloadOnSignal(running, running.gateway.ctx.logger, args.config, async (file) => {
+        return (await loadConfig(file, { fresh: true })).config;
+      });
     } catch (error) {
       await sandbox?.close();
       throw error;
