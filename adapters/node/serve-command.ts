@@ -137,6 +137,11 @@ export const serveCommand = defineCommand({
         port,
         development: developmentMode(config, dev, args.host),
       }).catch((error: unknown) => explainListenError(error, "gateway", host, port ?? config.server.port));
+      // SIGHUP: the same file, read and checked as at start, applied without a restart. Set up
+      // before the "listening" line, which tells a supervisor the process takes signals.
+      reloadOnSignal(running, running.gateway.ctx.logger, args.config, async (file) => {
+        return (await loadConfig(file, { fresh: true })).config;
+      });
       printBanner(running.url, config, dev);
       if (sandbox) {
         sandbox.wire(running.url);
@@ -144,10 +149,6 @@ export const serveCommand = defineCommand({
         console.log(describeEmulators(sandbox.emulators));
       }
       stopOnSignals(running, sandbox);
-      // SIGHUP: the same file, read and checked as at start, applied without a restart.
-      reloadOnSignal(running, running.gateway.ctx.logger, args.config, async (file) => {
-        return (await loadConfig(file, { fresh: true })).config;
-      });
     } catch (error) {
       await sandbox?.close();
       throw error;
