@@ -54,7 +54,12 @@ export async function receiveWebhook(
     extra?: { details?: unknown; headers?: Record<string, string> },
   ) => {
     metrics.inc("gateway_webhooks_rejected_total", { source: source ? sourceId : "unknown", reason });
-    logger.info("webhook rejected", { requestId, source: source ? sourceId : undefined, reason });
+    // The id asked for, even when unknown (bounded: it is the caller's text).
+    logger.info("webhook rejected", {
+      requestId,
+      source: sourceId.length > 64 ? `${sourceId.slice(0, 64)}…` : sourceId,
+      reason,
+    });
     if (source) ctx.onWebhookRejected?.(sourceId, code);
     return createGatewayError(status, code, message, {
       details: extra?.details,
