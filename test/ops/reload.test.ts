@@ -18,7 +18,7 @@ import { afterAll, expect, test } from "vitest";
 import { makeWhsecSecret } from "../delivery/helpers/in-process-gateway.ts";
 import { startWebhookReceiver, type WebhookReceiver, waitFor } from "../delivery/helpers/webhook-receiver.ts";
 import type { GatewayProcess } from "../helpers/gateway-process.ts";
-import { adminGet } from "../helpers/signed-requests.ts";
+import { adminGet, adminKeyHash } from "../helpers/signed-requests.ts";
 import { openReadyWs, type StreamGateway, startStreamGateway } from "../stream/stream-fixtures.ts";
 
 const cleanup: (() => Promise<unknown>)[] = [];
@@ -225,6 +225,67 @@ test("a destination removed while its deliveries wait keeps them and says so; ad
     const detail = await adminGet(gw.url, `/events/${e1}`, gw.secrets.adminKey);
     return detail.body.deliveries.some((d: { state: string }) => d.state === "delivered");
   });
+});
+
+test("an attempt in flight finishes across a reload that changes its destination; the next goes to the new URL, with a new client", async () => {
+  const whsec = makeWhsecSecret();
+  let release: (() => void) | undefined;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const old = await startWebhookReceiver(() => ({ status: 200, after: held }));
+  const moved = await startWebhookReceiver();
+  cleanup.push(
+    () => old.close(),
+    () => moved.close(),
+  );
+  let config: Record<string, any> = {};
+  const gw = await startStreamGateway({
+    stream: { TEST_WHSEC: whsec },
+    edit: (c) => {
+      c.log = { level: "info" };
+      c.destinations.push({ ...httpDestination("crm", old), ordering: "subject" });
+      c.routes.push({ sources: ["esign"], destinations: ["crm"] });
+      config = c;
+    },
+  });
+  cleanup.push(() => gw.kill());
+  const e1 = await gw.postEsign("agreement.completed", { subjectId: "agr-1" });
+  await waitFor("e1's attempt in flight at the old URL", () => old.ids().includes(e1));
+
+  // A new URL for the same destination id, and a client that may read the event log.
+  const readerKey = `reader_${Date.now()}`;
+  const changed = {
+    ...config,
+    destinations: config.destinations.map((d: { id: string }) => (d.id === "crm" ? { ...d, url: moved.url } : d)),
+    clients: [...config.clients, { id: "reader", apiKeyHashes: [adminKeyHash(readerKey)], scopes: { events: true } }],
+  };
+  expect((await fetch(`${gw.url}/events`, { headers: { authorization: `Bearer ${readerKey}` } })).status).toBe(401);
+  const mark = gw.lines.length;
+  await writeFile(gw.configPath, JSON.stringify(changed));
+  process.kill(gw.child.pid as number, "SIGHUP");
+  const line = JSON.parse(await waitForLine(gw, ['"msg":"configuration reloaded"'], mark));
+  expect(line.destinations).toEqual({ added: [], removed: [], changed: ["crm"] });
+  expect(line.clients).toEqual({ added: ["reader"], removed: [], changed: [] });
+
+  // Same subject: e2 waits for e1 (order), which is still in flight at the old URL.
+  const e2 = await gw.postEsign("agreement.completed", { subjectId: "agr-1" });
+  await waitFor("e2 routed to crm", async () => {
+    const detail = await adminGet(gw.url, `/events/${e2}`, gw.secrets.adminKey);
+    return detail.body.deliveries?.length === 1;
+  });
+  // Routed, yet not attempted: the new lane starts once the old one's attempt has finished.
+  expect(moved.ids()).toEqual([]);
+  const releasedAt = Date.now();
+  release?.();
+  await waitFor("e2 at the new URL", () => moved.ids().includes(e2));
+  expect(moved.requests[0]?.at).toBeGreaterThanOrEqual(releasedAt);
+  const first = await adminGet(gw.url, `/events/${e1}`, gw.secrets.adminKey);
+  expect(first.body.deliveries).toMatchObject([{ destination: "crm", state: "delivered" }]);
+  // e1 went once, to the old URL only; e2 only to the new one.
+  expect(old.ids()).toEqual([e1]);
+  expect(moved.ids()).toEqual([e2]);
+  expect((await fetch(`${gw.url}/events`, { headers: { authorization: `Bearer ${readerKey}` } })).status).toBe(200);
 });
 
 test("zero-config mode: SIGHUP says there is no file to reload and the gateway keeps serving", async () => {
