@@ -271,6 +271,8 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
     /** Takes a new, recovered or replayed record (not terminal) into the schedule. */
     add(record: DeliveryRecord) {
       if (inflight.has(record.eventId)) return;
+      // Retired while its own replacement was still held (two reloads in a row): pass it on.
+      if (retired) return retired.handOff?.(record);
       waiting.set(record.eventId, record);
       order.add(record);
       queueIfHead(record);
