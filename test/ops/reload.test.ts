@@ -2,8 +2,9 @@
  * Reloading the configuration without a restart, as an operator does it: rewrite the file the
  * gateway was started with and send SIGHUP to its PID (docs/configuration.md "Reloading"). A
  * destination added receives the next event (its bytes checked at a real receiver), a removed
- * one gets nothing more, a WebSocket subscriber connected before the reload stays connected and
- * receives events after it, and a keep-alive connection keeps working. An invalid file and a
+ * one gets nothing more, WebSocket and SSE subscribers connected before the reload stay connected
+ * and receive events after it, and a keep-alive connection keeps working. An attempt in flight
+ * finishes; a changed destination's next delivery waits for it and goes to the new URL. An invalid file and a
  * changed port are refused with one `error` line each while the running configuration keeps
  * serving. Zero-config mode has no file: SIGHUP says so and the gateway keeps running.
  */
@@ -84,6 +85,25 @@ test("SIGHUP applies a new destination and route; connections stay; bad files an
   ws.closed.then(() => {
     closed = true;
   });
+  // An SSE subscriber read as raw bytes (no EventSource: it would reconnect and hide a drop).
+  const sse = await fetch(`${gw.url}/stream?token=${gw.keys.ui}`);
+  expect(sse.status).toBe(200);
+  const reader = (sse.body as ReadableStream<Uint8Array>).getReader();
+  let sseText = "";
+  let sseEnded = false;
+  const decoder = new TextDecoder();
+  (async () => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      sseText += decoder.decode(value, { stream: true });
+    }
+  })()
+    .catch(() => {})
+    .finally(() => {
+      sseEnded = true;
+    });
+  cleanup.push(() => reader.cancel());
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   cleanup.push(async () => agent.destroy());
   const before = await getOver(agent, `${gw.url}/healthz`);
@@ -92,6 +112,7 @@ test("SIGHUP applies a new destination and route; connections stay; bad files an
   const e1 = await gw.postEsign();
   await waitFor("e1 at the first destination", () => first.ids().includes(e1));
   await ws.log.waitFor((f) => f.type === "event" && f.event.id === e1, "e1 on the WebSocket");
+  await waitFor("e1 on the SSE stream", () => sseText.includes(e1));
 
   // Remove `first`, add `second`, route esign there: rewrite the file, signal the PID.
   const reloaded: Record<string, any> = {
@@ -131,6 +152,9 @@ test("SIGHUP applies a new destination and route; connections stay; bad files an
   // The WebSocket subscriber from before the reload is still there and gets the new event.
   await ws.log.waitFor((f) => f.type === "event" && f.event.id === e2, "e2 on the same WebSocket");
   expect(closed).toBe(false);
+  // So is the SSE subscriber, on the same response.
+  await waitFor("e2 on the same SSE stream", () => sseText.includes(e2));
+  expect(sseEnded).toBe(false);
   // The keep-alive connection from before the reload still serves, on the same socket.
   const after = await getOver(agent, `${gw.url}/healthz`);
   expect(after).toMatchObject({ status: 200, localPort: before.localPort, reused: true });
