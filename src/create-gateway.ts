@@ -6,13 +6,20 @@
 import { H3 } from "h3";
 import { createClientAuthenticator } from "./auth/authenticate-client.ts";
 import { requireEventsAccess } from "./auth/events-access.ts";
-import type { GatewayConfig } from "./config/schema.ts";
+import { type ConfigChanges, describeConfigChanges } from "./config/config-changes.ts";
+import type { DestinationConfig, GatewayConfig } from "./config/schema.ts";
 import { type ConsoleOptions, registerConsoleRoutes } from "./console/console-routes.ts";
 import { type CryptoPort, createWebCrypto } from "./crypto/crypto-port.ts";
 import { registerDeliveryRoutes } from "./delivery/delivery-admin-api.ts";
+import {
+  combineLaneObservers,
+  createDeliveryAlertLog,
+  DEFAULT_ATTEMPT_WARN_INTERVAL_SECONDS,
+} from "./delivery/delivery-alert-log.ts";
 import { createDeliveryEngine, type DeliveryEngineOptions } from "./delivery/delivery-engine.ts";
 import { DELIVERY_METRICS } from "./delivery/delivery-metrics.ts";
 import { systemScheduler } from "./delivery/scheduler.ts";
+import type { Sink } from "./delivery/sink-contract.ts";
 import { createEnricher } from "./enrich/create-enricher.ts";
 import { createGatewayError, toErrorResponse } from "./errors.ts";
 import type { GatewayContext } from "./gateway-context.ts";
@@ -106,6 +113,11 @@ export interface GatewayOptions {
   development?: ConsoleOptions;
   /** OpenTelemetry tracing (the runtime adapter builds it from `OTEL_*`); default off. */
   tracing?: Tracing;
+  /**
+   * Least time between two `warn` lines about one destination's failed attempts (or its dead
+   * letters), ms (src/delivery/delivery-alert-log.ts). Default 60 s.
+   */
+  deliveryWarnIntervalMs?: number;
 }
 
 export interface Gateway {
@@ -118,8 +130,22 @@ export interface Gateway {
   start(): Promise<void>;
   /** Enforces retention (`retentionDays` and the `retention` rules); returns how many events went. */
   runMaintenance(): Promise<number>;
+  /**
+   * Applies a reloaded, validated configuration to what happens next (SIGHUP, docs/configuration.md
+   * "Reloading"), or refuses it when a setting that applies only at start changed. Connections and
+   * attempts in flight are left alone. `createSinks` builds the sinks of the destinations added
+   * or changed (the runtime's transports).
+   */
+  reload(
+    next: GatewayConfig,
+    createSinks?: (destinations: readonly DestinationConfig[]) => Promise<Sink[]>,
+  ): Promise<ReloadOutcome>;
   close(): Promise<void>;
 }
+
+export type ReloadOutcome =
+  | { ok: false; changes: ConfigChanges }
+  | { ok: true; changes: ConfigChanges; kept: Record<string, number> };
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
@@ -164,10 +190,12 @@ export function createGateway(options: GatewayOptions): Gateway {
     ),
     tracing: options.tracing,
   };
-  const proxy = createProxy(ctx);
-  if (ctx.routes.some((route) => route.enrich)) {
-    ctx.enricher = createEnricher({ ...ctx, fetch: ctx.upstreamFetch, now: clock.now, upstreams: proxy.upstreams });
-  }
+  let proxy = createProxy(ctx);
+  const enricherOf = (routes: GatewayContext["routes"]) =>
+    routes.some((route) => route.enrich)
+      ? createEnricher({ ...ctx, fetch: ctx.upstreamFetch, now: clock.now, upstreams: proxy.upstreams })
+      : undefined;
+  ctx.enricher = enricherOf(ctx.routes);
   ctx.transforms = createTransformRegistry({
     destinations: config.destinations,
     services: ctx.services,
@@ -189,13 +217,42 @@ export function createGateway(options: GatewayOptions): Gateway {
   ctx.delivery =
     delivery &&
     createDeliveryEngine(
-      { ...ctx, destinations: config.destinations, observeLane: operational?.observeLane },
+      {
+        ...ctx,
+        destinations: config.destinations,
+        observeLane: combineLaneObservers(
+          operational?.observeLane,
+          createDeliveryAlertLog(
+            logger,
+            () => clock.now(),
+            options.deliveryWarnIntervalMs ?? DEFAULT_ATTEMPT_WARN_INTERVAL_SECONDS * 1000,
+          ),
+        ),
+      },
       delivery,
     );
 
-  const streamTransforms = config.destinations.some((d) => d.type === "stream" && d.transform);
+  const streamTransformOf = (destinations: GatewayConfig["destinations"]) =>
+    destinations.some((d) => d.type === "stream" && d.transform)
+      ? createStreamEventTransform(transforms, logger)
+      : undefined;
   const live = createLiveStream(
-    streamTransforms ? { ...ctx, transformEvent: createStreamEventTransform(transforms, logger) } : ctx,
+    // Config and routes read through, so a reload reaches the fan-out.
+    {
+      get config() {
+        return ctx.config;
+      },
+      get routes() {
+        return ctx.routes;
+      },
+      hub: ctx.hub,
+      store,
+      clock,
+      logger,
+      enricher: ctx.enricher,
+      transformEvent: streamTransformOf(config.destinations),
+      tracing: ctx.tracing,
+    },
     options.stream,
   );
 
@@ -307,8 +364,48 @@ export function createGateway(options: GatewayOptions): Gateway {
       const report = await applyRetention(store, ctx.retention, now);
       // Delivery records hold no event content (ids, states, attempt outcomes): they follow the
       // global retention (docs/data-lifecycle.md).
-      await ctx.delivery?.purge(now - config.retentionDays * 86_400_000);
+      await ctx.delivery?.purge(now - ctx.config.retentionDays * 86_400_000);
       return report.events;
+    },
+    async reload(next, createSinks) {
+      const changes = describeConfigChanges(ctx.config, next);
+      if (changes.fixed.length > 0) return { ok: false, changes };
+      const touched = new Set([
+        ...(changes.lists.destinations?.added ?? []),
+        ...(changes.lists.destinations?.changed ?? []),
+      ]);
+      // The only wait: new transports are built before anything changes.
+      const sinks = createSinks ? await createSinks(next.destinations.filter((d) => touched.has(d.id))) : [];
+      // From here on, one synchronous turn: no request sees half of the old and half of the new.
+      const disposeTransforms = transforms.reconfigure(next.destinations);
+      ctx.config = next;
+      ctx.sources = new Map(next.sources.map((s) => [s.id, s]));
+      ctx.clients = createClientAuthenticator(next.clients, next.auth, crypto, () => clock.now());
+      ctx.routes = compileRoutes(next.routes);
+      ctx.adminKeyHashes = new Set(next.admin.apiKeyHashes);
+      ctx.retention = compileRetention(next.retentionDays, next.retention);
+      if (changes.settings.includes("ingress")) {
+        ctx.verificationLimiter = createVerificationFailureLimiter(
+          next.ingress.failedVerificationLimit,
+          () => clock.now(),
+          () => metrics.inc("gateway_webhooks_budget_waits_total"),
+        );
+      }
+      if (changes.lists.upstreams) proxy = createProxy(ctx);
+      ctx.enricher = enricherOf(ctx.routes);
+      live.reconfigure({ config: next, enricher: ctx.enricher, transformEvent: streamTransformOf(next.destinations) });
+      const withSink = new Set(sinks.map((sink) => sink.destinationId));
+      const applied = await ctx.delivery?.reload({
+        destinations: next.destinations,
+        routes: ctx.routes,
+        enricher: ctx.enricher,
+        sinks: sinks.map((sink) => withTransform(sink, transforms)),
+        // A changed destination without a sink now (e.g. it became a stream destination) leaves the engine.
+        removed: [...(changes.lists.destinations?.removed ?? []), ...[...touched].filter((id) => !withSink.has(id))],
+      });
+      if (applied) applied.retired.then(disposeTransforms, disposeTransforms);
+      else disposeTransforms();
+      return { ok: true, changes, kept: applied?.kept ?? {} };
     },
     close: async () => {
       // The engine stops (attempts finish or are aborted) before the stores it writes close.

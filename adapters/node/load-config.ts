@@ -9,19 +9,25 @@ import { ConfigError } from "../../src/config/resolve-config.ts";
 
 export const DEFAULT_CONFIG_PATH = new URL("../../config/default.ts", import.meta.url);
 
-/** Reads the raw (not yet validated) config value of `path`. */
-export async function loadConfigFile(path?: string): Promise<unknown> {
+/**
+ * Reads the raw (not yet validated) config value of `path`. `fresh`: read a module file again
+ * rather than the copy imported before (a reload).
+ */
+export async function loadConfigFile(path?: string, reading?: { fresh: boolean }): Promise<unknown> {
   if (!path) return (await import(DEFAULT_CONFIG_PATH.href)).default;
   const absolute = resolve(path);
-  return inlineTransformFiles(await readConfigValue(path, absolute), dirname(absolute));
+  return inlineTransformFiles(await readConfigValue(path, absolute, reading?.fresh ?? false), dirname(absolute));
 }
 
-async function readConfigValue(path: string, absolute: string): Promise<unknown> {
+let reads = 0;
+
+async function readConfigValue(path: string, absolute: string, fresh: boolean): Promise<unknown> {
   const ext = extname(absolute);
   try {
     if (ext === ".json") return JSON.parse(await readFile(absolute, "utf8"));
     if ([".ts", ".mts", ".js", ".mjs"].includes(ext)) {
-      const mod = await import(pathToFileURL(absolute).href);
+      // A module is imported once per URL: a reload asks for a new URL of the same file.
+      const mod = await import(`${pathToFileURL(absolute).href}${fresh ? `?reload=${++reads}` : ""}`);
       return mod.default ?? mod.config;
     }
   } catch (cause) {

@@ -3,7 +3,8 @@
  * `--config` it is the zero-config gateway (README, Sandbox): default config and the upstream
  * emulators on the port after the gateway's; development secrets only when the environment sets
  * none of the secret variables (zero-config.ts). Anywhere else a missing secret stops start-up
- * (configuration.md, "fail closed"). Stops gracefully on SIGINT/SIGTERM.
+ * (configuration.md, "fail closed"). Stops gracefully on SIGINT/SIGTERM; SIGHUP reloads the config
+ * file (reload-on-signal.ts).
  */
 import { defineCommand } from "citty";
 import { checkConfig } from "../../src/config/check-config.ts";
@@ -16,6 +17,7 @@ import { applyDevSecrets } from "./dev-secrets.ts";
 import { explainStoreError, storeFailure } from "./explain-store-error.ts";
 import { dataDirOf, loadConfigFile } from "./load-config.ts";
 import { assertPortFree, explainListenError } from "./port-in-use.ts";
+import { reloadOnSignal } from "./reload-on-signal.ts";
 import type { Sandbox } from "./sandbox.ts";
 import { type RunningGateway, startNodeGateway } from "./start-gateway.ts";
 import { assertNoWorkersConfig, isZeroConfig, ZERO_CONFIG_DATA_DIR } from "./zero-config.ts";
@@ -26,8 +28,8 @@ type DevSecretsUse = Awaited<ReturnType<typeof applyDevSecrets>>;
  * Loads, env-interpolates and validates the configuration. Only in zero-config mode do
  * development secrets fill the secret variables; anywhere else a missing one is a ConfigError.
  */
-async function loadConfig(path: string | undefined, zeroConfig: boolean) {
-  const raw = await loadConfigFile(path);
+async function loadConfig(path: string | undefined, zeroConfig: boolean, reading?: { fresh: boolean }) {
+  const raw = await loadConfigFile(path, reading);
   const env = { ...process.env };
   const dataDir = zeroConfig ? dataDirOf(raw) : undefined;
   const dev: DevSecretsUse = dataDir ? await applyDevSecrets(env, dataDir, raw) : { filled: [], secrets: undefined };
@@ -162,6 +164,11 @@ export const serveCommand = defineCommand({
         const failure = storeFailure(error, config.store);
         if (failure) throw failure;
         return explainListenError(error, "gateway", host, port ?? config.server.port);
+      });
+      // SIGHUP: the same file, read and checked as at start, applied without a restart. Set up
+      // before the "listening" line, which tells a supervisor the process takes signals.
+      reloadOnSignal(running, running.gateway.ctx.logger, args.config, async (file) => {
+        return (await loadConfig(file, false, { fresh: true })).config;
       });
       printBanner(running.url, config, dev);
       if (sandbox) {

@@ -3,13 +3,16 @@
  * Node server, runs retention maintenance, and shuts down gracefully (stop accepting, finish
  * in-flight requests, flush the store).
  */
+
+import { lookup } from "node:dns/promises";
 import type { Server } from "node:http";
 import { plugin as ws } from "crossws/server";
 import { serve } from "h3";
 import type { GatewayConfig } from "../../src/config/schema.ts";
-import { createGateway, type Gateway, type GatewayOptions } from "../../src/create-gateway.ts";
+import { createGateway, type Gateway, type GatewayOptions, type ReloadOutcome } from "../../src/create-gateway.ts";
 import type { OutboxStore } from "../../src/delivery/outbox-contract.ts";
 import { createLogger, type Logger } from "../../src/ops/logger.ts";
+import { type ResolveHost, warnRefusedDestinations } from "../../src/ssrf/refused-destinations.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
 import { readStreamOptionsFromEnv, type StreamOptionsInput } from "../../src/stream/stream-options.ts";
 import type { CorkPeer } from "../../src/stream/websocket-transport.ts";
@@ -50,12 +53,31 @@ export interface NodeGatewayOptions {
 export interface RunningGateway {
   url: string;
   gateway: Gateway;
+  /**
+   * Applies a reloaded, validated configuration (SIGHUP), or refuses it by name when a setting
+   * that applies only at start changed; warns about destinations the SSRF guard will refuse.
+   */
+  reload(next: GatewayConfig): Promise<ReloadOutcome>;
   /** Stops accepting, waits for in-flight requests, flushes and closes the store. */
   stop(): Promise<void>;
 }
 
 /** How often retention and compaction run on Node (docs/data-lifecycle.md states it). */
 export const MAINTENANCE_INTERVAL_MS = 15 * 60 * 1000;
+/** The addresses a destination host resolves to, as the HTTP transport would look them up. */
+const resolveHost: ResolveHost = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((found) => found.address);
+
+/** `GATEWAY_LOG_ATTEMPT_INTERVAL_SECONDS`: least seconds between two failed-attempt lines of a destination. */
+function attemptWarnIntervalMs(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.GATEWAY_LOG_ATTEMPT_INTERVAL_SECONDS;
+  if (raw === undefined || raw === "") return undefined;
+  const seconds = Number(raw);
+  if (!(Number.isFinite(seconds) && seconds >= 0 && seconds <= 86_400)) {
+    throw new Error(`GATEWAY_LOG_ATTEMPT_INTERVAL_SECONDS: expected seconds 0..86400, received ${raw}`);
+  }
+  return seconds * 1000;
+}
 const SHUTDOWN_GRACE_MS = 10_000;
 
 /**
@@ -115,6 +137,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     },
     development: options.development,
     tracing,
+    deliveryWarnIntervalMs: attemptWarnIntervalMs(process.env),
   });
   await gateway.runMaintenance();
   await gateway.start();
@@ -149,6 +172,12 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   const nodeServer = server.node?.server as Server | undefined;
   if (nodeServer) applyConnectionLimits(nodeServer, config.server, logger);
   await server.ready();
+  // Not awaited: host names are looked up in the background, so a slow resolver never delays start.
+  const warnRefused = (next: GatewayConfig) =>
+    warnRefusedDestinations(next.destinations, logger, resolveHost).catch((error) =>
+      logger.warn("checking destination addresses failed", { error: String(error) }),
+    );
+  void warnRefused(config);
   const address = nodeServer?.address();
   const port = address && typeof address === "object" ? address.port : Number(new URL(server.url ?? "").port);
   const host = options.host ?? config.server.host;
@@ -174,5 +203,10 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     })();
     return stopping;
   };
-  return { url, gateway, stop };
+  const reload = async (next: GatewayConfig) => {
+    const outcome = await gateway.reload(next, (destinations) => createConfiguredSinks(destinations, { logger }));
+    if (outcome.ok) void warnRefused(next);
+    return outcome;
+  };
+  return { url, gateway, stop, reload };
 }

@@ -22,6 +22,7 @@ import {
   type DeliveryQuery,
   type DeliveryRecord,
   type DeliveryState,
+  type DestinationState,
   isTerminal,
   type OutboxStore,
 } from "./outbox-contract.ts";
@@ -92,10 +93,20 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
   const scheduler = options.scheduler ?? systemScheduler;
   const tracker = createWorkTracker((error) => logger.error("delivery work failed", { error: String(error) }));
   const lanes = new Map<string, DestinationLane>();
-  const types = new Map(ctx.destinations.map((d) => [d.id, d.type]));
+  // What a reload replaces (`reload`): destinations, routes, enricher and the sinks by destination.
+  const current = {
+    destinations: ctx.destinations,
+    routes: ctx.routes,
+    enricher: ctx.enricher,
+  };
+  const sinks = new Map(options.sinks.map((sink) => [sink.destinationId, sink]));
+  /** Lanes retired by a reload whose attempts in flight have not finished yet. */
+  const retiring = new Set<DestinationLane>();
+  let types = new Map(current.destinations.map((d) => [d.id, d.type]));
   let unsubscribe: (() => void) | undefined;
   // A shared outbox (several instances) hands records to lanes only through leases.
   let leases: LeasePoller | undefined;
+  const ordered: string[] = [];
 
   // Failed writes are retried and the admin views show the unsaved state (outbox-write-retry.ts).
   const writes = createRetryingPersist({
@@ -110,7 +121,9 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
   const dispatcher = createRouteDispatcher({
     store: ctx.store,
     outbox,
-    routes: ctx.routes,
+    get routes() {
+      return current.routes;
+    },
     clock,
     scheduler,
     logger,
@@ -127,7 +140,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
 
   const laneOf = (id: string) => lanes.get(id);
   const enricherFor = (destinationId: string) => {
-    const { enricher } = ctx;
+    const { enricher } = current;
     return enricher && ((record: EventRecord, span?: TraceSpan) => enricher.enrich(record, [destinationId], span));
   };
 
@@ -141,41 +154,142 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
   const replayDeps: ReplayDeps = {
     store: ctx.store,
     outbox,
-    routes: ctx.routes,
+    get routes() {
+      return current.routes;
+    },
     clock,
     lanes: leasedLanes,
     tracing: ctx.tracing,
   };
 
+  /** The lane of one sink's destination, in the state `saved` says (`held`: see LaneDeps.held). */
+  const openLane = (sink: Sink, saved: DestinationState | undefined, held?: boolean): DestinationLane => {
+    const destination = current.destinations.find((d) => d.id === sink.destinationId);
+    if (!destination) throw new Error(`sink for unknown destination "${sink.destinationId}"`);
+    const policy = resolveDeliveryPolicy(destination);
+    if (policy.ordering === "subject" && !ordered.includes(sink.destinationId)) ordered.push(sink.destinationId);
+    const deps = {
+      sink,
+      policy,
+      store: ctx.store,
+      clock,
+      scheduler,
+      random: options.random ?? Math.random,
+      metrics: ctx.metrics,
+      logger,
+      persist,
+      persistDestination: (state: Parameters<OutboxStore["saveDestinationState"]>[0]) =>
+        outbox.saveDestinationState(state),
+      track: tracker.track,
+      prepare: enricherFor(sink.destinationId),
+      traceAttempt: ctx.tracing && createAttemptTracer(ctx.tracing, destination),
+      onSignal: options.onLaneSignal,
+      observe: ctx.observeLane,
+      held,
+    };
+    return createDestinationLane(sink.destinationId, deps, saved);
+  };
+
+  /** Takes a retired lane's attempts in flight to their end, then closes its sink. */
+  const retireLane = (lane: DestinationLane, sink: Sink | undefined, then?: () => void): Promise<void> => {
+    retiring.add(lane);
+    const done = lane.idle().then(async () => {
+      retiring.delete(lane);
+      then?.();
+      await sink?.close().catch(() => {});
+    });
+    tracker.track(done);
+    return done;
+  };
+
+  /** The saved state of a running lane (paused or disabled carry over to its replacement). */
+  const stateOf = (lane: DestinationLane): DestinationState => {
+    const health = lane.health();
+    return {
+      id: lane.id,
+      paused: health.state === "paused",
+      disabled: health.state === "disabled",
+      reason: health.reason,
+      updatedAt: clock.now(),
+    };
+  };
+
   return {
+    /**
+     * Applies a reloaded configuration to what happens next: new routes route the next events;
+     * `added` and `changed` destinations (with their new sinks) get a lane; a changed one takes
+     * over the old lane's waiting records and starts once the old lane's attempts in flight have
+     * finished; a removed one attempts nothing more, its attempts in flight finish, and its
+     * unfinished deliveries stay in the outbox (resumed if it comes back). Returns, per removed
+     * destination, how many deliveries were left unfinished, and `retired`, which resolves once
+     * the attempts in flight of every retired lane have finished.
+     */
+    async reload(next: {
+      destinations: readonly DestinationShape[];
+      routes: readonly CompiledRoute[];
+      enricher?: Pick<Enricher, "enrich">;
+      /** New sinks of the destinations added or changed (the others keep theirs). */
+      sinks: readonly Sink[];
+      removed: readonly string[];
+    }): Promise<{ kept: Record<string, number>; retired: Promise<void> }> {
+      current.destinations = next.destinations;
+      current.routes = next.routes;
+      current.enricher = next.enricher;
+      types = new Map(next.destinations.map((d) => [d.id, d.type]));
+      const kept: Record<string, number> = {};
+      const retired: Promise<void>[] = [];
+      for (const id of next.removed) {
+        const lane = lanes.get(id);
+        if (!lane) continue;
+        lanes.delete(id);
+        const index = ordered.indexOf(id);
+        if (index >= 0) ordered.splice(index, 1);
+        kept[id] = lane.retire().length + lane.health().inflight;
+        retired.push(retireLane(lane, sinks.get(id)));
+        sinks.delete(id);
+      }
+      const fresh: Sink[] = [];
+      for (const sink of next.sinks) {
+        const id = sink.destinationId;
+        const old = lanes.get(id);
+        const oldSink = sinks.get(id);
+        sinks.set(id, sink);
+        if (!old) {
+          fresh.push(sink);
+          continue;
+        }
+        const index = ordered.indexOf(id);
+        if (index >= 0) ordered.splice(index, 1);
+        const lane = openLane(sink, stateOf(old), true);
+        lanes.set(id, lane);
+        for (const record of old.retire((record) => lane.add(record))) lane.add(record);
+        retired.push(retireLane(old, oldSink, () => lane.open()));
+      }
+      if (fresh.length > 0) {
+        // A destination added back finds the deliveries it left unfinished in the outbox.
+        const saved = new Map((await outbox.listDestinationStates()).map((s) => [s.id, s]));
+        const added = new Set(fresh.map((sink) => sink.destinationId));
+        for (const sink of fresh) lanes.set(sink.destinationId, openLane(sink, saved.get(sink.destinationId)));
+        if (leases) leases.wake();
+        else {
+          for (const record of await outbox.listActive()) {
+            if (!added.has(record.destinationId)) continue;
+            const lane = lanes.get(record.destinationId);
+            const state: DeliveryState =
+              lane?.initialState() === "paused" ? "paused" : record.failures > 0 ? "failed-retrying" : "pending";
+            lane?.add(state === record.state ? record : { ...record, state });
+          }
+        }
+      }
+      dispatcher.refresh();
+      return { kept, retired: Promise.all(retired).then(() => undefined) };
+    },
+
     /** Loads destination states and unfinished deliveries, then starts routing. */
     async start() {
       const saved = new Map((await outbox.listDestinationStates()).map((s) => [s.id, s]));
-      const ordered: string[] = [];
       for (const sink of options.sinks) {
-        const destination = ctx.destinations.find((d) => d.id === sink.destinationId);
-        if (!destination) throw new Error(`sink for unknown destination "${sink.destinationId}"`);
-        const policy = resolveDeliveryPolicy(destination);
-        if (policy.ordering === "subject") ordered.push(sink.destinationId);
-        const deps = {
-          sink,
-          policy,
-          store: ctx.store,
-          clock,
-          scheduler,
-          random: options.random ?? Math.random,
-          metrics: ctx.metrics,
-          logger,
-          persist,
-          persistDestination: (state: Parameters<OutboxStore["saveDestinationState"]>[0]) =>
-            outbox.saveDestinationState(state),
-          track: tracker.track,
-          prepare: enricherFor(sink.destinationId),
-          traceAttempt: ctx.tracing && createAttemptTracer(ctx.tracing, destination),
-          onSignal: options.onLaneSignal,
-          observe: ctx.observeLane,
-        };
-        lanes.set(sink.destinationId, createDestinationLane(sink.destinationId, deps, saved.get(sink.destinationId)));
+        lanes.set(sink.destinationId, openLane(sink, saved.get(sink.destinationId)));
       }
       if (outbox.shared) {
         leases = createLeasePoller({
@@ -190,6 +304,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
           leaseMs: options.leaseMs ?? 30_000,
           pollIntervalMs: options.pollIntervalMs ?? 1000,
           batchSize: options.batchSize ?? 256,
+          // Kept up to date by `reload`.
           ordered,
         });
         leases.start();
@@ -223,7 +338,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
       leases?.stop();
       for (const lane of lanes.values()) lane.halt();
       const abort = setTimeout(() => {
-        for (const lane of lanes.values()) lane.abortInflight();
+        for (const lane of [...lanes.values(), ...retiring]) lane.abortInflight();
       }, options.stopGraceMs ?? 5000);
       await tracker.idle();
       clearTimeout(abort);
@@ -231,7 +346,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
       await leases
         ?.release()
         .catch((error) => logger.warn("releasing delivery leases failed", { error: String(error) }));
-      await Promise.all(options.sinks.map((sink) => sink.close().catch(() => {})));
+      await Promise.all([...sinks.values()].map((sink) => sink.close().catch(() => {})));
     },
 
     /** Resolves once no routing, attempt or outbox write is running (tests with a manual clock). */

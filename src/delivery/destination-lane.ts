@@ -46,6 +46,11 @@ export interface LaneDeps {
   onSignal?: (signal: AbortSignal) => void;
   /** Told every attempt's outcome and every disable/resume (operational events). */
   observe?: LaneObserver;
+  /**
+   * Starts the lane held: it takes records but attempts nothing until `open()` (a reload replacing
+   * a destination's lane waits for the old lane's attempts in flight, so subject order holds).
+   */
+  held?: boolean;
 }
 
 export interface LaneHealth {
@@ -90,6 +95,10 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
   let disabled = saved?.disabled ?? false;
   let reason = saved?.reason;
   let stopped = false;
+  let held = deps.held ?? false;
+  /** Set once retired by a reload: where records that will be retried go (none: they stay in the outbox). */
+  let retired: { handOff?: (record: DeliveryRecord) => void } | undefined;
+  const idleWaiters: (() => void)[] = [];
   let wake: { at: number; cancel: () => void } | undefined;
   let lastError: LaneHealth["lastError"];
   let lastSuccessAt: number | undefined;
@@ -114,7 +123,7 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
   };
 
   const pump = () => {
-    if (stopped || holding()) return;
+    if (stopped || held || holding()) return;
     const now = clock.now();
     while (inflight.size < policy.concurrency) {
       const top = due.peek();
@@ -167,8 +176,8 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
     inflight.delete(record.eventId);
     // An attempt cut short by shutdown is not an outcome: the outbox still says "delivering"
     // and the next start attempts it again.
-    if (stopped && lifetime.signal.aborted) return;
-    await finish(record, outcome);
+    if (!(stopped && lifetime.signal.aborted)) await finish(record, outcome);
+    if (inflight.size === 0) for (const resolve of idleWaiters.splice(0)) resolve();
   };
 
   const finish = async (
@@ -196,12 +205,20 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
       ok: result.ok,
       outcome: applied.outcome,
       error: attemptLog.error,
+      ...(result.status === undefined ? {} : { status: result.status }),
       breaker: breaker.state,
       at: now,
     });
     if (applied.outcome !== "retry") {
       deps.metrics.inc("gateway_deliveries_total", finalLabels[applied.outcome]);
       order.remove(record);
+    } else if (retired) {
+      // Retired by a reload: the record waits in the outbox, or in the lane that replaced this one.
+      order.remove(record);
+      next = { ...next, state: waitingState(next) };
+      deps.track(deps.persist([next]));
+      retired.handOff?.(next);
+      return;
     } else {
       next = { ...next, state: waitingState(next) };
       waiting.set(next.eventId, next);
@@ -241,7 +258,7 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
     reason = why;
     wake?.cancel();
     wake = undefined;
-    deps.logger.warn("destination disabled", { destination: destinationId, reason: why });
+    deps.logger.error("destination disabled", { destination: destinationId, reason: why });
     deps.observe?.({ kind: "state", destination: destinationId, state: "disabled", reason: why, at: clock.now() });
     await saveState();
     await relabelWaiting();
@@ -254,6 +271,8 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
     /** Takes a new, recovered or replayed record (not terminal) into the schedule. */
     add(record: DeliveryRecord) {
       if (inflight.has(record.eventId)) return;
+      // Retired while its own replacement was still held (two reloads in a row): pass it on.
+      if (retired) return retired.handOff?.(record);
       waiting.set(record.eventId, record);
       order.add(record);
       queueIfHead(record);
@@ -326,6 +345,31 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
         lastSuccessAt,
       };
     },
+    /** Lets a lane created `held` start attempting. */
+    open() {
+      held = false;
+      pump();
+    },
+    /**
+     * Retires the lane (its destination was removed or replaced by a reload): nothing more is
+     * attempted, attempts in flight finish and record their outcome. Returns the records that were
+     * waiting; those an attempt in flight leaves to retry go to `handOff` (none: they stay in
+     * the outbox, as the waiting ones do unless the caller hands them on).
+     */
+    retire(handOff?: (record: DeliveryRecord) => void): DeliveryRecord[] {
+      stopped = true;
+      retired = { handOff };
+      wake?.cancel();
+      wake = undefined;
+      const left = [...waiting.values()];
+      waiting.clear();
+      backlog(0);
+      breakerGauge(0);
+      return left;
+    },
+    /** Resolves once no attempt of this lane is in flight. */
+    idle: (): Promise<void> =>
+      inflight.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve)),
     /** Stops scheduling new attempts (shutdown). */
     halt() {
       stopped = true;

@@ -13,6 +13,8 @@ export interface AttemptObservation {
   /** How the record ended up: delivered, dead, skipped (by a transform), or waiting for a retry. */
   outcome: "delivered" | "dead" | "skipped" | "retry";
   error?: string;
+  /** The destination's status code (HTTP status, SMTP reply), when it answered. */
+  status?: number;
   /** The circuit breaker after this attempt. */
   breaker: "closed" | "open" | "half-open";
   at: number;

@@ -194,6 +194,11 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     },
     /** Something was appended: route it soon. */
     wake,
+    /** The routes or the lanes changed (reload): recomputes what is delivered and routes on. */
+    refresh() {
+      deliverable = deps.routes.some((route) => route.destinations.some((id) => deps.initialState(id) !== undefined));
+      wake();
+    },
     stop() {
       stopped = true;
       cancelPoll?.();

@@ -24,6 +24,11 @@ export interface LiveStream extends LiveStreamHost {
   readonly size: number;
   /** Ends every session with `shutting_down` and stops the heartbeat timer. */
   shutdown(): void;
+  /**
+   * Takes a reloaded configuration (SIGHUP): the stream destinations, enricher and transforms
+   * apply to the next events; attached sessions stay attached. Routes are read from `ctx.routes`.
+   */
+  reconfigure(next: Pick<StreamDeps, "config" | "enricher" | "transformEvent">): void;
 }
 
 /** Creates the fan-out and subscribes it to the gateway's event hub. */
@@ -35,8 +40,10 @@ export function createLiveStream(
   input: StreamOptionsInput = {},
 ): LiveStream {
   const options = resolveStreamOptions(input);
-  const destinationIds = ctx.config.destinations.filter((d) => d.type === "stream").map((d) => d.id);
-  const streamIds = new Set(destinationIds);
+  const streamIdsOf = (config: StreamDeps["config"]) =>
+    config.destinations.filter((d) => d.type === "stream").map((d) => d.id);
+  let destinationIds = streamIdsOf(ctx.config);
+  let streamIds = new Set(destinationIds);
   const sessions = new Set<StreamSession>();
   // Sessions by audience (routed destinations, scope and filters): one `wants` per group and event.
   const audiences = new Map<string, Set<StreamSession>>();
@@ -66,21 +73,21 @@ export function createLiveStream(
           streamIds.has(id),
         );
 
-  const { enricher } = ctx;
-  const prepare =
+  const prepareWith = (enricher: StreamDeps["enricher"]) =>
     enricher &&
     ((record: EventRecord, destinations: readonly string[]) =>
       enricher.wants(record, destinations) ? enricher.enrich(record, destinations) : Promise.resolve(record));
+  let prepare = prepareWith(ctx.enricher);
 
-  const { transformEvent } = ctx;
   /** A destination's frame of `record`: its transform's payload as the event, or undefined (skipped). */
-  const frameOf =
+  const frameWith = (transformEvent: StreamDeps["transformEvent"]) =>
     transformEvent &&
     (async (record: EventRecord, destination: string): Promise<string | undefined> => {
       const transformed = await transformEvent(record, destination);
       if (transformed === undefined) return eventFrame(record);
       return transformed === null ? undefined : eventFrame(record, transformed.json);
     });
+  let frameOf = frameWith(ctx.transformEvent);
 
   const fanOut = (record: EventRecord, framed?: ReadonlyMap<string, string | undefined>) => {
     const destinations = streamDestinationsOf(record);
@@ -128,12 +135,13 @@ export function createLiveStream(
     const records = pending;
     pending = [];
     if (!prepare && !frameOf) return fanOutTurn(records);
+    const { prepare: prepareNow, frameOf: frameNow } = { prepare, frameOf };
     enriched = enriched
       .then(async () => {
-        const ready = prepare
-          ? await Promise.all(records.map((record) => prepare(record, streamDestinationsOf(record))))
+        const ready = prepareNow
+          ? await Promise.all(records.map((record) => prepareNow(record, streamDestinationsOf(record))))
           : records;
-        const frames = frameOf ? await Promise.all(ready.map(framesOf)) : undefined;
+        const frames = frameNow ? await Promise.all(ready.map(framesOf)) : undefined;
         if (!shuttingDown) fanOutTurn(ready, frames);
       })
       .catch((error) => ctx.logger.error("live fan-out failed", { error: String(error) }));
@@ -166,10 +174,22 @@ export function createLiveStream(
     clock: ctx.clock,
     logger: ctx.logger,
     options,
-    destinationIds,
+    get destinationIds() {
+      return destinationIds;
+    },
     streamDestinationsOf,
-    prepare,
-    frameOf,
+    get prepare() {
+      return prepare;
+    },
+    get frameOf() {
+      return frameOf;
+    },
+    reconfigure(next) {
+      destinationIds = streamIdsOf(next.config);
+      streamIds = new Set(destinationIds);
+      prepare = prepareWith(next.enricher);
+      frameOf = frameWith(next.transformEvent);
+    },
     get size() {
       return sessions.size;
     },

@@ -35,6 +35,12 @@ export interface TransformRegistry {
   compiledFor(destinationId: string): CompiledTransform | undefined;
   /** Counts `ms` of transform run time towards the next `turn`. */
   spent(ms: number): void;
+  /**
+   * Takes the destinations of a reloaded configuration (SIGHUP). Transforms whose spec did not
+   * change stay compiled; returns a function disposing those no destination uses any more, to
+   * call once the attempts that could still run them have finished.
+   */
+  reconfigure(destinations: TransformRegistryOptions["destinations"]): () => void;
   close(): void;
 }
 
@@ -64,11 +70,15 @@ function toSpec(transform: TransformConfig): TransformSpec | undefined {
 
 /** Creates the registry; nothing is loaded or compiled until a transform is first used. */
 export function createTransformRegistry(options: TransformRegistryOptions): TransformRegistry {
-  const specs = new Map<string, TransformSpec>();
-  for (const destination of options.destinations) {
-    const spec = destination.transform && toSpec(destination.transform);
-    if (spec) specs.set(destination.id, spec);
-  }
+  const specsOf = (destinations: TransformRegistryOptions["destinations"]) => {
+    const found = new Map<string, TransformSpec>();
+    for (const destination of destinations) {
+      const spec = destination.transform && toSpec(destination.transform);
+      if (spec) found.set(destination.id, spec);
+    }
+    return found;
+  };
+  let specs = specsOf(options.destinations);
   const compiled = new Map<string, Promise<CompiledTransform>>();
   let busyMs = 0;
   const ready = new Map<string, CompiledTransform>();
@@ -109,6 +119,19 @@ export function createTransformRegistry(options: TransformRegistryOptions): Tran
         entry.catch(() => compiled.delete(key));
       }
       return entry;
+    },
+    reconfigure(destinations) {
+      const next = specsOf(destinations);
+      for (const id of ready.keys()) {
+        if (JSON.stringify(next.get(id)) !== JSON.stringify(specs.get(id))) ready.delete(id);
+      }
+      specs = next;
+      const used = new Set([...next.values()].map((spec) => JSON.stringify(spec)));
+      const unused = [...compiled.entries()].filter(([key]) => !used.has(key));
+      for (const [key] of unused) compiled.delete(key);
+      return () => {
+        for (const [, entry] of unused) entry.then((t) => t.dispose()).catch(() => {});
+      };
     },
     close() {
       for (const entry of compiled.values()) entry.then((t) => t.dispose()).catch(() => {});

@@ -27,6 +27,8 @@ export interface GatewayProcessOptions {
 export interface GatewayProcess {
   url: string;
   dataDir: string;
+  /** The config file the gateway was started with (rewrite it and send SIGHUP to reload). */
+  configPath: string;
   child: ChildProcess;
   /** Every stdout/stderr line so far. */
   lines: string[];
@@ -97,6 +99,7 @@ export async function startGatewayProcess(
   return {
     url,
     dataDir,
+    configPath,
     child,
     lines,
     secrets,
