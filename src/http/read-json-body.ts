@@ -9,13 +9,15 @@
  */
 import { parseBoundedJson } from "../encoding/json-depth.ts";
 import { createGatewayError } from "../errors.ts";
-import type { RawBodyResult } from "../ingress/read-raw-body.ts";
 
 /** The cap on a JSON body of the gateway's API, bytes (docs/configuration.md#request-body-limits). */
 export const API_BODY_LIMIT_BYTES = 1024 * 1024;
 
-/** How a body is read: `GatewayContext.readBody`. */
-export type BodyReader = (request: Request, limit: number, deadlineMs?: number) => Promise<RawBodyResult>;
+/** How a body is read: `GatewayContext.readBody` (src/ingress/read-raw-body.ts is the Web-streams one). */
+export type BodyReader = (
+  request: Request,
+  limit: number,
+) => Promise<{ ok: true; bytes: Uint8Array } | { ok: false; reason?: string }>;
 
 /** Options of one read. */
 export interface ReadJsonBodyOptions {
