@@ -40,6 +40,7 @@ import { createLogger, type Logger } from "./ops/logger.ts";
 import { createMetrics, GATEWAY_METRICS, type Metrics } from "./ops/metrics.ts";
 import { requireOpsAccess } from "./ops/ops-access.ts";
 import { createWriteHealth } from "./ops/write-health.ts";
+
 import { createProxy } from "./proxy/create-proxy.ts";
 import { PROXY_METRICS } from "./proxy/proxy-metrics.ts";
 import { fetchUpstream, type UpstreamFetch } from "./proxy/upstream-fetch.ts";
@@ -66,6 +67,10 @@ import type { LoadQuickJS } from "./transform/transform-contract.ts";
 import { createTransformRegistry } from "./transform/transform-registry.ts";
 import { registerTransformRoutes } from "./transform/transform-test-api.ts";
 import { withTransform } from "./transform/transforming-sink.ts";
+
+/** The key and value of the store write that probes a refused journal (16 KiB, about a webhook). */
+const WRITE_PROBE_KEY = "gateway:write-probe";
+const WRITE_PROBE_VALUE = "x".repeat(16 * 1024);
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -182,7 +187,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     hub: isolateListeners(options.hub, (error) => logger.error("event subscriber failed", { error: String(error) })),
     adminKeyHashes: new Set(config.admin.apiKeyHashes),
     retention: compileRetention(config.retentionDays, config.retention),
-    writeHealth: createWriteHealth((failing, what, at) => operational?.onWriteHealth(failing, what, at)),
+    writeHealth: createWriteHealth((failing, what, at) => operational?.onWriteHealth(failing, what, at), {
+      // A refused journal append is retried by nobody: a small write of the store's own finds out
+      // when it can record again (write-health.ts).
+      probes: { journal: () => store.kvSet(WRITE_PROBE_KEY, WRITE_PROBE_VALUE, 60_000) },
+    }),
     verificationLimiter: createVerificationFailureLimiter(
       config.ingress.failedVerificationLimit,
       () => clock.now(),
@@ -416,6 +425,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       await operational?.stop();
       live.shutdown();
       await ctx.hub.close();
+      ctx.writeHealth?.stop();
       await store.close();
       await ctx.tracing?.shutdown();
     },

@@ -20,6 +20,7 @@ import {
   type UpstreamRequestInit,
   UpstreamTimeoutError,
 } from "../../src/proxy/upstream-fetch.ts";
+import { decodeBody, decoderFor } from "./decode-upstream-body.ts";
 import { UpstreamBodyStream } from "./upstream-body-stream.ts";
 
 export interface NodeUpstreamFetchOptions {
@@ -236,7 +237,10 @@ class UpstreamCallHandler {
     if (this.#settled) return;
     this.#settled = true;
     this.onSettled?.();
-    this.resolve(respond(this.#status, this.#statusText, this.#headers, body));
+    // A compressed answer (asked for identity, compressed anyway) is handed on decoded.
+    const decoder = body ? decoderFor(this.#headers["content-encoding"]) : undefined;
+    const decoded = body && decoder ? decodeBody(body, decoder) : body;
+    this.resolve(respond(this.#status, this.#statusText, this.#headers, decoded));
   }
 }
 

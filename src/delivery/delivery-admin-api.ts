@@ -13,12 +13,12 @@ import type { H3 } from "h3";
 import * as v from "valibot";
 import { requireAdmin } from "../auth/admin-auth.ts";
 import { requireEventsAccess } from "../auth/events-access.ts";
-import { parseBoundedJson } from "../encoding/json-depth.ts";
 import { createGatewayError } from "../errors.ts";
 import { isEventId } from "../events/event-id.ts";
 import { type EventFilter, parseEventFilter } from "../filters/event-filter.ts";
 import { DialectFiltersSchema, FilterSchema } from "../filters/filter-schema.ts";
 import type { GatewayContext } from "../gateway-context.ts";
+import { readJsonBody } from "../http/read-json-body.ts";
 import { eachMatching } from "../store/list-matching.ts";
 import type { DeliveryEngine } from "./delivery-engine.ts";
 import { toDeliveryJson, toDestinationJson } from "./delivery-view.ts";
@@ -108,17 +108,16 @@ export function invalid(issues: v.BaseIssue<unknown>[]) {
   });
 }
 
-/** Reads and validates a JSON request body (an empty body is `{}`). */
-export async function readJson<T extends v.GenericSchema>(request: Request, schema: T): Promise<v.InferOutput<T>> {
-  const text = await request.text();
-  let value: unknown = {};
-  if (text.trim() !== "") {
-    try {
-      value = parseBoundedJson(text);
-    } catch {
-      throw createGatewayError(400, "invalid_request", "the body is not JSON");
-    }
-  }
+/**
+ * Reads (at most `API_BODY_LIMIT_BYTES`, read-json-body.ts) and validates a JSON request body
+ * (an empty body is `{}`).
+ */
+export async function readJson<T extends v.GenericSchema>(
+  ctx: Pick<GatewayContext, "readBody">,
+  request: Request,
+  schema: T,
+): Promise<v.InferOutput<T>> {
+  const value = await readJsonBody(ctx.readBody, request, { empty: {} });
   const parsed = v.safeParse(schema, value);
   if (!parsed.success) throw invalid(parsed.issues);
   return parsed.output;
@@ -184,7 +183,7 @@ export function registerDeliveryRoutes(app: H3, ctx: GatewayContext): void {
     await requireEventsAccess(ctx, event.req);
     const id = param(event, "id");
     const engine = engineFor(ctx, id);
-    const body = await readJson(event.req, BulkReplayBody);
+    const body = await readJson(ctx, event.req, BulkReplayBody);
     const replayed = await engine.replayBulk(id, { ...body, filter: filterOf(body) });
     if (body.dryRun) return answer(200, { destination: id, dryRun: true, matched: replayed });
     ctx.logger.info("bulk replay", { destination: id, replayed });
@@ -193,7 +192,7 @@ export function registerDeliveryRoutes(app: H3, ctx: GatewayContext): void {
 
   app.post("/events/replay", async (event) => {
     await requireEventsAccess(ctx, event.req);
-    const body = await readJson(event.req, EventsReplayBody);
+    const body = await readJson(ctx, event.req, EventsReplayBody);
     const engine = engineFor(ctx, body.destination);
     const retainedFrom = ctx.clock.now() - ctx.config.retentionDays * 86_400_000;
     const matching = eachMatching(ctx.store, {
@@ -224,7 +223,7 @@ export function registerDeliveryRoutes(app: H3, ctx: GatewayContext): void {
   app.post("/events/:id/replay", async (event) => {
     await requireEventsAccess(ctx, event.req);
     const eventId = param(event, "id");
-    const body = await readJson(event.req, EventReplayBody);
+    const body = await readJson(ctx, event.req, EventReplayBody);
     const destination = body.destination ?? event.url.searchParams.get("destination") ?? undefined;
     const engine = engineFor(ctx, destination);
     const records = isEventId(eventId) ? await engine.replayEvent(eventId, destination) : undefined;

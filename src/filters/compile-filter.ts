@@ -36,22 +36,30 @@ function readerOf(key: string): (value: unknown) => unknown {
 }
 
 /**
- * Strings order by code point (as UTF-8 bytes do in SQLite), not by UTF-16 code unit: the two
- * differ only past the first surrogate pair, which is fixed up at the first difference.
+ * Strings order by code point (as UTF-8 bytes do in SQLite), not by UTF-16 code unit; a lone
+ * surrogate counts as its own code point (U+D800..U+DFFF, where SQLite's JSON decoding puts it).
+ * The two orders differ only at the first difference, where the code points are compared.
  */
 export function compareCodePoints(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
-    let x = a.charCodeAt(i);
-    let y = b.charCodeAt(i);
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
     if (x === y) continue;
-    if (x >= 0xd800 && y >= 0xd800) {
-      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
-      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
-    }
-    return x - y;
+    if (x < 0xd800 && y < 0xd800) return x - y;
+    // Inside a pair that began one unit before (the same high surrogate in both): compare from it.
+    const at = i > 0 && isHighSurrogate(a.charCodeAt(i - 1)) && (isLowSurrogate(x) || isLowSurrogate(y)) ? i - 1 : i;
+    return (a.codePointAt(at) as number) - (b.codePointAt(at) as number);
   }
   return a.length - b.length;
+}
+
+function isHighSurrogate(unit: number): boolean {
+  return unit >= 0xd800 && unit <= 0xdbff;
+}
+
+function isLowSurrogate(unit: number): boolean {
+  return unit >= 0xdc00 && unit <= 0xdfff;
 }
 
 function typeOf(value: unknown): string {

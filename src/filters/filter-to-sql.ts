@@ -110,6 +110,32 @@ function compare(op: CompareOp, value: string, type: string, expected: FilterSca
   }
 }
 
+// A UTF-16 unit of a surrogate pair that has no partner.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Does a comparison of `node` name a string with a lone surrogate? SQLite holds text as UTF-8, in
+ * which such a string has no exact form (a bound parameter becomes U+FFFD, a JSON escape of one in
+ * the stored record decodes to something else again), so it is compared in memory, where the
+ * semantics are defined (docs/filters.md).
+ */
+function hasLoneSurrogate(node: FilterNode): boolean {
+  switch (node.op) {
+    case "in":
+    case "nin":
+      return node.values.some((value) => typeof value === "string" && LONE_SURROGATE.test(value));
+    case "and":
+    case "or":
+    case "not":
+    case "field":
+    case "object":
+    case "exist":
+      return false;
+    default:
+      return typeof node.value === "string" && LONE_SURROGATE.test(node.value);
+  }
+}
+
 class Translator {
   private aliases = 0;
 
@@ -142,6 +168,7 @@ class Translator {
 
   /** Translates `node` applied to the value at `at`. */
   node(node: FilterNode, at: Location): Translation {
+    if (hasLoneSurrogate(node)) return UNTRANSLATED;
     switch (node.op) {
       case "and":
         return this.combine(

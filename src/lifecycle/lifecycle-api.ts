@@ -43,7 +43,7 @@ function actorOf(keyHash: string): string {
 export function registerLifecycleRoutes(app: H3, ctx: GatewayContext): void {
   app.post("/events/erase", async (event) => {
     const keyHash = await requireAdmin(ctx, event.req);
-    const body = await readJson(event.req, EraseBody);
+    const body = await readJson(ctx, event.req, EraseBody);
     const parsed = parseEventFilter(body);
     const filter = parsed.ok ? parsed.filter : undefined;
     const described = Object.fromEntries(
@@ -60,7 +60,7 @@ export function registerLifecycleRoutes(app: H3, ctx: GatewayContext): void {
 
   app.post("/events/retention", async (event) => {
     await requireAdmin(ctx, event.req);
-    const body = await readJson(event.req, RetentionBody);
+    const body = await readJson(ctx, event.req, RetentionBody);
     return applyRetention(ctx.store, ctx.retention, ctx.clock.now(), { dryRun: body.dryRun });
   });
 }

@@ -4,16 +4,13 @@
  * context goes to the local app as `traceparent`. Without tracing, the recorded context goes.
  */
 import { eventSpanAttributes } from "../tracing/event-span-attributes.ts";
-import { isTraceparent } from "../tracing/trace-context.ts";
+import { isTraceparent, toTraceHeaders } from "../tracing/trace-context.ts";
 import type { TraceHeaders, TraceSpan, Tracing } from "../tracing/tracing-port.ts";
 import type { ListenedEvent } from "./listen-frames.ts";
 
 /** The recorded context of a listened event, when it carries a valid one. */
 export function recordedTraceOf(event: ListenedEvent): TraceHeaders | undefined {
-  if (!isTraceparent(event.traceparent)) return undefined;
-  return event.tracestate
-    ? { traceparent: event.traceparent, tracestate: event.tracestate }
-    : { traceparent: event.traceparent };
+  return isTraceparent(event.traceparent) ? toTraceHeaders(event.traceparent, event.tracestate) : undefined;
 }
 
 /** Starts the span of forwarding `event` to `target`. */

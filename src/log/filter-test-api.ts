@@ -5,11 +5,11 @@
  */
 
 import * as v from "valibot";
-import { parseBoundedJson } from "../encoding/json-depth.ts";
 import { createGatewayError } from "../errors.ts";
 import { parseEventFilter } from "../filters/event-filter.ts";
 import { DialectFiltersSchema, FilterSchema } from "../filters/filter-schema.ts";
 import type { GatewayContext } from "../gateway-context.ts";
+import { readJsonBody } from "../http/read-json-body.ts";
 
 const TestBody = v.strictObject({
   filter: v.optional(FilterSchema),
@@ -26,12 +26,7 @@ function invalid(issues: v.BaseIssue<unknown>[]) {
 
 /** `POST /filters/test` */
 export async function testFilter(ctx: GatewayContext, request: Request): Promise<Response> {
-  let value: unknown;
-  try {
-    value = parseBoundedJson(await request.text());
-  } catch {
-    throw createGatewayError(400, "invalid_request", "the body is not JSON");
-  }
+  const value = await readJsonBody(ctx.readBody, request);
   const parsed = v.safeParse(TestBody, value);
   if (!parsed.success) throw invalid(parsed.issues);
   const body = parsed.output;

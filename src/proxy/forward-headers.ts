@@ -49,6 +49,9 @@ export function buildUpstreamHeaders(incoming: IncomingHeaders, requestId: strin
     if (value !== null && !isHopByHop(name)) headers[name] = value;
   }
   headers["x-request-id"] = requestId;
+  // The client's own Accept-Encoding is not passed on: the gateway asks for the plain body and
+  // decodes one that comes compressed anyway (docs/api-proxy.md#compressed-answers).
+  headers["accept-encoding"] = "identity";
   return headers;
 }
 

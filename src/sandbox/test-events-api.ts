@@ -15,9 +15,9 @@
 import type { H3 } from "h3";
 import * as v from "valibot";
 import { requireAdmin } from "../auth/admin-auth.ts";
-import { parseBoundedJson } from "../encoding/json-depth.ts";
 import { createGatewayError } from "../errors.ts";
 import type { GatewayContext } from "../gateway-context.ts";
+import { readJsonBody } from "../http/read-json-body.ts";
 import { buildSampleDelivery } from "../samples/sample-webhooks.ts";
 import type { UpstreamService } from "../services/service-contract.ts";
 
@@ -27,13 +27,10 @@ function disabled() {
   return createGatewayError(404, "not_found", "test events are enabled only in the development or sandbox setup");
 }
 
-async function readBody(request: Request): Promise<v.InferOutput<typeof TestEventBody>> {
-  let value: unknown;
-  try {
-    value = parseBoundedJson(await request.text());
-  } catch {
-    throw createGatewayError(400, "invalid_request", 'the body must be JSON: {"type": "<event type>"}');
-  }
+async function readBody(ctx: GatewayContext, request: Request): Promise<v.InferOutput<typeof TestEventBody>> {
+  const value = await readJsonBody(ctx.readBody, request, {
+    notJsonMessage: 'the body must be JSON: {"type": "<event type>"}',
+  });
   const parsed = v.safeParse(TestEventBody, value);
   if (!parsed.success) {
     throw createGatewayError(400, "invalid_request", "invalid request", {
@@ -70,7 +67,7 @@ export function registerTestEventRoutes(app: H3, ctx: GatewayContext, enabled: b
     const sourceId = event.context.params?.sourceId ?? "";
     const source = ctx.sources.get(sourceId);
     if (!source) throw createGatewayError(404, "unknown_source", "no webhook source with this id");
-    const { type } = await readBody(event.req);
+    const { type } = await readBody(ctx, event.req);
     const service = serviceOf(ctx, source.service);
     const types = service.eventTypes;
     if (!types.includes(type)) {

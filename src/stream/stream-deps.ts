@@ -6,6 +6,7 @@
 import type { ClientAuthenticator } from "../auth/authenticate-client.ts";
 import type { GatewayConfig } from "../config/schema.ts";
 import type { Enricher } from "../enrich/create-enricher.ts";
+import type { BodyReader } from "../http/read-json-body.ts";
 import type { Clock } from "../ops/clock.ts";
 import type { Logger } from "../ops/logger.ts";
 import type { CompiledRoute } from "../routes/match-routes.ts";
@@ -33,6 +34,8 @@ export interface StreamDeps {
    * one: undefined when `destination` has none, null to send nothing, else the frame's event JSON.
    */
   transformEvent?: StreamEventTransform;
+  /** The runtime's request body reader (`GatewayContext.readBody`); default the Web-streams one. */
+  readBody?: BodyReader;
 }
 
 /** See `StreamDeps.transformEvent`. */

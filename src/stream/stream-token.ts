@@ -10,8 +10,8 @@ import * as v from "valibot";
 import { readBearerCredential } from "../auth/authenticate-client.ts";
 import { loadJose } from "../auth/load-jose.ts";
 import { utf8 } from "../crypto/crypto-port.ts";
-import { parseBoundedJson } from "../encoding/json-depth.ts";
 import { createGatewayError } from "../errors.ts";
+import { readJsonBody } from "../http/read-json-body.ts";
 import { readRawBody } from "../ingress/read-raw-body.ts";
 import type { StreamDeps } from "./stream-deps.ts";
 import { StreamFilterSchema } from "./stream-filter.ts";
@@ -57,16 +57,7 @@ export async function mintStreamToken(ctx: StreamDeps, request: Request, options
   const scope = streamScopeOf(principal);
   if (!scope.ok) throw createGatewayError(403, "forbidden", scope.message);
 
-  const body = await readRawBody(request, BODY_LIMIT);
-  if (!body.ok) throw createGatewayError(413, "payload_too_large", `the body is larger than ${BODY_LIMIT} bytes`);
-  let input: unknown = {};
-  if (body.bytes.byteLength > 0) {
-    try {
-      input = parseBoundedJson(new TextDecoder().decode(body.bytes));
-    } catch {
-      throw createGatewayError(400, "invalid_request", "the body is not JSON");
-    }
-  }
+  const input = await readJsonBody(ctx.readBody ?? readRawBody, request, { limit: BODY_LIMIT, empty: {} });
   const parsed = v.safeParse(TokenRequestSchema, input);
   if (!parsed.success) {
     throw createGatewayError(400, "invalid_request", "the token request is invalid", {

@@ -9,6 +9,7 @@ import * as v from "valibot";
 import { requireAdmin } from "../auth/admin-auth.ts";
 import { createGatewayError } from "../errors.ts";
 import type { GatewayContext } from "../gateway-context.ts";
+import { readJsonBody } from "../http/read-json-body.ts";
 import { TransformCompileError } from "./quickjs-sandbox.ts";
 import { type CompiledTransform, toTransformEvent } from "./transform-contract.ts";
 import { BUILTIN_TRANSFORMS } from "./transform-schema.ts";
@@ -40,16 +41,9 @@ export type TransformTestAnswer =
   | { ok: true; skipped: boolean; result: unknown; logs: string[]; version: string; durationMs: number }
   | { ok: false; error: { code: "transform_error"; message: string }; logs: string[]; version?: string };
 
-async function readBody(request: Request): Promise<v.InferOutput<typeof TestBody>> {
-  if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) {
-    throw createGatewayError(413, "payload_too_large", "the request body is larger than 512 KiB");
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(await request.text());
-  } catch {
-    throw createGatewayError(400, "invalid_request", "the body is not JSON");
-  }
+async function readBody(ctx: GatewayContext, request: Request): Promise<v.InferOutput<typeof TestBody>> {
+  // Counted while reading, chunked or not (read-json-body.ts).
+  const value = await readJsonBody(ctx.readBody, request, { limit: MAX_BODY_BYTES });
   const parsed = v.safeParse(TestBody, value);
   if (!parsed.success) {
     throw createGatewayError(400, "invalid_request", "invalid request", {
@@ -121,6 +115,6 @@ export async function runTransformTest(
 export function registerTransformRoutes(app: H3, ctx: GatewayContext): void {
   app.post("/transforms/test", async (event) => {
     await requireAdmin(ctx, event.req);
-    return runTransformTest(ctx, await readBody(event.req));
+    return runTransformTest(ctx, await readBody(ctx, event.req));
   });
 }

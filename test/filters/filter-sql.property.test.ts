@@ -14,9 +14,48 @@ import { EVENT_SQL, eventInsertParams } from "../../src/store/sql/event-sql.ts";
 import { SCHEMA_STATEMENTS } from "../../src/store/sql/schema.ts";
 
 const KEYS = ["a", "b", "c", "n.m", "é"];
+// Every kind of string: lone surrogates (high and low, alone, doubled, reversed, beside a pair),
+// U+FFFD (what a lone surrogate becomes in UTF-8 when encoded carelessly), and any UTF-16 unit.
 const text = fc.oneof(
-  fc.constantFrom("", "a", "ab", "abc", "b", "ba", "A", "é", "日本", "😀", "a😀", "\uffff", "x'y", "5", "true", "null"),
-  fc.string({ maxLength: 4, unit: fc.constantFrom("a", "b", "é", "😀", "'", "%", "_") }),
+  {
+    weight: 6,
+    arbitrary: fc.constantFrom(
+      "",
+      "a",
+      "ab",
+      "abc",
+      "b",
+      "ba",
+      "A",
+      "é",
+      "日本",
+      "😀",
+      "a😀",
+      "\uffff",
+      "x'y",
+      "5",
+      "true",
+      "null",
+    ),
+  },
+  {
+    weight: 6,
+    arbitrary: fc.string({ maxLength: 4, unit: fc.constantFrom("a", "b", "é", "😀", "'", "%", "_") }),
+  },
+  fc.constantFrom(
+    "\ud83d",
+    "\ude00",
+    "a\ud83d",
+    "\ud83db",
+    "\ud83d\ud83d",
+    "\ude00\ud83d",
+    "😀\ud83d",
+    "\ufffd",
+    "\ud7ff",
+    "\ue000",
+  ),
+  fc.string({ maxLength: 4, unit: fc.constantFrom("a", "😀", "\ud83d", "\ude00", "\ufffd") }),
+  fc.string({ maxLength: 3, unit: "binary" }),
 );
 const number = fc.oneof(
   fc.constantFrom(0, 1, -1, 2, 5, 1.5, 100, -0.25, 1e21, 2 ** 53),
@@ -157,7 +196,7 @@ it("SQL pushdown and the in-memory predicate select the same events", () => {
       const { sql, params, exact } = filter.sql;
       const rows = db.prepare(`SELECT seq FROM events WHERE ${sql} ORDER BY seq`).all(...params) as { seq: number }[];
       const selected = rows.map((r) => r.seq);
-      // Inexact only past the size bounds (a superset, finished in memory); exact otherwise.
+      // Inexact only past the size bounds or with a lone surrogate (a superset, finished in memory).
       if (exact) {
         exactRuns++;
         expect(selected).toEqual(expected);
@@ -168,5 +207,41 @@ it("SQL pushdown and the in-memory predicate select the same events", () => {
   );
   // The filters discriminate: a good share of runs select some events and not others.
   expect(informative).toBeGreaterThan(60);
-  expect(exactRuns).toBeGreaterThan(1400);
+  // Filters naming a lone surrogate are finished in memory by design (filter-to-sql.ts): ~10 % here.
+  expect(exactRuns).toBeGreaterThan(1200);
+});
+
+it("a lone surrogate in a filter selects in SQL what it selects in memory (finished in memory)", () => {
+  db.exec("DELETE FROM events");
+  const insert = db.prepare(EVENT_SQL.insert);
+  const values = ["😀", "\ud83d", "a\ud83d", "\ufffd", "plain", "\ude00"];
+  const records = values.map((status, i) => recordOf({ data: { status }, type: "t", headers: {} } as Doc, i + 1));
+  for (const r of records) insert.run(...eventInsertParams(r));
+  for (const value of ["\ud83d", "\ude00", "\ufffd", "😀"]) {
+    const filter = createEventFilter({
+      op: "field",
+      key: "data",
+      node: { op: "field", key: "status", node: { op: "contains", value } },
+    });
+    const expected = records.filter((r) => filter.matchesRecord(JSON.parse(JSON.stringify(r)))).map((r) => r.seq);
+    const { sql, params, exact } = filter.sql;
+    const rows = db.prepare(`SELECT record, seq FROM events WHERE ${sql} ORDER BY seq`).all(...params) as {
+      seq: number;
+    }[];
+    const finished = exact ? rows.map((r) => r.seq) : rows.map((r) => r.seq).filter((seq) => expected.includes(seq));
+    expect({ value, selected: finished }).toEqual({ value, selected: expected });
+    expect(rows.map((r) => r.seq)).toEqual(expect.arrayContaining(expected));
+  }
+  // The issue's case: `{"$contains": "\ud83d"}` matches the emoji, the lone one and "a\ud83d".
+  const issue = createEventFilter({
+    op: "field",
+    key: "data",
+    node: { op: "field", key: "status", node: { op: "contains", value: "\ud83d" } },
+  });
+  expect(issue.sql.exact).toBe(false);
+  expect(records.filter((r) => issue.matchesRecord(r)).map((r) => r.event.data)).toEqual([
+    { status: "😀" },
+    { status: "\ud83d" },
+    { status: "a\ud83d" },
+  ]);
 });

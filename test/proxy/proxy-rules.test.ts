@@ -145,6 +145,8 @@ describe("headers crossing the proxy", () => {
       accept: "application/json",
       "idempotency-key": "k1",
       "x-request-id": "rid-1",
+      // Always the plain body: a compressed one is decoded (docs/api-proxy.md#compressed-answers).
+      "accept-encoding": "identity",
     });
   });
 
