@@ -29,6 +29,7 @@ import { loadQuickJSNode } from "./quickjs-node.ts";
 import { nativeNodeRequestBody, readNodeBody } from "./read-node-body.ts";
 import { releaseNodeWebSocketUpgrade } from "./release-websocket-upgrade.ts";
 import { createStdoutLogWriter } from "./stdout-log-writer.ts";
+import { createTransformPool } from "./transform-pool.ts";
 
 export interface NodeGatewayOptions {
   config: GatewayConfig;
@@ -100,6 +101,12 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     listHeaders: listNodeHeaders,
     upstreamFetch: createNodeUpstreamFetch(),
     loadQuickJS: loadQuickJSNode,
+    // Transforms run in worker threads (started on the first call), never on this event loop.
+    transformExecutor: createTransformPool({
+      size: config.transforms.workers,
+      slackMs: config.transforms.deadlineSlackMs,
+      heapMb: config.transforms.workerHeapMb,
+    }),
     logger,
     stream,
     corkWebSocket: corkNodeWebSocket,

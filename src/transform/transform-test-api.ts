@@ -10,7 +10,7 @@ import { requireAdmin } from "../auth/admin-auth.ts";
 import { createGatewayError } from "../errors.ts";
 import type { GatewayContext } from "../gateway-context.ts";
 import { TransformCompileError } from "./quickjs-sandbox.ts";
-import { type CompiledTransform, toTransformEvent } from "./transform-contract.ts";
+import { type PreparedTransform, toTransformEvent } from "./transform-contract.ts";
 import { BUILTIN_TRANSFORMS } from "./transform-schema.ts";
 import { redactHeaders } from "./transforming-sink.ts";
 
@@ -76,7 +76,7 @@ export async function runTransformTest(
   const record = await ctx.store.get(body.event);
   if (!record) throw createGatewayError(404, "not_found", `no event "${body.event}" in the log`);
   const limits = { timeoutMs: body.timeoutMs, memoryLimitMb: body.memoryLimitMb };
-  let transform: CompiledTransform | undefined;
+  let transform: PreparedTransform | undefined;
   let owned = false;
   try {
     if (body.destination !== undefined) {
@@ -97,7 +97,7 @@ export async function runTransformTest(
   }
   try {
     const started = performance.now();
-    const outcome = transform.run(toTransformEvent(record.event), {
+    const outcome = await transform.run(toTransformEvent(record.event), {
       destination: body.destination ?? "test",
       attempt: 1,
       headers: redactHeaders(record.headers),
