@@ -5,9 +5,12 @@
  * it (read from a shared clock, so loading and compiling are not counted); QuickJS's interrupt
  * ends ordinary loops at `timeoutMs`, and a call still running at the deadline (a built-in that
  * never checks the interrupt, a stuck allocation) is ended here: the worker is terminated and
- * replaced, and the call answers `{ ok: false }`. Memory is bounded per worker: the V8 heap by
+ * replaced, and the call answers `{ ok: false }`. One worker more than `size` is kept warm as a
+ * spare (at most `size` calls run at a time), so the call after a terminated one does not wait
+ * for a new worker to start. Memory is bounded per worker: the V8 heap by
  * `resourceLimits`, each transform's QuickJS runtime by its `memoryLimitMb`. The event loop only
- * posts messages and arms a timer; it never waits on a transform.
+ * posts messages and arms a timer; it never waits on a transform. Calls go to workers that have
+ * started and warmed up; until then they wait in the queue (a worker's start is not a call's time).
  */
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
@@ -21,8 +24,10 @@ export interface TransformPoolOptions {
   slackMs?: number;
   /** V8 heap limit per worker, MiB. Default 64. */
   heapMb?: number;
-  /** Time a worker may take to load QuickJS and compile before the call starts, ms. Default 10 s. */
+  /** Time a ready worker may take to compile a module before the call starts, ms. Default 30 s. */
   startBudgetMs?: number;
+  /** Time a new worker may take to start (load its code and QuickJS, warm up), ms. Default 120 s. */
+  spawnBudgetMs?: number;
 }
 
 /** The CPU count minus one (the main thread keeps a core), at least 1 and at most 4: 1 on 2 cores. */
@@ -42,6 +47,9 @@ interface Slot {
   /** Module keys this worker was sent the source of. */
   known: Set<string>;
   busy?: { pending: Pending; dispatchedAt: number; timer: ReturnType<typeof setTimeout> };
+  /** Set once the worker has loaded and warmed up (its first message); calls go to ready workers only. */
+  ready: boolean;
+  spawnTimer?: ReturnType<typeof setTimeout>;
   dead: boolean;
 }
 
@@ -55,7 +63,8 @@ export function createTransformPool(options: TransformPoolOptions = {}): Transfo
   const size = options.size ?? defaultPoolSize();
   const slackMs = options.slackMs ?? 100;
   const heapMb = options.heapMb ?? 64;
-  const startBudgetMs = options.startBudgetMs ?? 10_000;
+  const startBudgetMs = options.startBudgetMs ?? 30_000;
+  const spawnBudgetMs = options.spawnBudgetMs ?? 120_000;
   const slots: Slot[] = [];
   const queue: Pending[] = [];
   let nextId = 1;
@@ -70,10 +79,25 @@ export function createTransformPool(options: TransformPoolOptions = {}): Transfo
       stderr: false,
     });
     worker.unref();
-    const slot: Slot = { worker, clock: new Float64Array(shared), known: new Set(), dead: false };
-    worker.on("message", (answer: PoolAnswer) => onAnswer(slot, answer));
+    const slot: Slot = { worker, clock: new Float64Array(shared), known: new Set(), ready: false, dead: false };
+    worker.on("message", (answer: PoolAnswer | { ready: true }) => {
+      if ("ready" in answer) {
+        slot.ready = true;
+        clearTimeout(slot.spawnTimer);
+        // The spare: a warm worker that takes over at once when one is ended.
+        if (!closed && slots.length < size + 1) spawn();
+        pump();
+      } else onAnswer(slot, answer);
+    });
     worker.on("error", (error) => retire(slot, `the transform's worker failed (${error.message})`));
     worker.on("exit", (code) => retire(slot, `the transform's worker stopped (exit code ${code})`));
+    // A worker that cannot start (a broken install, a machine out of memory) fails the waiting
+    // calls rather than leaving them queued for ever.
+    slot.spawnTimer = setTimeout(() => {
+      slot.worker.terminate().catch(() => {});
+      retire(slot, `the transform's worker did not start within ${spawnBudgetMs} ms`);
+    }, spawnBudgetMs);
+    slot.spawnTimer.unref();
     slots.push(slot);
     return slot;
   };
@@ -82,12 +106,18 @@ export function createTransformPool(options: TransformPoolOptions = {}): Transfo
   const retire = (slot: Slot, why: string) => {
     if (slot.dead) return;
     slot.dead = true;
+    clearTimeout(slot.spawnTimer);
     slots.splice(slots.indexOf(slot), 1);
     const busy = slot.busy;
     slot.busy = undefined;
     if (busy) {
       clearTimeout(busy.timer);
       busy.pending.resolve({ ok: false, message: why, logs: [] });
+    }
+    // Died before it was ready: the calls waiting for it would wait for its successors, which
+    // would likely fail the same way. They fail now; the next call tries a new worker.
+    if (!slot.ready && !slots.some((s) => s.ready)) {
+      for (const pending of queue.splice(0)) pending.resolve({ ok: false, message: why, logs: [] });
     }
     pump();
   };
@@ -121,8 +151,8 @@ export function createTransformPool(options: TransformPoolOptions = {}): Transfo
     slots.splice(slots.indexOf(slot), 1);
     slot.worker.terminate().catch(() => {});
     busy.pending.resolve({ ok: false, message, logs: [] });
-    // A warm replacement for the next call.
-    if (!closed && slots.length < size) spawn();
+    // A replacement (the spare, if ready, takes the next call meanwhile).
+    if (!closed && slots.length < size + 1) spawn();
     pump();
   };
 
@@ -141,7 +171,7 @@ export function createTransformPool(options: TransformPoolOptions = {}): Transfo
         return;
       }
       const due = started + timeoutMs + slackMs;
-      if (now >= due) kill(slot, `the transform ran longer than ${timeoutMs} ms (ended by the gateway)`);
+      if (now >= due) kill(slot, `the transform ran longer than ${timeoutMs} ms`);
       else busy.timer = setTimeout(check, due - now);
     };
     return setTimeout(check, timeoutMs + slackMs);
@@ -162,9 +192,13 @@ export function createTransformPool(options: TransformPoolOptions = {}): Transfo
 
   const pump = () => {
     while (queue.length > 0 && !closed) {
-      let slot = slots.find((s) => !s.busy && !s.dead);
-      if (!slot && slots.length < size) slot = spawn();
-      if (!slot) return;
+      // At most `size` calls at a time; one more worker is kept warm as a spare.
+      if (slots.filter((s) => s.busy).length >= size) return;
+      const slot = slots.find((s) => s.ready && !s.busy && !s.dead);
+      if (!slot) {
+        if (slots.length < size + 1) spawn();
+        return;
+      }
       const pending = queue.shift() as Pending;
       slot.busy = { pending, dispatchedAt: Date.now(), timer: undefined as unknown as ReturnType<typeof setTimeout> };
       slot.busy.timer = watch(slot, pending);

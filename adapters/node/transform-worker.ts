@@ -1,12 +1,13 @@
 /**
  * The body of one transform worker thread (transform-pool.ts): compiles each module once (a
- * bounded cache) on the QuickJS module of this thread and runs the calls the pool hands it, one
+ * bounded cache, src/transform/compiled-cache.ts) on the QuickJS module of this thread and runs the calls the pool hands it, one
  * at a time. Before a call starts it writes the start time into the shared `clock` the pool
  * reads for its deadline, and clears it after; compiling and loading QuickJS are not timed.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { compileTransform, TransformCompileError } from "../../src/transform/quickjs-sandbox.ts";
-import type { CompiledTransform, TransformCall, TransformOutcome } from "../../src/transform/transform-contract.ts";
+import { createCompiledCache } from "../../src/transform/compiled-cache.ts";
+import { compileTransform } from "../../src/transform/quickjs-sandbox.ts";
+import type { TransformCall, TransformOutcome } from "../../src/transform/transform-contract.ts";
 import { loadQuickJSNode } from "./quickjs-node.ts";
 
 /** What the pool sends: a call, with the module source only when this worker may not have it. */
@@ -14,13 +15,10 @@ export type PoolRequest = { id: number; call: Omit<TransformCall, "source"> & { 
 /** What this worker answers; `needSource` asks the pool to send the call again with its source. */
 export type PoolAnswer = { id: number; outcome: TransformOutcome } | { id: number; needSource: true };
 
-/** Compiled modules kept per worker (least recently used goes first). */
-const MAX_COMPILED = 64;
-
 const port = parentPort;
 if (!port) throw new Error("transform-worker.ts runs as a worker thread of transform-pool.ts");
 const clock = new Float64Array((workerData as { clock: SharedArrayBuffer }).clock);
-const compiled = new Map<string, CompiledTransform>();
+const compiled = createCompiledCache(loadQuickJSNode);
 
 /**
  * Loads QuickJS and runs a small transform a few times before the first call: WebAssembly
@@ -34,29 +32,20 @@ const warm = (async () => {
   for (let i = 0; i < 20; i++) transform.run(event, { destination: "warm", attempt: 1, headers: { a: "b" } });
   transform.dispose();
 })();
+warm.then(
+  () => port.postMessage({ ready: true }),
+  (error: unknown) => {
+    throw error;
+  },
+);
 
 async function handle({ id, call }: PoolRequest): Promise<PoolAnswer> {
   await warm;
-  let transform = compiled.get(call.key);
-  if (transform) {
-    compiled.delete(call.key);
-    compiled.set(call.key, transform);
-  } else {
-    if (call.source === undefined) return { id, needSource: true };
-    const quickjs = await loadQuickJSNode();
-    try {
-      transform = compileTransform(quickjs, call.source, call.version, call.limits);
-    } catch (error) {
-      const message = error instanceof TransformCompileError ? error.message : String(error);
-      return { id, outcome: { ok: false, message, logs: [] } };
-    }
-    compiled.set(call.key, transform);
-    for (const [key, oldest] of compiled) {
-      if (compiled.size <= MAX_COMPILED) break;
-      oldest.dispose();
-      compiled.delete(key);
-    }
-  }
+  const transform = await compiled.get(call);
+  if (transform === undefined) return { id, needSource: true };
+  if (!("run" in transform)) return { id, outcome: transform };
+  // A runtime discarded by the last call is rebuilt before the clock starts.
+  transform.prepare();
   clock[0] = Date.now();
   try {
     return { id, outcome: transform.run(call.event, call.context) };

@@ -91,6 +91,9 @@ export function compileTransform(
         deadline = Number.POSITIVE_INFINITY;
       }
     },
+    prepare() {
+      instance ??= createInstance(quickjs, factorySource, limits, () => Date.now() > deadline);
+    },
     memoryBytes() {
       instance ??= createInstance(quickjs, factorySource, limits, () => Date.now() > deadline);
       return usedBytes(instance);

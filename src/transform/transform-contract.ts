@@ -47,6 +47,8 @@ export interface CompiledTransform {
   readonly version: string;
   /** Runs the transform on one event within the time and memory limits. */
   run(event: TransformEvent, context: TransformContext): TransformOutcome;
+  /** Builds the runtime now if the last call discarded it, so the next `run` starts at once. */
+  prepare(): void;
   /** Bytes the sandbox holds for this transform between calls. */
   memoryBytes(): number;
   dispose(): void;
