@@ -53,14 +53,20 @@ export function createTransformObjectExecutor(
   return {
     run(call) {
       const stub = namespace.get(namespace.idFromName(call.key));
+      const startedAt = Date.now();
+      const late: TransformOutcome = {
+        ok: false,
+        message: `the transform ran longer than ${call.limits.timeoutMs} ms`,
+        logs: [],
+      };
       let timer: ReturnType<typeof setTimeout> | undefined;
       const deadline = new Promise<TransformOutcome>((resolve) => {
-        timer = setTimeout(
-          () => resolve({ ok: false, message: `the transform ran longer than ${call.limits.timeoutMs} ms`, logs: [] }),
-          call.limits.timeoutMs + slackMs + startMs,
-        );
+        timer = setTimeout(() => resolve(late), call.limits.timeoutMs + slackMs + startMs);
       });
-      const answer = stub.run(call).catch(
+      const answer = stub.run(call).then(
+        // A stall that held this isolate too (objects sharing it) lets the answer and the timer
+        // settle together: an answer after the deadline is never taken, however it arrives.
+        (outcome) => (Date.now() - startedAt > call.limits.timeoutMs + slackMs + startMs ? late : outcome),
         (error: unknown): TransformOutcome => ({
           ok: false,
           message: `the transform's object failed (${error instanceof Error ? error.message : String(error)})`,
