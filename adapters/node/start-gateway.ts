@@ -90,6 +90,14 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     store: config.store,
     onError: (error) => logger.error("live hub read failed", { error: String(error) }),
   });
+  // Transforms run in worker threads, never on this event loop; started now when a destination
+  // has one (a worker takes seconds to load QuickJS), else on the first `/transforms/test`.
+  const transformExecutor = createTransformPool({
+    size: config.transforms.workers,
+    slackMs: config.transforms.deadlineSlackMs,
+    heapMb: config.transforms.workerHeapMb,
+  });
+  if (config.destinations.some((d) => d.transform)) transformExecutor.start();
   const gateway = createGateway({
     config,
     store,
@@ -101,12 +109,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     listHeaders: listNodeHeaders,
     upstreamFetch: createNodeUpstreamFetch(),
     loadQuickJS: loadQuickJSNode,
-    // Transforms run in worker threads (started on the first call), never on this event loop.
-    transformExecutor: createTransformPool({
-      size: config.transforms.workers,
-      slackMs: config.transforms.deadlineSlackMs,
-      heapMb: config.transforms.workerHeapMb,
-    }),
+    transformExecutor,
     logger,
     stream,
     corkWebSocket: corkNodeWebSocket,

@@ -59,6 +59,8 @@ const ENTRY = new URL("./transform-worker-entry.mjs", import.meta.url);
 export function createTransformPool(options: TransformPoolOptions = {}): TransformExecutor & {
   /** Workers alive now (tests, metrics). */
   size(): number;
+  /** Starts the workers now rather than on the first call (a gateway with transforms configured). */
+  start(): void;
 } {
   const size = options.size ?? defaultPoolSize();
   const slackMs = options.slackMs ?? 100;
@@ -215,6 +217,9 @@ export function createTransformPool(options: TransformPoolOptions = {}): Transfo
       });
     },
     size: () => slots.length,
+    start() {
+      if (!closed && slots.length === 0) spawn();
+    },
     close() {
       closed = true;
       for (const pending of queue.splice(0))
