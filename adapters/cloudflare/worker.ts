@@ -15,13 +15,12 @@ import type { EventRecord } from "../../src/store/contract.ts";
 import { durableObjectHub } from "./durable-object-hub.ts";
 import { loadQuickJSWorker } from "./quickjs-worker.ts";
 import { createWorkerConfig } from "./worker-config.ts";
-import { openWorkerStore, type WorkerEnv, workerTransformExecutor } from "./worker-env.ts";
+import { openWorkerStore, type WorkerEnv } from "./worker-env.ts";
 import { createWorkerTracing } from "./worker-tracing.ts";
 
 export { DeliveryObject } from "./delivery-object.ts";
 export { LiveHubObject } from "./live-hub-object.ts";
 export { StoreShardObject } from "./store-shard-object.ts";
-export { TransformObject } from "./transform-object.ts";
 export { createWorkerConfig } from "./worker-config.ts";
 export type { WorkerEnv } from "./worker-env.ts";
 
@@ -72,7 +71,6 @@ function serverFor(env: WorkerEnv): Server {
       hub,
       loadQuickJS: loadQuickJSWorker,
       tracing: createWorkerTracing(env),
-      transformExecutor: workerTransformExecutor(env, config.transforms.deadlineSlackMs),
     });
     gatewayOfIsolate = gateway;
     server = serve(gateway.app, { manual: true });
