@@ -47,7 +47,8 @@ const CASES: Record<string, { file: string; exportName: string; about: string }>
   transform: {
     file: "./cases/transform.ts",
     exportName: "benchTransform",
-    about: "CPU per delivery with and without a trivial transform; memory per compiled transform",
+    about:
+      "CPU per delivery with a trivial transform, in-thread (before) and in the worker pool (after); added latency per call; memory per compiled transform",
   },
   erase: {
     file: "./cases/erase.ts",

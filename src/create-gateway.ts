@@ -63,7 +63,7 @@ import {
 import { traceHttpServer } from "./tracing/trace-http-server.ts";
 import type { Tracing } from "./tracing/tracing-port.ts";
 import { createStreamEventTransform } from "./transform/stream-event-transform.ts";
-import type { LoadQuickJS } from "./transform/transform-contract.ts";
+import type { LoadQuickJS, TransformExecutor } from "./transform/transform-contract.ts";
 import { createTransformRegistry } from "./transform/transform-registry.ts";
 import { registerTransformRoutes } from "./transform/transform-test-api.ts";
 import { withTransform } from "./transform/transforming-sink.ts";
@@ -109,6 +109,12 @@ export interface GatewayOptions {
    * destinations with a transform fail their attempts with `transform_error`.
    */
   loadQuickJS?: LoadQuickJS;
+  /**
+   * Runs transform calls away from the gateway's event loop (adapters/node/transform-pool.ts);
+   * the registry closes it. Without it (Workers, in-process tests), calls run in this thread on
+   * `loadQuickJS`'s module.
+   */
+  transformExecutor?: TransformExecutor;
   /** The outbox and sinks of the delivery engine. Default: nothing is delivered (no transports). */
   delivery?: DeliveryEngineOptions;
   /**
@@ -209,6 +215,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     destinations: config.destinations,
     services: ctx.services,
     loadQuickJS: options.loadQuickJS ?? (() => Promise.reject(new Error("this runtime has no transform sandbox"))),
+    executor: options.transformExecutor,
   });
   const transforms = ctx.transforms;
   if (config.operationalEvents.enabled) {
@@ -243,7 +250,7 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   const streamTransformOf = (destinations: GatewayConfig["destinations"]) =>
     destinations.some((d) => d.type === "stream" && d.transform)
-      ? createStreamEventTransform(transforms, logger)
+      ? createStreamEventTransform(transforms, logger, config.transforms.logToProcess)
       : undefined;
   const live = createLiveStream(
     // Config and routes read through, so a reload reaches the fan-out.

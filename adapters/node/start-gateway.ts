@@ -32,6 +32,7 @@ import { loadQuickJSNode } from "./quickjs-node.ts";
 import { nativeNodeRequestBody, readNodeBody } from "./read-node-body.ts";
 import { releaseNodeWebSocketUpgrade } from "./release-websocket-upgrade.ts";
 import { createStdoutLogWriter } from "./stdout-log-writer.ts";
+import { createTransformPool } from "./transform-pool.ts";
 
 export interface NodeGatewayOptions {
   config: GatewayConfig;
@@ -112,6 +113,14 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     store: config.store,
     onError: (error) => logger.error("live hub read failed", { error: String(error) }),
   });
+  // Transforms run in worker threads, never on this event loop; started now when a destination
+  // has one (a worker takes seconds to load QuickJS), else on the first `/transforms/test`.
+  const transformExecutor = createTransformPool({
+    size: config.transforms.workers,
+    slackMs: config.transforms.deadlineSlackMs,
+    heapMb: config.transforms.workerHeapMb,
+  });
+  if (config.destinations.some((d) => d.transform)) transformExecutor.start();
   const gateway = createGateway({
     config,
     store,
@@ -123,6 +132,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     listHeaders: listNodeHeaders,
     upstreamFetch: createNodeUpstreamFetch(),
     loadQuickJS: loadQuickJSNode,
+    transformExecutor,
     logger,
     stream,
     corkWebSocket: corkNodeWebSocket,

@@ -1,20 +1,27 @@
 /**
- * Transform benchmark, on Node, in this process (CPU time, A/B in one run):
- *   - per delivery: an `http` sink (signing and building the request, the send a no-op) with and
- *     without a trivial transform in front (`withTransform`, the path the delivery engine takes),
- *     in interleaved rounds; the difference is what the transform adds (target <= 50 us);
+ * Transform benchmark, on Node, in this process (CPU time of the whole process, worker threads
+ * included; A/B/C in one run):
+ *   - per delivery: an `http` sink (signing and building the request, the send a no-op) without a
+ *     transform, with a trivial one run in this thread (before issue 30) and with it run in the
+ *     worker pool (adapters/node/transform-pool.ts, what `gateway serve` does), in interleaved
+ *     rounds; the differences are what the transform adds (target <= 50 us in-thread);
+ *   - latency per call, one call at a time: in-thread and through the pool; the difference at
+ *     p50 and p99 is what the pool adds (message to the worker and back; target <= 1 ms at p99);
  *   - memory: QuickJS's own count of what one compiled transform holds between calls (its
  *     runtime, frozen context and compiled module), for one and as the mean over 100 compiled ones.
  */
 import { randomBytes } from "node:crypto";
 import { loadQuickJSNode } from "../../adapters/node/quickjs-node.ts";
+import { createTransformPool } from "../../adapters/node/transform-pool.ts";
 import { createWebCrypto } from "../../src/crypto/crypto-port.ts";
 import { createHttpSink } from "../../src/delivery/http/http-sink.ts";
 import type { Sink } from "../../src/delivery/sink-contract.ts";
 import { normalizeEvent } from "../../src/events/normalize-event.ts";
 import { builtinServices } from "../../src/services/registry.ts";
 import type { EventRecord } from "../../src/store/contract.ts";
-import { toTransformEvent } from "../../src/transform/transform-contract.ts";
+import { toFactorySource } from "../../src/transform/module-source.ts";
+import { compileTransform } from "../../src/transform/quickjs-sandbox.ts";
+import { type PreparedTransform, toTransformEvent } from "../../src/transform/transform-contract.ts";
 import { createTransformRegistry } from "../../src/transform/transform-registry.ts";
 import { redactHeaders, withTransform } from "../../src/transform/transforming-sink.ts";
 
@@ -72,9 +79,25 @@ async function cpuPerDelivery(sink: Sink, record: EventRecord, count: number): P
   return (used.user + used.system) / count;
 }
 
+/** Milliseconds per call, one call at a time. */
+async function latencies(transform: PreparedTransform, record: EventRecord, count: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const started = performance.now();
+    const outcome = await transform.run(toTransformEvent(record.event), {
+      destination: "bench",
+      attempt: 1,
+      headers: redactHeaders(record.headers),
+    });
+    out.push(performance.now() - started);
+    if (!outcome.ok) throw new Error(outcome.message);
+  }
+  return out.sort((x, y) => x - y);
+}
+
 export async function benchTransform(options: { durationSeconds?: number } = {}) {
-  const rounds = Math.max(3, Math.round((options.durationSeconds ?? 10) / 2));
-  const perRound = 4000;
+  const rounds = Math.max(3, Math.round((options.durationSeconds ?? 10) / 3));
+  const perRound = 2000;
   const record = await sampleRecord();
   const destination = {
     id: "bench",
@@ -90,60 +113,78 @@ export async function benchTransform(options: { durationSeconds?: number } = {})
     close: async () => {},
   };
   const plain = createHttpSink(destination as Parameters<typeof createHttpSink>[0], { transport });
-  const registry = createTransformRegistry({
-    destinations: [{ id: "bench", transform: { code: TRIVIAL, timeoutMs: 50, memoryLimitMb: 16 } }],
+  const destinations = [{ id: "bench", transform: { code: TRIVIAL, timeoutMs: 50, memoryLimitMb: 16 } }];
+  const inThread = createTransformRegistry({ destinations, services: builtinServices, loadQuickJS: loadQuickJSNode });
+  const pooled = createTransformRegistry({
+    destinations,
     services: builtinServices,
     loadQuickJS: loadQuickJSNode,
+    executor: createTransformPool({ size: 1 }),
   });
-  const transformed = withTransform(plain, registry);
+  const before = withTransform(plain, inThread);
+  const after = withTransform(plain, pooled);
 
-  // Warm both paths (JIT, the QuickJS module, the compile), then interleave A and B rounds.
-  await cpuPerDelivery(plain, record, 2000);
-  await cpuPerDelivery(transformed, record, 2000);
+  // Warm every path (JIT, the QuickJS module, the compile, the worker), then interleave rounds.
+  await cpuPerDelivery(plain, record, 1000);
+  await cpuPerDelivery(before, record, 1000);
+  await cpuPerDelivery(after, record, 1000);
   const a: number[] = [];
   const b: number[] = [];
+  const c: number[] = [];
   for (let i = 0; i < rounds; i++) {
     a.push(await cpuPerDelivery(plain, record, perRound));
-    b.push(await cpuPerDelivery(transformed, record, perRound));
-  }
-  // The transform step alone, as the wrapper runs it (split the event, redact headers, run).
-  const compiledForStep = await registry.forDestination("bench");
-  if (!compiledForStep) throw new Error("the bench transform did not compile");
-  const step: number[] = [];
-  for (let i = 0; i < rounds; i++) {
-    const started = process.cpuUsage();
-    for (let n = 0; n < perRound; n++) {
-      compiledForStep.run(toTransformEvent(record.event), {
-        destination: "bench",
-        attempt: 1,
-        headers: redactHeaders(record.headers),
-      });
-    }
-    const used = process.cpuUsage(started);
-    step.push((used.user + used.system) / perRound);
+    b.push(await cpuPerDelivery(before, record, perRound));
+    c.push(await cpuPerDelivery(after, record, perRound));
   }
   const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] as number;
   const without = median(a);
-  const withT = median(b);
+  const withBefore = median(b);
+  const withAfter = median(c);
 
-  // Memory: one compiled transform, and 100 distinct ones.
-  const compiled = await registry.forDestination("bench");
-  const perTransformBytes = compiled?.memoryBytes() ?? 0;
+  // Latency per call, one at a time: in this thread, then through the pool.
+  const calls = rounds * perRound;
+  const inThreadTransform = await inThread.forDestination("bench");
+  const pooledTransform = await pooled.forDestination("bench");
+  if (!inThreadTransform || !pooledTransform) throw new Error("the bench transform did not compile");
+  const local = await latencies(inThreadTransform, record, calls);
+  const remote = await latencies(pooledTransform, record, calls);
+  const at = (sorted: number[], q: number) =>
+    sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] as number;
+  const us = (ms: number) => Math.round(ms * 10_000) / 10;
+
+  // Memory: one compiled transform, and 100 distinct ones (QuickJS's own count).
+  const quickjs = await loadQuickJSNode();
+  const compileOne = (code: string) => {
+    const factory = toFactorySource(code);
+    if (!factory.ok) throw new Error(factory.message);
+    return compileTransform(quickjs, factory.source, "bench", { timeoutMs: 50, memoryLimitMb: 16 });
+  };
+  const one = compileOne(TRIVIAL);
+  one.run(toTransformEvent(record.event), { destination: "bench", attempt: 1, headers: {} });
+  const perTransformBytes = one.memoryBytes();
+  one.dispose();
   const many = [];
   for (let i = 0; i < 100; i++) {
-    const t = await registry.compile({ code: `${TRIVIAL}\n// ${i}`, timeoutMs: 50, memoryLimitMb: 16 });
+    const t = compileOne(`${TRIVIAL}\n// ${i}`);
     t.run(toTransformEvent(record.event), { destination: "bench", attempt: 1, headers: {} });
     many.push(t);
   }
   const quickjsBytes = many.reduce((sum, t) => sum + t.memoryBytes(), 0);
   for (const t of many) t.dispose();
-  registry.close();
+  inThread.close();
+  pooled.close();
 
   const out = {
     "cpu us per delivery, no transform (median of rounds)": Math.round(without * 10) / 10,
-    "cpu us per delivery, trivial transform": Math.round(withT * 10) / 10,
-    "cpu us added by the transform (target <= 50)": Math.round((withT - without) * 10) / 10,
-    "cpu us of the transform step alone (split, redact, run; median)": Math.round(median(step) * 10) / 10,
+    "cpu us per delivery, trivial transform in-thread (before)": Math.round(withBefore * 10) / 10,
+    "cpu us per delivery, trivial transform in the worker pool (after)": Math.round(withAfter * 10) / 10,
+    "cpu us added by the transform, in-thread (target <= 50)": Math.round((withBefore - without) * 10) / 10,
+    "cpu us added by the transform, worker pool": Math.round((withAfter - without) * 10) / 10,
+    "latency us per call in-thread p50 / p99": `${us(at(local, 0.5))} / ${us(at(local, 0.99))}`,
+    "latency us per call via the pool p50 / p99": `${us(at(remote, 0.5))} / ${us(at(remote, 0.99))}`,
+    "latency us added by the pool p50": us(at(remote, 0.5) - at(local, 0.5)),
+    "latency us added by the pool p99 (target <= 1000)": us(at(remote, 0.99) - at(local, 0.99)),
+    "calls timed per path": calls,
     rounds,
     "deliveries per round": perRound,
     "event JSON bytes": JSON.stringify(record.event).length,

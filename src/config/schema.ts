@@ -13,7 +13,7 @@ import { RetentionRulesSchema } from "../lifecycle/retention-schema.ts";
 import { OperationalEventsSchema } from "../operational-events/operational-events-schema.ts";
 import { builtinServices } from "../services/registry.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
-import { TransformEntries } from "../transform/transform-schema.ts";
+import { TransformEntries, TransformsSettingsSchema } from "../transform/transform-schema.ts";
 import { AuthSchema, ClientSchema } from "./clients-schema.ts";
 import { IngressProtectionSchema, MetricsAccessSchema, ServerLimitsEntries } from "./hardening-schema.ts";
 import { createRouteSchema, StreamDestinationSchema } from "./routes-schema.ts";
@@ -170,6 +170,8 @@ const gatewayConfigObject = (services: ServiceRegistry) =>
     claimTtlSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600)), 30),
     /** Enables `POST /sources/{id}/test-events` (signed samples, README "Web console"). Default false; on in the zero-config development setup. */
     testEvents: v.optional(v.boolean(), false),
+    /** Where and how transforms run (worker pool, deadline slack, console lines); docs/transformations.md. */
+    transforms: v.optional(TransformsSettingsSchema, {}),
     log: v.optional(
       v.strictObject({
         /** `debug`, `info` (default), `warn`, `error` or `silent`. */

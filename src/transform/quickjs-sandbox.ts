@@ -2,7 +2,8 @@
  * The transform sandbox on QuickJS compiled to WebAssembly: one QuickJS runtime per transform
  * version (its own memory limit), one context whose intrinsics are frozen before the module is
  * compiled, and the module compiled once into a factory (module-source.ts). Each call runs the
- * factory, so nothing persists from one call to the next; the interrupt handler ends a call at
+ * factory, so nothing persists from one call to the next; a call that leaves promise jobs queued
+ * discards its runtime, so they never run in a later call; the interrupt handler ends a call at
  * its deadline, and a runtime that hit a limit is thrown away and rebuilt for the next call.
  * The sandbox has no network, file system, timers or host objects: only the JSON it is given.
  */
@@ -63,6 +64,9 @@ export function compileTransform(
           answer = callForString(vm, instance.collect, []);
         }
         const outcome = readAnswer(answer);
+        // Jobs the call queued and left behind (a synchronous answer with promises still pending)
+        // would run inside the next call, with its logs: they are discarded with the runtime.
+        if (runtime.hasPendingJob()) reset();
         if (!outcome.ok && /out of memory/i.test(outcome.message)) {
           // Caught inside the sandbox, but the runtime is at its limit: start the next call afresh.
           reset();
@@ -86,6 +90,9 @@ export function compileTransform(
       } finally {
         deadline = Number.POSITIVE_INFINITY;
       }
+    },
+    prepare() {
+      instance ??= createInstance(quickjs, factorySource, limits, () => Date.now() > deadline);
     },
     memoryBytes() {
       instance ??= createInstance(quickjs, factorySource, limits, () => Date.now() > deadline);

@@ -47,6 +47,8 @@ export interface CompiledTransform {
   readonly version: string;
   /** Runs the transform on one event within the time and memory limits. */
   run(event: TransformEvent, context: TransformContext): TransformOutcome;
+  /** Builds the runtime now if the last call discarded it, so the next `run` starts at once. */
+  prepare(): void;
   /** Bytes the sandbox holds for this transform between calls. */
   memoryBytes(): number;
   dispose(): void;
@@ -56,6 +58,35 @@ export interface CompiledTransform {
 export interface TransformLimits {
   timeoutMs: number;
   memoryLimitMb: number;
+}
+
+/** One call handed to a `TransformExecutor`: the compiled-once module and this call's input. */
+export interface TransformCall {
+  /** Names the module and its limits: calls with the same key share a compiled transform. */
+  key: string;
+  /** The factory source (module-source.ts). */
+  source: string;
+  version: string;
+  limits: TransformLimits;
+  event: TransformEvent;
+  context: TransformContext;
+}
+
+/**
+ * Runs transform calls away from the caller's event loop (a worker-thread pool on Node, a
+ * Durable Object on Workers) and ends a call that outlives its deadline from outside. Never
+ * rejects: a stalled, crashed or killed call answers `{ ok: false }`.
+ */
+export interface TransformExecutor {
+  run(call: TransformCall): Promise<TransformOutcome>;
+  close(): void;
+}
+
+/** A destination's transform as callers use it, wherever it runs. */
+export interface PreparedTransform {
+  readonly version: string;
+  run(event: TransformEvent, context: TransformContext): Promise<TransformOutcome>;
+  dispose(): void;
 }
 
 /** Supplies the QuickJS module (loaded once per process or isolate, on first use). */

@@ -1,14 +1,22 @@
 /**
- * The gateway's transforms: each destination's module, compiled once per version on first use
- * (the QuickJS module itself loads on the first compile), shared by destinations with the same
- * source and limits, plus ad-hoc compiles for `POST /transforms/test`.
+ * The gateway's transforms: each destination's module, prepared once per version on first use,
+ * shared by destinations with the same source and limits, plus ad-hoc ones for
+ * `POST /transforms/test`. With an executor (the Node worker pool, the Workers transform object)
+ * every call runs there, away from this event loop, and a stalled call is ended from outside;
+ * without one, calls run here on the QuickJS module (`loadQuickJS`), yielding between slow ones.
  */
 import { toHex } from "../crypto/crypto-port.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
 import { builtinTransformSource } from "./builtin-transforms.ts";
 import { toFactorySource } from "./module-source.ts";
 import { compileTransform, TransformCompileError } from "./quickjs-sandbox.ts";
-import type { CompiledTransform, LoadQuickJS, TransformLimits } from "./transform-contract.ts";
+import type {
+  CompiledTransform,
+  LoadQuickJS,
+  PreparedTransform,
+  TransformExecutor,
+  TransformLimits,
+} from "./transform-contract.ts";
 import type { BuiltinTransformName, TransformConfig } from "./transform-schema.ts";
 
 /** What to compile: module source or a built-in, with limits. */
@@ -19,25 +27,17 @@ export type TransformSpec = Pick<TransformConfig, "timeoutMs" | "memoryLimitMb">
 export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
 
 export interface TransformRegistry {
-  /** The destination's compiled transform; undefined when it has none. Throws TransformCompileError. */
-  forDestination(destinationId: string): Promise<CompiledTransform | undefined>;
-  /** Compiles `spec` apart from the cache (the caller disposes it). Throws TransformCompileError. */
-  compile(spec: TransformSpec): Promise<CompiledTransform>;
+  /** The destination's transform; undefined when it has none. Throws TransformCompileError. */
+  forDestination(destinationId: string): Promise<PreparedTransform | undefined>;
+  /** Prepares `spec` apart from the cache (the caller disposes it). Throws TransformCompileError. */
+  compile(spec: TransformSpec): Promise<PreparedTransform>;
   /** The spec configured on a destination, if any. */
   specOf(destinationId: string): TransformSpec | undefined;
-  /**
-   * Resolves once the gateway may run another transform: at once, unless transforms ran for
-   * more than 10 ms since the last yield, then on the next macrotask. A transform runs
-   * synchronously; this lets requests (e.g. `/healthz`) in between slow ones.
-   */
-  turn(): Promise<void> | undefined;
-  /** The destination's transform when it is compiled already (the hot path skips a promise). */
-  compiledFor(destinationId: string): CompiledTransform | undefined;
-  /** Counts `ms` of transform run time towards the next `turn`. */
-  spent(ms: number): void;
+  /** The destination's transform when it is prepared already (the hot path skips a promise). */
+  compiledFor(destinationId: string): PreparedTransform | undefined;
   /**
    * Takes the destinations of a reloaded configuration (SIGHUP). Transforms whose spec did not
-   * change stay compiled; returns a function disposing those no destination uses any more, to
+   * change stay prepared; returns a function disposing those no destination uses any more, to
    * call once the attempts that could still run them have finished.
    */
   reconfigure(destinations: TransformRegistryOptions["destinations"]): () => void;
@@ -48,6 +48,8 @@ export interface TransformRegistryOptions {
   destinations: readonly { id: string; transform?: TransformConfig }[];
   services: ServiceRegistry;
   loadQuickJS: LoadQuickJS;
+  /** Runs the calls off this event loop (adapters); without it they run in this thread. */
+  executor?: TransformExecutor;
 }
 
 /** The module source of a spec. */
@@ -79,44 +81,68 @@ export function createTransformRegistry(options: TransformRegistryOptions): Tran
     return found;
   };
   let specs = specsOf(options.destinations);
-  const compiled = new Map<string, Promise<CompiledTransform>>();
+  const prepared = new Map<string, Promise<PreparedTransform>>();
+  const ready = new Map<string, PreparedTransform>();
+  const { executor } = options;
+  // In-thread calls: milliseconds of transform run time since the last yield to the event loop.
   let busyMs = 0;
-  const ready = new Map<string, CompiledTransform>();
 
-  const compile = async (spec: TransformSpec): Promise<CompiledTransform> => {
+  /** In this thread: runs synchronously, yielding to the event loop after 10 ms of transforms. */
+  const inThread = (compiled: CompiledTransform): PreparedTransform => ({
+    version: compiled.version,
+    async run(event, context) {
+      if (busyMs > 10) {
+        busyMs = 0;
+        await yieldToEventLoop();
+      }
+      const started = performance.now();
+      try {
+        return compiled.run(event, context);
+      } finally {
+        busyMs += performance.now() - started;
+      }
+    },
+    dispose: () => compiled.dispose(),
+  });
+
+  const compile = async (spec: TransformSpec): Promise<PreparedTransform> => {
     const source = sourceOf(spec, options.services);
     const factory = toFactorySource(source);
     if (!factory.ok) throw new TransformCompileError(factory.message);
+    const limits: TransformLimits = { timeoutMs: spec.timeoutMs, memoryLimitMb: spec.memoryLimitMb };
+    if (executor) {
+      const version = await versionOf(source);
+      const key = `${version}:${limits.timeoutMs}:${limits.memoryLimitMb}`;
+      return {
+        version,
+        run: (event, context) => executor.run({ key, source: factory.source, version, limits, event, context }),
+        // The executor's workers keep a bounded cache of compiled modules; nothing to free here.
+        dispose: () => {},
+      };
+    }
     const [quickjs, version] = await Promise.all([options.loadQuickJS(), versionOf(source)]);
     // Compiles of several destinations resolve together: one per macrotask, so requests interleave.
     await yieldToEventLoop();
-    const limits: TransformLimits = { timeoutMs: spec.timeoutMs, memoryLimitMb: spec.memoryLimitMb };
-    return compileTransform(quickjs, factory.source, version, limits);
+    return inThread(compileTransform(quickjs, factory.source, version, limits));
   };
 
   return {
     specOf: (id) => specs.get(id),
-    turn() {
-      if (busyMs <= 10) return undefined;
-      busyMs = 0;
-      return yieldToEventLoop();
-    },
     compiledFor: (destinationId) => ready.get(destinationId),
-    spent(ms) {
-      busyMs += ms;
-    },
     compile,
     forDestination(destinationId) {
       const spec = specs.get(destinationId);
       if (!spec) return Promise.resolve(undefined);
       const key = `${JSON.stringify(spec)}`;
-      let entry = compiled.get(key);
+      let entry = prepared.get(key);
       if (!entry) {
         entry = compile(spec);
-        compiled.set(key, entry);
+        prepared.set(key, entry);
         entry.then((transform) => ready.set(destinationId, transform)).catch(() => {});
         // A module that does not compile is reported on every attempt, not cached as a rejection forever.
-        entry.catch(() => compiled.delete(key));
+        entry.catch(() => prepared.delete(key));
+      } else if (!ready.has(destinationId)) {
+        entry.then((transform) => ready.set(destinationId, transform)).catch(() => {});
       }
       return entry;
     },
@@ -127,16 +153,17 @@ export function createTransformRegistry(options: TransformRegistryOptions): Tran
       }
       specs = next;
       const used = new Set([...next.values()].map((spec) => JSON.stringify(spec)));
-      const unused = [...compiled.entries()].filter(([key]) => !used.has(key));
-      for (const [key] of unused) compiled.delete(key);
+      const unused = [...prepared.entries()].filter(([key]) => !used.has(key));
+      for (const [key] of unused) prepared.delete(key);
       return () => {
         for (const [, entry] of unused) entry.then((t) => t.dispose()).catch(() => {});
       };
     },
     close() {
-      for (const entry of compiled.values()) entry.then((t) => t.dispose()).catch(() => {});
-      compiled.clear();
+      for (const entry of prepared.values()) entry.then((t) => t.dispose()).catch(() => {});
+      prepared.clear();
       ready.clear();
+      executor?.close();
     },
   };
 }

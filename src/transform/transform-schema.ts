@@ -54,3 +54,24 @@ export type TransformConfig = v.InferOutput<typeof TransformSchema>;
 
 /** Spread into a destination schema: its optional `transform`. */
 export const TransformEntries = { transform: v.optional(TransformSchema) };
+
+/**
+ * The gateway-wide `transforms` settings (docs/transformations.md "Where transforms run"): the
+ * Node worker-thread pool, the slack the host adds to a call's `timeoutMs` before it ends the
+ * call from outside, and whether transforms' console lines are copied into the process log.
+ */
+export const TransformsSettingsSchema = v.strictObject({
+  /** Worker threads running transforms on Node. Default: the CPU count minus one, 1 to 4 (1 on 2 cores). */
+  workers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(32))),
+  /** Milliseconds past `timeoutMs` after which the host ends a call (terminates its worker). Default 100. */
+  deadlineSlackMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10), v.maxValue(10_000)), 100),
+  /** V8 heap limit of each worker thread, MiB (QuickJS's own memory is bounded by `memoryLimitMb`). Default 64. */
+  workerHeapMb: v.optional(v.pipe(v.number(), v.integer(), v.minValue(16), v.maxValue(4096)), 64),
+  /**
+   * Copy a transform's console lines into the process log when a live-stream transform fails.
+   * Default false: they stay in the attempt record (at most 20 lines of 1000 characters) only.
+   */
+  logToProcess: v.optional(v.boolean(), false),
+});
+
+export type TransformsSettings = v.InferOutput<typeof TransformsSettingsSchema>;

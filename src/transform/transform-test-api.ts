@@ -11,7 +11,7 @@ import { createGatewayError } from "../errors.ts";
 import type { GatewayContext } from "../gateway-context.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { TransformCompileError } from "./quickjs-sandbox.ts";
-import { type CompiledTransform, toTransformEvent } from "./transform-contract.ts";
+import { type PreparedTransform, toTransformEvent } from "./transform-contract.ts";
 import { BUILTIN_TRANSFORMS } from "./transform-schema.ts";
 import { redactHeaders } from "./transforming-sink.ts";
 
@@ -70,7 +70,7 @@ export async function runTransformTest(
   const record = await ctx.store.get(body.event);
   if (!record) throw createGatewayError(404, "not_found", `no event "${body.event}" in the log`);
   const limits = { timeoutMs: body.timeoutMs, memoryLimitMb: body.memoryLimitMb };
-  let transform: CompiledTransform | undefined;
+  let transform: PreparedTransform | undefined;
   let owned = false;
   try {
     if (body.destination !== undefined) {
@@ -91,7 +91,7 @@ export async function runTransformTest(
   }
   try {
     const started = performance.now();
-    const outcome = transform.run(toTransformEvent(record.event), {
+    const outcome = await transform.run(toTransformEvent(record.event), {
       destination: body.destination ?? "test",
       attempt: 1,
       headers: redactHeaders(record.headers),

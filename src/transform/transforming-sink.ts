@@ -35,15 +35,11 @@ export function withTransform(sink: Sink, registry: TransformRegistry): Sink {
         return { ok: false, permanent: true, code: "transform_error", error: `transform_error: ${message}`, logs: [] };
       }
       if (!transform) return sink.deliver(record, signal, info);
-      const turn = registry.turn();
-      if (turn) await turn;
-      const started = performance.now();
-      const outcome = transform.run(toTransformEvent(record.event), {
+      const outcome = await transform.run(toTransformEvent(record.event), {
         destination: sink.destinationId,
         attempt: info?.attempt ?? 1,
         headers: redactHeaders(record.headers),
       });
-      registry.spent(performance.now() - started);
       const version = transform.version;
       if (!outcome.ok) {
         return {

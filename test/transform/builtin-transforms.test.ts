@@ -46,7 +46,7 @@ describe("built-in transforms", () => {
             time: "2026-05-01T10:00:00.000Z",
             data: JSON.parse(sample.body),
           };
-          const outcome = transform.run(toTransformEvent(event), context);
+          const outcome = await transform.run(toTransformEvent(event), context);
           if (!outcome.ok || outcome.skip) throw new Error(`${name} ${type}: ${JSON.stringify(outcome)}`);
           const title = String(titleOf[name]?.(JSON.parse(outcome.json)));
           const heading = service.chatMessages?.[type]?.title.split(":")[0] ?? "";
@@ -65,7 +65,7 @@ describe("built-in transforms", () => {
 
   it("formats an undocumented type generically", async () => {
     const transform = await registry.compile({ builtin: "slack", timeoutMs: 50, memoryLimitMb: 16 });
-    const outcome = transform.run(
+    const outcome = await transform.run(
       toTransformEvent({
         id: "evt_1",
         type: "agreement.teleported",

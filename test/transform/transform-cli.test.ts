@@ -79,13 +79,13 @@ describe("gateway transform test", () => {
     const { code, stdout } = await runCli([file, "--event", eventId, "--url", gateway.url]);
     expect(code).toBe(0);
     expect(stdout).toBe(`log: picking\n${JSON.stringify({ type: "agreement.completed", id: eventId }, null, 2)}\n`);
-  });
+  }, 120_000);
 
   it("prints a built-in's message", async () => {
     const { code, stdout } = await runCli(["slack", "--event", eventId, "--url", gateway.url]);
     expect(code).toBe(0);
     expect(JSON.parse(stdout).text).toBe("Agreement completed: crm-deal-4711");
-  });
+  }, 120_000);
 
   it("prints a failure with the transform's logs and exits 1", async () => {
     const file = join(dir, "broken.js");
@@ -95,7 +95,7 @@ describe("gateway transform test", () => {
     expect(stdout).toBe(
       "log: saw agreement.completed\ntransform_error: TypeError: cannot read property 'deeper' of undefined\n",
     );
-  });
+  }, 120_000);
 
   it("runs a destination's configured transform through the API", async () => {
     const response = await testTransform({ event: eventId, destination: "chat" });
@@ -104,7 +104,7 @@ describe("gateway transform test", () => {
     expect(answer.ok).toBe(true);
     expect(answer.result.embeds[0]?.title).toBe("Agreement completed: crm-deal-4711");
     expect(answer.version).toMatch(/^sha256:[0-9a-f]{16}$/);
-  });
+  }, 120_000);
 
   it("refuses a missing key, an unknown event and two transforms at once", async () => {
     expect((await testTransform({ event: eventId, builtin: "slack" }, "wrong")).status).toBe(401);
@@ -114,5 +114,5 @@ describe("gateway transform test", () => {
     const both = await testTransform({ event: eventId, builtin: "slack", destination: "chat" });
     expect(both.status).toBe(400);
     expect(((await both.json()) as { error: { code: string } }).error.code).toBe("invalid_request");
-  });
+  }, 120_000);
 });

@@ -53,7 +53,7 @@ describe("docs/transformations.md", async () => {
   });
   const run = async (destination: string, event: object) => {
     const transform = await registry.forDestination(destination);
-    const outcome = transform?.run(toTransformEvent(event), { destination, attempt: 1, headers: {} });
+    const outcome = await transform?.run(toTransformEvent(event), { destination, attempt: 1, headers: {} });
     if (!outcome?.ok) throw new Error(JSON.stringify(outcome));
     return outcome.skip ? null : JSON.parse(outcome.json);
   };
