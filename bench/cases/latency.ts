@@ -27,6 +27,8 @@ export interface LatencyOptions {
 const DEFAULT_RATES = [50, 200, 500, 800, 1000];
 /** Requests the open-loop sender may hold in flight (never the limit at these rates). */
 const SENDER_CONNECTIONS = 64;
+/** How long a run's deliveries may take to arrive (an overloaded machine drains slowly). */
+const RECEIPT_DEADLINE_MS = 600_000;
 const WHSEC = `whsec_${randomBytes(32).toString("base64")}`;
 
 /** Signed e-sign webhooks with unique ids, as the upstream signs them. */
@@ -120,7 +122,7 @@ async function measureStore(
     for (const rate of rates) {
       const connectionsBefore = sink.connections();
       const run = await drive(gateway.gateway.url, next, { seconds, concurrency: SENDER_CONNECTIONS, rate });
-      await awaitReceipts([sink as never], run.accepted.keys());
+      await awaitReceipts([sink as never], run.accepted.keys(), RECEIPT_DEADLINE_MS);
       const latencies = [...run.accepted]
         .map(([id, at]) => Math.max(0, (sink.receipts.get(id) as number) - at))
         .sort((a, b) => a - b);
@@ -138,7 +140,7 @@ async function measureStore(
     }
     // Sustained delivery to the one destination, closed loop.
     const loaded = await drive(gateway.gateway.url, next, { seconds, concurrency: 32 });
-    const last = await awaitReceipts([sink as never], loaded.accepted.keys());
+    const last = await awaitReceipts([sink as never], loaded.accepted.keys(), RECEIPT_DEADLINE_MS);
     delivered = Math.round(loaded.accepted.size / ((last - loaded.started) / 1000));
   } finally {
     await gateway.cleanup();

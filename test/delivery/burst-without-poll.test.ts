@@ -103,3 +103,14 @@ describe("a burst larger than the dispatcher's batch, with the delivery polls an
     await burstIsDelivered(() => ({ driver: "redis", url: redis.url, prefix: `gw-burst-${Date.now()}` }));
   });
 });
+
+describe("GATEWAY_DELIVERY_POLL_MS", () => {
+  it("a value that is not whole milliseconds in range stops start-up naming the variable", async () => {
+    for (const value of ["1.5", "86400001"]) {
+      const started = startGatewayProcess({ env: { GATEWAY_DELIVERY_POLL_MS: value } });
+      await expect(started).rejects.toThrow(
+        /GATEWAY_DELIVERY_POLL_MS: expected whole milliseconds from 10 to 86400000/,
+      );
+    }
+  });
+});
