@@ -180,7 +180,7 @@ export async function benchLatency(options: LatencyOptions = {}): Promise<Record
         out.redis = "skipped: no redis-server";
         continue;
       }
-      storeConfig = { driver: "redis", url: redis.url, prefix: `gw-latency-${runId}:` };
+      storeConfig = { driver: "redis", url: redis.url, prefix: `gwlat-${runId}` };
     }
     try {
       const { rows, delivered, ingressOnly } = await measureStore(store, storeConfig, rates, seconds, runId);
