@@ -20,8 +20,9 @@
  * is not durable: after a crash, events whose write was lost are routed again (at least once, as
  * an attempt whose "delivering" write was lost). A save by a lane that lands before its record's
  * create is kept (the create only inserts a missing record). Events recorded before this process
- * started may have records already (saved by a lane before a crash took their routing write, or by a replay), so
- * they are routed as before: written first, and only the records the write created go to the lanes.
+ * started may have records already (saved by a lane before a crash took their routing write, or
+ * by a replay), so they are routed as before: written first, and only the records the write
+ * created go to the lanes.
  */
 import type { Logger } from "../ops/logger.ts";
 import { type CompiledRoute, resolveDestinations } from "../routes/match-routes.ts";
