@@ -25,6 +25,11 @@ const CASES: Record<string, { file: string; exportName: string; about: string }>
     about: "GET through the proxy vs direct to the e-sign fake",
   },
   fanout: { file: "./cases/fanout.ts", exportName: "benchFanout", about: "four destinations out: HTTP, Redis, SMTP" },
+  latency: {
+    file: "./cases/latency.ts",
+    exportName: "benchLatency",
+    about: "open-loop delivery latency at 50-1000/s to one HTTP destination, sqlite and Redis stores",
+  },
   filters: {
     file: "./cases/filters.ts",
     exportName: "benchFilters",
@@ -68,7 +73,8 @@ const USAGE = [
   "options: --scale-events=N (the scale case's fill, default 1000000), --erase-events=N (the erase case's)",
   "environment: BENCH_SECONDS=3 (shorter runs, a smoke test), BENCH_LIVE_SUBSCRIBERS=200,",
   "  BENCH_LIVE_IDLE=10000 (the live case's idle count), BENCH_LIVE_ONLY=idle (only its memory figures),",
-  "  BENCH_GATEWAY_BIN=/other/checkout/bin/gateway.js (a gateway of unchanged code, for an A/B)",
+  "  BENCH_GATEWAY_BIN=/other/checkout/bin/gateway.js (a gateway of unchanged code, for an A/B),",
+  "  BENCH_LATENCY_RATES=200,800 and BENCH_LATENCY_STORES=sqlite (the latency case's rates and stores)",
 ].join("\n");
 
 const argv = process.argv.slice(2);

@@ -21,6 +21,7 @@ import { openConfiguredOutbox } from "../outbox/registry.ts";
 import { createConfiguredSinks } from "../sink/registry.ts";
 import { openConfiguredStore } from "../store/registry.ts";
 import { applyConnectionLimits, forwardedClientLimit, nodeServerOptions } from "./connection-limits.ts";
+import { readDeliveryPollFromEnv } from "./delivery-poll-env.ts";
 import { allowListenerPerAttempt } from "./lane-signal.ts";
 import { listNodeHeaders } from "./list-node-headers.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
@@ -99,6 +100,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
   // Read before anything opens, so a bad OTEL_* value stops start-up.
   const tracing = await createNodeTracing(process.env, logger);
+  const pollIntervalMs = readDeliveryPollFromEnv(process.env);
   const store =
     options.store ??
     (await openConfiguredStore(config.store, {
@@ -143,6 +145,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
       outbox,
       sinks,
       leaseMs: "leaseSeconds" in config.store ? config.store.leaseSeconds * 1000 : undefined,
+      pollIntervalMs,
       onLaneSignal: allowListenerPerAttempt,
     },
     development: options.development,

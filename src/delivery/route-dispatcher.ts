@@ -12,6 +12,17 @@
  * A shared outbox (several instances) still writes the cursor with every batch. When no route
  * names a delivered destination at all, the events are not even read: the cursor moves to the
  * store's last seq.
+ *
+ * On a single-process outbox, routed records go to their lanes at once, before their outbox
+ * write is durable: a delivery never waits for the router's write (and the router never waits
+ * for it before routing the next events). The writes stay one at a time and in order, and a
+ * write that failed is carried by the next one, so the durable cursor never passes a record that
+ * is not durable: after a crash, events whose write was lost are routed again (at least once, as
+ * an attempt whose "delivering" write was lost). A save by a lane that lands before its record's
+ * create is kept (the create only inserts a missing record). Events recorded before this process
+ * started may have records already (saved by a lane before a crash took their routing write, or
+ * by a replay), so they are routed as before: written first, and only the records the write
+ * created go to the lanes.
  */
 import type { Logger } from "../ops/logger.ts";
 import { type CompiledRoute, resolveDestinations } from "../routes/match-routes.ts";
@@ -85,13 +96,30 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
   let failures = 0;
   /** Whether any route names a destination with a lane (set at start). */
   let deliverable = true;
+  /**
+   * Events up to this seq were recorded before `start`: their records may exist already, so they
+   * are written before they go to the lanes (only those the write created).
+   */
+  let recordedBeforeStart = 0;
+  /** Records already with their lanes whose create is not written yet, and the cursor to write with them. */
+  let unsaved: DeliveryRecord[] = [];
+  let unsavedCursor = 0;
+  /** The one routing write in flight (they run one at a time, in order). */
+  let writing = false;
+  /** After a failed routing write, the next one waits for the poll (which backs off). */
+  let writeBlocked = false;
+  let writeFailures = 0;
 
   const schedulePoll = () => {
     cancelPoll?.();
-    // After store or outbox errors, back off up to a minute; the hub still wakes us meanwhile.
-    const delay = Math.min(deps.pollIntervalMs * 2 ** failures, 60_000);
+    // After store or outbox errors, back off up to a minute (or the period, when longer); the
+    // hub still wakes us meanwhile.
+    const backoff = 2 ** Math.max(failures, writeFailures);
+    const delay = Math.min(deps.pollIntervalMs * backoff, Math.max(deps.pollIntervalMs, 60_000));
     cancelPoll = deps.scheduler.setTimer(delay, () => {
       cancelPoll = undefined;
+      writeBlocked = false;
+      writeUnsaved();
       wake();
       if (!stopped) schedulePoll();
     });
@@ -103,11 +131,55 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     if (unwritten === undefined) return;
     const target = unwritten;
     unwritten = undefined;
+    // Records not yet written: the cursor goes with them, never past them.
+    if (writing || unsaved.length > 0) {
+      unsavedCursor = Math.max(unsavedCursor, target);
+      return;
+    }
     deps.track(
       deps.outbox.createDeliveries([], target).catch((error) => {
         // Not lost: the events are routed again (to no destination) after a restart.
         deps.logger.warn("writing the routing cursor failed", { error: String(error) });
       }),
+    );
+  };
+
+  /**
+   * Writes the records handed to lanes ahead of their write, with their cursor: one write at a
+   * time; a failed one is carried by the next (after the poll, which backs off).
+   */
+  const writeUnsaved = () => {
+    if (writing || writeBlocked || (unsaved.length === 0 && unsavedCursor === 0)) return;
+    const records = unsaved;
+    const target = unsavedCursor;
+    unsaved = [];
+    unsavedCursor = 0;
+    writing = true;
+    deps.track(
+      deps.outbox.createDeliveries(records, target).then(
+        () => {
+          writing = false;
+          writeFailures = 0;
+          writeUnsaved();
+        },
+        (error) => {
+          writing = false;
+          unsaved = records.concat(unsaved);
+          unsavedCursor = Math.max(unsavedCursor, target);
+          if (stopped) {
+            // Their events are routed again after a restart (the cursor did not pass them).
+            deps.logger.warn("writing routed deliveries failed at stop", { error: String(error) });
+            return;
+          }
+          writeBlocked = true;
+          writeFailures = Math.min(writeFailures + 1, 6);
+          deps.logger.error("writing routed deliveries to the outbox failed; will retry", {
+            error: String(error),
+            count: records.length,
+          });
+          schedulePoll();
+        },
+      ),
     );
   };
 
@@ -144,6 +216,20 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
         cursor = last;
         unwritten = last;
         cancelCursorFlush ??= deps.scheduler.setTimer(CURSOR_FLUSH_MS, flushCursor);
+        continue;
+      }
+      if (!deps.outbox.shared && (events[0] as EventRecord).seq > recordedBeforeStart) {
+        // New events: to the lanes now; the write follows (see the header).
+        cursor = last;
+        unsaved = unsaved.length === 0 ? records : unsaved.concat(records);
+        unsavedCursor = Math.max(unsavedCursor, last, unwritten ?? 0);
+        if (unwritten !== undefined) {
+          unwritten = undefined;
+          cancelCursorFlush?.();
+          cancelCursorFlush = undefined;
+        }
+        writeUnsaved();
+        deps.onCreated(records);
         continue;
       }
       const created = await deps.outbox.createDeliveries(records, last);
@@ -187,6 +273,7 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     /** Loads the durable cursor and begins routing. */
     async start() {
       cursor = await deps.outbox.readCursor();
+      recordedBeforeStart = await deps.store.lastSeq();
       deliverable = deps.routes.some((route) => route.destinations.some((id) => deps.initialState(id) !== undefined));
       stopped = false;
       schedulePoll();
@@ -204,6 +291,9 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
       cancelPoll?.();
       cancelPoll = undefined;
       flushCursor();
+      // One last try of what the lanes hold unwritten (failures are routed again after a restart).
+      writeBlocked = false;
+      writeUnsaved();
     },
     get cursor() {
       return cursor;
