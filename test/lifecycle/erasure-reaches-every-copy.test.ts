@@ -90,9 +90,11 @@ async function startSetup(kind: StoreKind, options: { failFast: boolean }): Prom
         url: `${receiver.url}/mapper`,
         secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
         allowCidrs: ["127.0.0.1/32"],
-        transform: { code: LEAKY_TRANSFORM },
-        // Fail fast into dead letters (copies test), or stay pending (crash test).
-        retry: options.failFast ? { schedule: [0.05], jitter: 0 } : { schedule: [3600], jitter: 0 },
+        // Fail fast into dead letters through the leaky transform (copies test), or answered 503
+        // and retried only in an hour (crash test: the deliveries stay pending).
+        ...(options.failFast
+          ? { transform: { code: LEAKY_TRANSFORM }, retry: { schedule: [0.05], jitter: 0 } }
+          : { retry: { schedule: [3600], jitter: 0 } }),
       },
     ],
     routes: [{ sources: ["esign"], destinations: ["mapper"] }],
@@ -101,6 +103,9 @@ async function startSetup(kind: StoreKind, options: { failFast: boolean }): Prom
       deadBatchSeconds: 1,
     },
   };
+  if (!options.failFast) {
+    await fetch(`${receiver.url}/fail`, { method: "POST", body: JSON.stringify({ count: 1_000_000, status: 503 }) });
+  }
   const gateway = await startGatewayProcess({ secrets, dataDir, config, env });
   cleanups.push(() => gateway.kill("SIGKILL"));
   return { kind, secrets, dataDir, config, env, gateway, receiver, redis };
@@ -344,7 +349,7 @@ async function sendMany(setup: Setup, agreement: string, email: string, count: n
       ids[i] = await send(setup, agreement, email);
     }
   };
-  await Promise.all(Array.from({ length: 12 }, worker));
+  await Promise.all(Array.from({ length: 32 }, worker));
   return ids;
 }
 
