@@ -27,6 +27,10 @@ const PAGE = 200;
 /** The store's `kv` keys of erasure: the requests not finished yet, and the key of the selection hashes. */
 const PENDING_KEY = "lifecycle:erasures";
 const HASH_KEY = "lifecycle:erasure-hash-key";
+const LOCK_KEY = "lifecycle:erasures:lock";
+/** The lock outlives no holder by more than this; a taker waits at most about LOCK_TRIES × 20 ms. */
+const LOCK_TTL_MS = 10_000;
+const LOCK_TRIES = 1000;
 /** How long an unfinished request is kept (a gateway that never starts again) and the hash key. */
 const PENDING_TTL_MS = 400 * 86_400_000;
 const HASH_KEY_TTL_MS = 100 * 365 * 86_400_000;
@@ -142,13 +146,28 @@ async function readPending(store: StoreDriver): Promise<ErasureRequest[]> {
   return text ? (JSON.parse(text) as ErasureRequest[]) : [];
 }
 
-/** Read-modify-write of the pending list, one at a time within this process. */
+/** Takes the short lock of the pending list (instances sharing a store take turns); its token. */
+async function lockPending(store: StoreDriver): Promise<string> {
+  const token = crypto.randomUUID();
+  for (let i = 0; i < LOCK_TRIES; i++) {
+    if (await store.kvSetIfAbsent(LOCK_KEY, token, LOCK_TTL_MS)) return token;
+    await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 20));
+  }
+  throw new Error("the list of erasures stayed locked; retried at the next start");
+}
+
+/** Read-modify-write of the pending list: one at a time in this process, under the lock across instances. */
 let pendingChain: Promise<unknown> = Promise.resolve();
 function updatePending(store: StoreDriver, change: (list: ErasureRequest[]) => ErasureRequest[]): Promise<void> {
   const next = pendingChain.then(async () => {
-    const list = change(await readPending(store));
-    if (list.length === 0) await store.kvDelete(PENDING_KEY);
-    else await store.kvSet(PENDING_KEY, JSON.stringify(list), PENDING_TTL_MS);
+    const token = await lockPending(store);
+    try {
+      const list = change(await readPending(store));
+      if (list.length === 0) await store.kvDelete(PENDING_KEY);
+      else await store.kvSet(PENDING_KEY, JSON.stringify(list), PENDING_TTL_MS);
+    } finally {
+      if ((await store.kvGet(LOCK_KEY)) === token) await store.kvDelete(LOCK_KEY);
+    }
   });
   pendingChain = next.catch(() => {});
   return next;
