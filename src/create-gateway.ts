@@ -207,6 +207,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     (async (eventIds) => {
       const erased = (await engine?.eraseDeliveries(eventIds)) ?? { cancelled: 0, texts: [] };
       operational?.forgetErased(new Set(eventIds), new Set(erased.texts));
+      // Where deliveries run, enrichments are cached (on Workers: the delivery object's isolate).
+      if (eventIds.length > 0) ctx.enricher?.clear();
       return erased;
     });
   const resume = () =>
