@@ -16,12 +16,12 @@
 import type { DeliveriesErased } from "../delivery/delivery-engine.ts";
 import type { Enricher } from "../enrich/create-enricher.ts";
 import { parseEventFilter } from "../filters/event-filter.ts";
-import { scrubOperationalData } from "../operational-events/scrub-operational-data.ts";
 import type { Logger } from "../ops/logger.ts";
 import type { EventQuery, EventRecord, StoreDriver } from "../store/contract.ts";
 import { ERASED_MARK, isErased } from "../store/erased-event.ts";
 import { listMatching } from "../store/list-matching.ts";
 import { GATEWAY_SOURCE_ID, type GatewayEventDeps, recordGatewayEvent } from "./gateway-events.ts";
+import { scrubOperationalData } from "./scrub-operational-data.ts";
 
 const PAGE = 200;
 /** The store's `kv` keys of erasure: the requests not finished yet, and the key of the selection hashes. */

@@ -13,10 +13,10 @@ import type { LaneObservation } from "../delivery/lane-observer.ts";
 import type { Scheduler } from "../delivery/scheduler.ts";
 import { GATEWAY_SOURCE_ID } from "../events/gateway-source.ts";
 import { type GatewayEventDeps, recordGatewayEvent } from "../lifecycle/gateway-events.ts";
+import { scrubOperationalData } from "../lifecycle/scrub-operational-data.ts";
 import type { Logger } from "../ops/logger.ts";
 import { type Condition, createDestinationWatch, type DestinationWatch, type Emitted } from "./destination-watch.ts";
 import type { OperationalEventsConfig } from "./operational-events-schema.ts";
-import { scrubOperationalData } from "./scrub-operational-data.ts";
 import { createSourceWatch, type SourceWatch } from "./source-watch.ts";
 
 export interface OperationalEventsDeps extends GatewayEventDeps {

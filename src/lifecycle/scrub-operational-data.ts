@@ -1,5 +1,5 @@
 /**
- * Operational events may quote a failed attempt's error (`last_error` of
+ * Operational events (src/operational-events) may quote a failed attempt's error (`last_error` of
  * `gateway.destination.failing` and `gateway.deliveries.dead`), and an error may quote the event
  * the attempt carried (a transform's `cannot map <email>`). Each such event names the event whose
  * attempt gave that error (`last_event`); erasure (src/lifecycle/erase-events.ts) replaces the
