@@ -83,6 +83,22 @@ const GATEWAY_CONFIG = {
       retry: { schedule: [0.05], jitter: 0 },
       transform,
     })),
+    // Erasure of attempt records (test/workerd/erasure-in-workerd.test.ts): logs and throws the address.
+    {
+      id: "t-leaky",
+      type: "http",
+      url: "${TEST_SINK_URL}/t-leaky",
+      secrets: [WORKERD_WHSEC],
+      allowPrivateNetworks: true,
+      retry: { schedule: [0.05], jitter: 0 },
+      transform: {
+        code: `export default (event) => {
+  const email = event.data.participant.email;
+  console.log("mapping participant", email);
+  throw new Error("cannot map " + email);
+};`,
+      },
+    },
     // Operational events (test/workerd/lifecycle-in-workerd.test.ts).
     {
       id: "ops",
@@ -110,6 +126,7 @@ const GATEWAY_CONFIG = {
       types: ["agreement.sent", "agreement.viewed"],
       destinations: ["t-reshape", "t-skip", "t-slack", "t-loop", "t-bomb", "t-throws", "t-escape"],
     },
+    { sources: ["esign"], types: ["agreement.erasure-probe"], destinations: ["t-leaky"] },
     { sources: ["gateway"], destinations: ["ops"] },
   ],
   operationalEvents: { deadBatchSeconds: 1 },

@@ -28,6 +28,7 @@ import { readRawBody } from "./ingress/read-raw-body.ts";
 import { receiveWebhook } from "./ingress/receive-webhook.ts";
 import { createVerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
 import { applyRetention } from "./lifecycle/apply-retention.ts";
+import { resumeErasures } from "./lifecycle/erase-events.ts";
 import { registerLifecycleRoutes } from "./lifecycle/lifecycle-api.ts";
 import { compileRetention } from "./lifecycle/retention-rules.ts";
 import { getEvent, listEvents } from "./log/event-log-api.ts";
@@ -118,6 +119,11 @@ export interface GatewayOptions {
   /** The outbox and sinks of the delivery engine. Default: nothing is delivered (no transports). */
   delivery?: DeliveryEngineOptions;
   /**
+   * Erasure's share of the delivery records when another part of the runtime delivers (Workers:
+   * the delivery object). Default: this gateway's own delivery engine and operational events.
+   */
+  eraseDeliveries?: GatewayContext["eraseDeliveries"];
+  /**
    * Zero-config development mode (set by the Node CLI only when it generated the development
    * secrets): the console offers the dev admin key and test events are enabled. Default off.
    */
@@ -151,6 +157,8 @@ export interface Gateway {
     next: GatewayConfig,
     createSinks?: (destinations: readonly DestinationConfig[]) => Promise<Sink[]>,
   ): Promise<ReloadOutcome>;
+  /** Finishes erasures a stopped gateway left unfinished (`start` does it too); returns how many. */
+  resumeErasures(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -247,6 +255,22 @@ export function createGateway(options: GatewayOptions): Gateway {
       },
       delivery,
     );
+
+  const engine = ctx.delivery;
+  ctx.eraseDeliveries =
+    options.eraseDeliveries ??
+    (async (eventIds) => {
+      const erased = (await engine?.eraseDeliveries(eventIds)) ?? { cancelled: 0, texts: [] };
+      operational?.forgetErased(new Set(eventIds), new Set(erased.texts));
+      // Where deliveries run, enrichments are cached (on Workers: the delivery object's isolate).
+      if (eventIds.length > 0) ctx.enricher?.clear();
+      return erased;
+    });
+  const resume = () =>
+    resumeErasures(ctx).catch((error) => {
+      logger.error("finishing an interrupted erasure failed; retried at the next start", { error: String(error) });
+      return 0;
+    });
 
   const streamTransformOf = (destinations: GatewayConfig["destinations"]) =>
     destinations.some((d) => d.type === "stream" && d.transform)
@@ -374,7 +398,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     fetch: async (request) => app.fetch(request),
     start: async () => {
       await ctx.delivery?.start();
+      // In the background: an erasure interrupted by a stop is finished (and audited) now.
+      void resume();
     },
+    resumeErasures: resume,
     runMaintenance: async () => {
       const now = ctx.clock.now();
       const report = await applyRetention(store, ctx.retention, now);

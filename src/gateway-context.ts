@@ -8,7 +8,7 @@
 import type { ClientAuthenticator } from "./auth/authenticate-client.ts";
 import type { GatewayConfig, SourceConfig } from "./config/schema.ts";
 import type { CryptoPort } from "./crypto/crypto-port.ts";
-import type { DeliveryEngine } from "./delivery/delivery-engine.ts";
+import type { DeliveriesErased, DeliveryEngine } from "./delivery/delivery-engine.ts";
 import type { Enricher } from "./enrich/create-enricher.ts";
 import type { RawBodyResult } from "./ingress/read-raw-body.ts";
 import type { VerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
@@ -70,6 +70,12 @@ export interface GatewayContext {
   transforms?: TransformRegistry;
   /** The delivery engine (outbox, retries, replay), when the runtime provides transports. */
   delivery?: DeliveryEngine;
+  /**
+   * Erasure's share of the delivery records and of the watches that quote them (src/lifecycle/
+   * erase-events.ts): the local delivery engine and operational events, or on Workers the
+   * delivery object's.
+   */
+  eraseDeliveries?: (eventIds: readonly string[]) => Promise<DeliveriesErased>;
   /** Whether journal and outbox writes currently succeed (`/healthz` "cannot record"). */
   writeHealth?: WriteHealth;
   /** How long each event stays in the log (`retentionDays` and `retention` rules, compiled). */

@@ -9,6 +9,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { createGateway, type Gateway } from "../../src/create-gateway.ts";
+import type { DeliveriesErased } from "../../src/delivery/delivery-engine.ts";
 import { createLogger } from "../../src/ops/logger.ts";
 import type { EventRecord } from "../../src/store/contract.ts";
 import { inProcessHub } from "../hub/in-process.ts";
@@ -71,6 +72,15 @@ export class DeliveryObject extends DurableObject<WorkerEnv> implements Delivery
     const gateway = await this.gateway();
     gateway.ctx.hub.publish(record);
     this.flushTracesWhenSettled(gateway);
+  }
+
+  /**
+   * Erasure's share of the outbox (src/lifecycle/erase-events.ts, called by the Worker's
+   * gateway): the deliveries of these events are cancelled and lose the texts that may quote them.
+   */
+  async eraseDeliveries(eventIds: string[]): Promise<DeliveriesErased> {
+    const gateway = await this.gateway();
+    return (await gateway.ctx.eraseDeliveries?.(eventIds)) ?? { cancelled: 0, texts: [] };
   }
 
   /** Retention of the outbox: final records older than `retentionDays` go; returns the count. */

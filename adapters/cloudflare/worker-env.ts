@@ -12,6 +12,8 @@ import type { WorkerVars } from "./worker-config.ts";
 export interface DeliveryObjectRpc {
   wake(record: EventRecord): Promise<void>;
   maintain(): Promise<number>;
+  /** Erasure's share of the outbox (src/lifecycle/erase-events.ts). */
+  eraseDeliveries(eventIds: string[]): Promise<{ cancelled: number; texts: string[] }>;
 }
 
 /** The RPC surface of the live hub object (live-hub-object.ts). */

@@ -74,6 +74,8 @@ function serverFor(env: WorkerEnv): Server {
       hub,
       loadQuickJS: loadQuickJSWorker,
       tracing: createWorkerTracing(env),
+      // The outbox lives in the delivery object: erasure scrubs its records there.
+      eraseDeliveries: deliversAnything(config) ? (ids) => delivery(env).eraseDeliveries([...ids]) : undefined,
     });
     gatewayOfIsolate = gateway;
     server = serve(gateway.app, { manual: true });
@@ -119,10 +121,10 @@ export default {
     return response;
   },
 
-  /** The cron trigger (wrangler.toml `[triggers]`): retention of the event log and the outbox. */
+  /** The cron trigger (wrangler.toml `[triggers]`): retention of the event log and the outbox, interrupted erasures. */
   async scheduled(_controller: unknown, env: WorkerEnv, ctx: WorkerContext): Promise<void> {
     serverFor(env);
     const gateway = gatewayOfIsolate as NonNullable<typeof gatewayOfIsolate>;
-    ctx.waitUntil(Promise.all([gateway.runMaintenance(), delivery(env).maintain()]));
+    ctx.waitUntil(Promise.all([gateway.runMaintenance(), delivery(env).maintain(), gateway.resumeErasures()]));
   },
 };

@@ -30,6 +30,7 @@ import { createRetryingPersist } from "./outbox-write-retry.ts";
 import { type BulkReplayFilter, type ReplayDeps, replayBulk, replayEvent } from "./replay-deliveries.ts";
 import { createRouteDispatcher } from "./route-dispatcher.ts";
 import { type Scheduler, systemScheduler } from "./scheduler.ts";
+import { ERASED_CANCEL, eventTexts, holdsEventText, scrubDelivery } from "./scrub-delivery.ts";
 import type { DestinationShape, Sink } from "./sink-contract.ts";
 import { createWorkTracker } from "./work-tracker.ts";
 
@@ -86,6 +87,18 @@ export interface DestinationHealth extends LaneHealth {
 
 export type DeliveryEngine = ReturnType<typeof createDeliveryEngine>;
 
+/** What `eraseDeliveries` did: deliveries cancelled, and the texts it removed from the records. */
+export interface DeliveriesErased {
+  cancelled: number;
+  texts: string[];
+}
+
+/** How long an erased event's records are scrubbed on every write (an attempt in flight ends). */
+const ERASED_LATELY_MS = 15 * 60_000;
+
+/** True when the record's last attempt found its event erased (a record the lane still held). */
+const endsErased = (record: DeliveryRecord) => record.attempts.at(-1)?.error === ERASED_CANCEL;
+
 /** Creates the engine; nothing runs until `start`. */
 export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryEngineOptions) {
   const { outbox } = options;
@@ -116,7 +129,13 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     writeHealth: ctx.writeHealth,
     now: () => clock.now(),
   });
-  const persist = writes.persist;
+  // Events erased lately (id -> until when): an attempt that started before the erasure may end
+  // after it, with a record still holding the old texts; those are scrubbed on the way out too.
+  const erasedLately = new Map<string, number>();
+  const persist = (records: DeliveryRecord[]) => {
+    if (erasedLately.size === 0 && !records.some(endsErased)) return writes.persist(records);
+    return writes.persist(records.map((r) => (erasedLately.has(r.eventId) || endsErased(r) ? scrubDelivery(r) : r)));
+  };
 
   const dispatcher = createRouteDispatcher({
     store: ctx.store,
@@ -385,23 +404,37 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     replayBulk: (destinationId: string, filter: BulkReplayFilter) => replayBulk(replayDeps, destinationId, filter),
 
     /**
-     * Cancels the unfinished deliveries of one event (it was erased): they end dead with
-     * `cancelled: <reason>` and are never attempted again; returns how many.
+     * Erasure's share of the delivery records (src/lifecycle/erase-events.ts): the unfinished
+     * deliveries of these events end dead with `cancelled: the event was erased` and are never
+     * attempted again, and every record of them loses the texts that may quote the event (attempt
+     * errors, transform console lines, the last error; scrub-delivery.ts), also in what the lanes
+     * show. Resolves with how many deliveries were cancelled and the texts removed (so that their
+     * copies elsewhere, e.g. in operational events, can be found).
      */
-    async cancelEvent(eventId: string, reason: string): Promise<number> {
-      const open = (await outbox.listByEvent(eventId)).map(writes.overlay).filter((r) => !isTerminal(r.state));
-      if (open.length === 0) return 0;
+    async eraseDeliveries(eventIds: readonly string[]): Promise<DeliveriesErased> {
       const at = clock.now();
-      await persist(
-        open.map((r) => ({
-          ...r,
-          state: "dead" as const,
-          lastError: `cancelled: ${reason}`,
-          updatedAt: at,
-          nextAttemptAt: at,
-        })),
-      );
-      return open.length;
+      const until = at + ERASED_LATELY_MS;
+      for (const [id, end] of erasedLately) if (end <= at) erasedLately.delete(id);
+      let cancelled = 0;
+      const texts = new Set<string>();
+      const changed: DeliveryRecord[] = [];
+      for (const eventId of eventIds) {
+        erasedLately.set(eventId, until);
+        for (const record of (await outbox.listByEvent(eventId)).map(writes.overlay)) {
+          for (const text of eventTexts(record)) texts.add(text);
+          if (!isTerminal(record.state)) {
+            cancelled++;
+            // Never attempted again here (an attempt in flight ends as a tombstone's does).
+            lanes.get(record.destinationId)?.forget(eventId);
+            changed.push(
+              scrubDelivery({ ...record, state: "dead", lastError: ERASED_CANCEL, updatedAt: at, nextAttemptAt: at }),
+            );
+          } else if (holdsEventText(record)) changed.push(scrubDelivery(record));
+        }
+      }
+      if (changed.length > 0) await persist(changed);
+      if (texts.size > 0) for (const lane of lanes.values()) lane.forgetError(texts);
+      return { cancelled, texts: [...texts] };
     },
 
     /** Drops final records older than `before`; returns the count. */

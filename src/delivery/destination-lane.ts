@@ -21,6 +21,7 @@ import { createRateLimiter } from "./rate-limiter.ts";
 import { applyAttemptResult } from "./retry-schedule.ts";
 import { type AttemptOutcome, runAttempt } from "./run-attempt.ts";
 import type { Scheduler } from "./scheduler.ts";
+import { ERASED_TEXT } from "./scrub-delivery.ts";
 import type { Sink } from "./sink-contract.ts";
 import { createSubjectOrder } from "./subject-order.ts";
 
@@ -370,6 +371,10 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
     /** Resolves once no attempt of this lane is in flight. */
     idle: (): Promise<void> =>
       inflight.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve)),
+    /** Forgets the last error when it is one of `texts` (texts of erased events). */
+    forgetError(texts: ReadonlySet<string>) {
+      if (lastError && texts.has(lastError.error)) lastError = { at: lastError.at, error: ERASED_TEXT };
+    },
     /** Stops scheduling new attempts (shutdown). */
     halt() {
       stopped = true;

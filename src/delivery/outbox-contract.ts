@@ -40,7 +40,10 @@ export interface DeliveryAttempt {
   /** HTTP status or SMTP reply code, when the transport has one. */
   status?: number;
   latencyMs: number;
-  /** Why it failed; never secrets or response bodies. */
+  /**
+   * Why it failed; never secrets or response bodies. May quote the event (a transform's error):
+   * erasure replaces it (src/delivery/scrub-delivery.ts).
+   */
   error?: string;
   /** A stable failure code, e.g. `transform_error`. */
   code?: string;
@@ -48,7 +51,7 @@ export interface DeliveryAttempt {
   skipped?: boolean;
   /** Version of the destination's transform that ran (`sha256:` + 16 hex digits). */
   transform?: string;
-  /** The transform's console lines of a failed attempt (at most 20). */
+  /** The transform's console lines of a failed attempt (at most 20); erasure drops them. */
   logs?: string[];
 }
 
@@ -134,7 +137,11 @@ export interface OutboxStore {
    * untouched (crash recovery re-routes idempotently).
    */
   createDeliveries(records: readonly DeliveryRecord[], cursor: number): Promise<DeliveryRecord[]>;
-  /** Durably replaces records by (eventId, destinationId); inserts them when missing. */
+  /**
+   * Durably replaces records by (eventId, destinationId); inserts them when missing. A replaced
+   * record leaves no copy of its old content in the store's tables or keys (after the store's
+   * `compact`): erasure scrubs attempt texts through it (src/delivery/scrub-delivery.ts).
+   */
   saveDeliveries(records: readonly DeliveryRecord[]): Promise<void>;
   getDelivery(eventId: string, destinationId: string): Promise<DeliveryRecord | undefined>;
   /** Every record of one event, in destination id order. */

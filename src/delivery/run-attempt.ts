@@ -11,6 +11,7 @@ import { isErased } from "../store/erased-event.ts";
 import type { TraceSpan } from "../tracing/tracing-port.ts";
 import type { AttemptTracer } from "./delivery-spans.ts";
 import type { DeliveryAttempt } from "./outbox-contract.ts";
+import { ERASED_CANCEL } from "./scrub-delivery.ts";
 import type { AttemptInfo, DeliveryAttemptResult, Sink } from "./sink-contract.ts";
 
 export interface AttemptOutcome {
@@ -50,7 +51,7 @@ export async function runAttempt(
     sourceId = event?.sourceId;
     if (!event) result = { ok: false, permanent: true, error: "the event is no longer in the journal" };
     // An erased event is never delivered: its content is gone (docs/data-lifecycle.md).
-    else if (isErased(event)) result = { ok: false, permanent: true, error: "cancelled: the event was erased" };
+    else if (isErased(event)) result = { ok: false, permanent: true, error: ERASED_CANCEL };
     else {
       span = info?.tracer?.start(event, info.attempt);
       result = await sink.deliver(prepare ? await prepare(event, span) : event, signal, infoFor(info, span, event));

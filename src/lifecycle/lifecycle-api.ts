@@ -6,7 +6,6 @@ import type { H3 } from "h3";
 import * as v from "valibot";
 import { requireAdmin } from "../auth/admin-auth.ts";
 import { readJson } from "../delivery/delivery-admin-api.ts";
-import { parseEventFilter } from "../filters/event-filter.ts";
 import { DialectFiltersSchema, FilterSchema } from "../filters/filter-schema.ts";
 import type { GatewayContext } from "../gateway-context.ts";
 import { applyRetention } from "./apply-retention.ts";
@@ -43,19 +42,8 @@ function actorOf(keyHash: string): string {
 export function registerLifecycleRoutes(app: H3, ctx: GatewayContext): void {
   app.post("/events/erase", async (event) => {
     const keyHash = await requireAdmin(ctx, event.req);
-    const body = await readJson(ctx, event.req, EraseBody);
-    const parsed = parseEventFilter(body);
-    const filter = parsed.ok ? parsed.filter : undefined;
-    const described = Object.fromEntries(
-      Object.entries({ subject: body.subject, filter: body.filter, filters: body.filters }).filter(
-        ([, v]) => v !== undefined,
-      ),
-    );
-    return eraseEvents(
-      ctx,
-      { query: { subject: body.subject, filter: filter?.node }, described },
-      { dryRun: body.dryRun, actor: actorOf(keyHash) },
-    );
+    const { dryRun, ...selection } = await readJson(ctx, event.req, EraseBody);
+    return eraseEvents(ctx, selection, { dryRun, actor: actorOf(keyHash) });
   });
 
   app.post("/events/retention", async (event) => {

@@ -13,6 +13,7 @@ import type { LaneObservation } from "../delivery/lane-observer.ts";
 import type { Scheduler } from "../delivery/scheduler.ts";
 import { GATEWAY_SOURCE_ID } from "../events/gateway-source.ts";
 import { type GatewayEventDeps, recordGatewayEvent } from "../lifecycle/gateway-events.ts";
+import { scrubOperationalData } from "../lifecycle/scrub-operational-data.ts";
 import type { Logger } from "../ops/logger.ts";
 import { type Condition, createDestinationWatch, type DestinationWatch, type Emitted } from "./destination-watch.ts";
 import type { OperationalEventsConfig } from "./operational-events-schema.ts";
@@ -130,6 +131,18 @@ export function createOperationalEvents(deps: OperationalEventsDeps, config: Ope
           },
         ]);
       }
+    },
+
+    /**
+     * Forgets what quotes erased events (src/lifecycle/erase-events.ts): the watches' last errors
+     * and the `last_error` of events still waiting to be recorded.
+     */
+    forgetErased(erasedIds: ReadonlySet<string>, texts: ReadonlySet<string>) {
+      for (const watch of destinations.values()) watch.forgetErased(erasedIds, texts);
+      pending = pending.map((e) => {
+        const data = scrubOperationalData(e.data, erasedIds, texts);
+        return data ? { ...e, data } : e;
+      });
     },
 
     /** The conditions that hold now (`GET /conditions`, the console's banner). */

@@ -6,6 +6,7 @@
  * change of state; the caller records them (create-operational-events.ts).
  */
 import type { AttemptObservation, DestinationStateObservation } from "../delivery/lane-observer.ts";
+import { ERASED_TEXT } from "../delivery/scrub-delivery.ts";
 import type { OperationalEventsConfig } from "./operational-events-schema.ts";
 
 /** An operational event to record: its type and data. */
@@ -42,10 +43,12 @@ export function createDestinationWatch(destination: string, config: OperationalE
   let buckets: Bucket[] = [];
   let consecutiveSuccesses = 0;
   let lastError: string | undefined;
+  /** The event whose attempt gave `lastError`. */
+  let lastErrorEvent: string | undefined;
   let failingSince: number | undefined;
   let disabled: { since: number; reason: string; by: "gone" | "breaker" } | undefined;
   let openSince: number | undefined;
-  let dead: { from: number; count: number; events: string[]; lastError?: string } | undefined;
+  let dead: { from: number; count: number; events: string[]; lastError?: string; lastEvent?: string } | undefined;
 
   const totals = (now: number) => {
     // Buckets are in time order: the expired ones are at the front (no new array per attempt).
@@ -92,6 +95,7 @@ export function createDestinationWatch(destination: string, config: OperationalE
       else {
         consecutiveSuccesses = 0;
         lastError = o.error;
+        lastErrorEvent = o.eventId;
       }
       const { attempts, failures } = totals(o.at);
       if (
@@ -109,6 +113,7 @@ export function createDestinationWatch(destination: string, config: OperationalE
             error_rate: Math.round((failures / attempts) * 1000) / 1000,
             window_seconds: config.failing.windowSeconds,
             last_error: lastError ?? null,
+            last_event: lastErrorEvent ?? null,
           },
         });
       } else if (failingSince !== undefined && consecutiveSuccesses >= config.failing.recoverAfterSuccesses) {
@@ -134,6 +139,7 @@ export function createDestinationWatch(destination: string, config: OperationalE
         dead.count++;
         if (dead.events.length < DEAD_SAMPLE) dead.events.push(o.eventId);
         dead.lastError = o.error;
+        dead.lastEvent = o.eventId;
       }
       return out;
     },
@@ -165,8 +171,17 @@ export function createDestinationWatch(destination: string, config: OperationalE
           to: iso(at),
           events: batch.events,
           last_error: batch.lastError ?? null,
+          last_event: batch.lastEvent ?? null,
         },
       };
+    },
+
+    /** Forgets the last errors that belong to erased events (src/lifecycle/erase-events.ts). */
+    forgetErased(erasedIds: ReadonlySet<string>, texts: ReadonlySet<string>) {
+      const belongs = (error: string | undefined, event: string | undefined) =>
+        error !== undefined && (texts.has(error) || (event !== undefined && erasedIds.has(event)));
+      if (belongs(lastError, lastErrorEvent)) lastError = ERASED_TEXT;
+      if (dead && belongs(dead.lastError, dead.lastEvent)) dead.lastError = ERASED_TEXT;
     },
 
     /** The conditions of this destination that hold now. */

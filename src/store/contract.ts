@@ -126,18 +126,26 @@ export interface StoreDriver {
   /**
    * Replaces recorded events in place by id (same seq, same position in the log), leaving no
    * copy of the old content in the store's tables or keys; unknown ids are ignored. Returns how
-   * many were replaced. Used by erasure (src/lifecycle/erase-events.ts), which writes tombstones.
+   * many were replaced. Used by erasure (src/lifecycle/erase-events.ts), which writes tombstones
+   * and rewrites gateway events whose `last_error` quoted an erased event.
    */
   redactEvents(records: readonly EventRecord[]): Promise<number>;
   /**
-   * Optional: after `redactEvents`, makes sure no copy of the replaced content stays in the
-   * store's files either (SQLite: the write-ahead log is checkpointed and truncated). Called
-   * once per erasure, not per batch.
+   * Optional: after an erasure, makes sure no copy of what it replaced or deleted stays in the
+   * store's files either: events replaced by `redactEvents`, delivery records of the outbox on
+   * the same database replaced by `saveDeliveries` (attempt texts scrubbed), and `kv` values
+   * deleted (the erasure request, which held a filter's values). SQLite: secure_delete already
+   * zeroed the pages, the write-ahead log is checkpointed and truncated; a PostgreSQL driver
+   * would VACUUM those tables (an UPDATE leaves the old row version behind). Called once per
+   * erasure, not per batch.
    */
   compact?(): Promise<void>;
   /** Throws when the store is unreachable. */
   ping(): Promise<void>;
-  /** Small shared values with a TTL (token cache, locks). */
+  /**
+   * Small shared values with a TTL (token cache, locks, erasure requests in progress). `kvSet`
+   * and `kvDelete` resolve once durable: an erasure is recorded through them before it is applied.
+   */
   kvGet(key: string): Promise<string | undefined>;
   kvSet(key: string, value: string, ttlMs: number): Promise<void>;
   /** Sets only when absent (or expired); true when set. Used as a short lock. */
