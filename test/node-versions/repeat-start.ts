@@ -1,0 +1,34 @@
+/**
+ * Starts a real gateway (`bin/gateway.js serve` on a sqlite store, with a config) N times in a
+ * row under the running Node and fails on the first start that does not reach "listening",
+ * answer a webhook and exit 0 on SIGTERM, or that prints a native assertion. The proof for the
+ * Node 24 crash at start (`Assertion failed: (env) != nullptr` from better-sqlite3's
+ * `Statement::~Statement()`, fixed in adapters/store/sqlite/sqlite-writer-thread.js); `.ci/run`
+ * runs it on Node 24 (and 22).
+ *
+ *   node --import tsx test/node-versions/repeat-start.ts [times=20]
+ */
+import { rm } from "node:fs/promises";
+import { startGatewayProcess } from "../helpers/gateway-process.ts";
+import { esignDelivery, postWebhook } from "../helpers/signed-requests.ts";
+
+const times = Number(process.argv[2] ?? 20);
+const started = Date.now();
+for (let i = 1; i <= times; i++) {
+  const gateway = await startGatewayProcess();
+  try {
+    const response = await postWebhook(gateway.url, "esign", await esignDelivery(gateway.secrets.esign));
+    if (response.status !== 202) throw new Error(`start ${i}: the webhook answered ${response.status}`);
+    const code = await gateway.kill("SIGTERM");
+    const native = gateway.lines.filter((line) => /Assertion failed|Segmentation|FATAL ERROR|Aborted/.test(line));
+    if (code !== 0 || native.length > 0) {
+      throw new Error(`start ${i}: exit ${code}\n${gateway.lines.join("\n")}`);
+    }
+  } finally {
+    await gateway.kill("SIGKILL");
+    await rm(gateway.dataDir, { recursive: true, force: true });
+  }
+}
+console.log(
+  `${times} starts on Node ${process.version} without a native crash (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+);
