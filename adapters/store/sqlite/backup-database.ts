@@ -38,6 +38,18 @@ export interface BackupResult {
 
 /** Checks a database file: integrity and a store version this release opens; its version. */
 function checkCopy(path: string, what: string): number {
+  try {
+    return checkDatabase(path, what);
+  } catch (error) {
+    // SQLite's own refusal (not a database, malformed) is one line about the copy, not a crash.
+    if ((error as { code?: unknown }).code?.toString().startsWith("SQLITE_")) {
+      throw new BackupRefusedError(`${what} is not a usable SQLite database (${(error as Error).message})`);
+    }
+    throw error;
+  }
+}
+
+function checkDatabase(path: string, what: string): number {
   const db = retainConnection(new Database(path, { fileMustExist: true, timeout: 5000 }));
   try {
     const [result] = pragmaOn(db, "integrity_check") as { integrity_check: string }[];
