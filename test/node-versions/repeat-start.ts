@@ -8,17 +8,36 @@
  *
  *   node --import tsx test/node-versions/repeat-start.ts [times=20]
  */
-import { rm } from "node:fs/promises";
-import { startGatewayProcess } from "../helpers/gateway-process.ts";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { makeWhsecSecret } from "../delivery/helpers/in-process-gateway.ts";
+import { fanoutConfig } from "../delivery/helpers/process-fixtures.ts";
+import { startWebhookReceiver, waitFor } from "../delivery/helpers/webhook-receiver.ts";
+import { makeSecrets, startGatewayProcess } from "../helpers/gateway-process.ts";
 import { esignDelivery, postWebhook } from "../helpers/signed-requests.ts";
 
 const times = Number(process.argv[2] ?? 20);
 const started = Date.now();
+// Two http destinations, as in the fan-out suite where the crash was seen: the engine, the
+// outbox and the writer thread all prepare statements at start.
+const receiver = await startWebhookReceiver();
+const whsec = makeWhsecSecret();
 for (let i = 1; i <= times; i++) {
-  const gateway = await startGatewayProcess();
+  const secrets = makeSecrets();
+  const dataDir = await mkdtemp(join(tmpdir(), "gw-repeat-"));
+  const config = fanoutConfig(dataDir, secrets.adminKey, [
+    { id: "a", url: receiver.url },
+    { id: "b", url: receiver.url },
+  ]);
+  const gateway = await startGatewayProcess({ dataDir, secrets, config, env: { TEST_WHSEC: whsec } });
   try {
-    const response = await postWebhook(gateway.url, "esign", await esignDelivery(gateway.secrets.esign));
-    if (response.status !== 202) throw new Error(`start ${i}: the webhook answered ${response.status}`);
+    const before = receiver.requests.length;
+    for (let n = 0; n < 10; n++) {
+      const response = await postWebhook(gateway.url, "esign", await esignDelivery(gateway.secrets.esign));
+      if (response.status !== 202) throw new Error(`start ${i}: a webhook answered ${response.status}`);
+    }
+    await waitFor(`start ${i}: 20 deliveries`, () => receiver.requests.length >= before + 20, 60_000);
     const code = await gateway.kill("SIGTERM");
     const native = gateway.lines.filter((line) => /Assertion failed|Segmentation|FATAL ERROR|Aborted/.test(line));
     if (code !== 0 || native.length > 0) {
