@@ -214,9 +214,10 @@ async function prepareDatabase(
     }
     const dir = dirname(path);
     if (plan.pending.length > 0 && !created) {
-      const copy = join(dir, `${DATABASE_FILE}.pre-migration-v${plan.from}`);
-      if (!existsSync(copy)) {
-        // An interrupted migration's copy is the older one: it is kept as it is.
+      const kept = (await readdir(dir)).find((name) => PRE_MIGRATION.test(name));
+      const copy = join(dir, kept ?? `${DATABASE_FILE}.pre-migration-v${plan.from}`);
+      if (!kept) {
+        // An interrupted migration's copy holds the older state: it is kept, no second one is made.
         // VACUUM INTO: a consistent, compact copy, and no better-sqlite3 object to collect later.
         await rm(`${copy}.partial`, { force: true });
         db.exec(`VACUUM INTO '${`${copy}.partial`.replaceAll("'", "''")}'`);
