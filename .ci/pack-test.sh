@@ -49,7 +49,8 @@ free_port() {
 serve_until_healthy() {
   local label="$1" port="$2"
   shift 2
-  npx --no-install gateway serve --port "$port" "$@" >"$work/$label.log" 2>&1 &
+  # Its own process group: the SIGINT below reaches npx and the gateway, as Ctrl-C in a terminal does.
+  setsid npx --no-install gateway serve --port "$port" "$@" >"$work/$label.log" 2>&1 &
   local pid=$!
   local ok=""
   for _ in $(seq 1 240); do
@@ -58,15 +59,21 @@ serve_until_healthy() {
     sleep 0.5
   done
   if [ -z "$ok" ]; then
-    kill "$pid" 2>/dev/null || true
+    kill -- "-$pid" 2>/dev/null || true
     cat "$work/$label.log" >&2
     echo "gateway serve ($label) did not answer /healthz" >&2
     exit 1
   fi
-  kill -INT "$pid"
+  kill -INT -- "-$pid"
   local code=0
   wait "$pid" || code=$?
-  [ "$code" = 0 ] || { cat "$work/$label.log" >&2; echo "gateway serve ($label) exited $code" >&2; exit 1; }
+  # npx reports a child stopped by Ctrl-C as 130; the gateway's own log says whether it stopped cleanly.
+  if { [ "$code" != 0 ] && [ "$code" != 130 ]; } || ! grep -q '"msg":"shutting down"' "$work/$label.log" ||
+    grep -q '"msg":"shutdown failed"' "$work/$label.log"; then
+    cat "$work/$label.log" >&2
+    echo "gateway serve ($label) did not stop cleanly (exit $code)" >&2
+    exit 1
+  fi
   echo "gateway serve ($label): answered /healthz, stopped cleanly"
 }
 
