@@ -23,8 +23,9 @@ import {
   deliveryParams,
   OUTBOX_SQL,
 } from "../../src/delivery/sql/outbox-sql.ts";
-import { META, META_SQL, SCHEMA_STATEMENTS } from "../../src/store/sql/schema.ts";
+import { META, META_SQL } from "../../src/store/sql/schema.ts";
 import type { DurableObjectStorage } from "./cloudflare-types.ts";
+import { prepareDurableStorage } from "./migrate-durable-storage.ts";
 
 /** Rows deleted per retention statement. */
 const PURGE_BATCH = 500;
@@ -36,7 +37,7 @@ type RecordRow = { record: string };
 /** Creates the outbox on `storage` (the schema is created when missing). */
 export function createDurableObjectOutbox(storage: DurableObjectStorage): OutboxStore {
   const { sql } = storage;
-  for (const statement of SCHEMA_STATEMENTS) sql.exec(statement);
+  prepareDurableStorage(storage, "the delivery object's Durable Object storage");
   let closed = false;
   const ensureOpen = () => {
     if (closed) throw new Error("durable object outbox is closed");

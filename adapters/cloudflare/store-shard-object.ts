@@ -20,8 +20,9 @@ import {
   eventInsertParams,
   eventRedactParams,
 } from "../../src/store/sql/event-sql.ts";
-import { META_SQL, SCHEMA_STATEMENTS } from "../../src/store/sql/schema.ts";
+import { META_SQL } from "../../src/store/sql/schema.ts";
 import type { DurableObjectState } from "./cloudflare-types.ts";
+import { prepareDurableStorage } from "./migrate-durable-storage.ts";
 import { lastSeqOfTick, nextSeq, type ShardPlace } from "./shard-placement.ts";
 
 /** Rows removed per retention statement: keeps each step short. */
@@ -41,7 +42,7 @@ export class StoreShardObject extends DurableObject {
 
   constructor(ctx: DurableObjectState, env: unknown) {
     super(ctx, env);
-    for (const statement of SCHEMA_STATEMENTS) ctx.storage.sql.exec(statement);
+    prepareDurableStorage(ctx.storage, "the store shard's Durable Object storage");
   }
 
   private meta(key: string): number {

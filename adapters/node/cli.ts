@@ -18,6 +18,9 @@ const gateway = defineCommand({
     listen: () => import("./listen-command.ts").then((m) => m.listenCommand),
     transform: () => import("./transform-command.ts").then((m) => m.transformCommand),
     erase: () => import("./erase-command.ts").then((m) => m.eraseCommand),
+    migrate: () => import("./migrate-command.ts").then((m) => m.migrateCommand),
+    backup: () => import("./backup-command.ts").then((m) => m.backupCommand),
+    restore: () => import("./backup-command.ts").then((m) => m.restoreCommand),
   },
 });
 

@@ -123,6 +123,13 @@ function stripColours(text: string): string {
 const isCittyError = (error: unknown): error is Error & { code: string } =>
   error instanceof Error && error.name === "CLIError";
 
+/**
+ * A store the gateway must not open (from a newer release, or held by another process): one
+ * line, no stack. Matched by name so that this file loads no store driver.
+ */
+const isStoreRefusal = (error: unknown): error is Error =>
+  error instanceof Error && (error.name === "StoreVersionError" || error.name === "StoreLockedError");
+
 /** Runs `root` on `argv` and exits the process with the conventional code. */
 export async function runCli(root: AnyCommand, argv: string[] = process.argv.slice(2)): Promise<void> {
   let selected: Selected = { cmd: root, name: (await resolve(root.meta))?.name ?? "gateway", rest: argv };
@@ -155,6 +162,7 @@ export async function runCli(root: AnyCommand, argv: string[] = process.argv.sli
       process.exit(EX_USAGE);
     }
     if (error instanceof CliFailure) console.error(`${selected.name}: ${error.message}`);
+    else if (isStoreRefusal(error)) console.error(`${selected.name}: ${error.message}`);
     // One problem is one line (a missing secret: the variable and the field that references it).
     else if (error instanceof ConfigError && error.problems.length === 1) {
       console.error(`invalid configuration: ${error.problems[0]}`);

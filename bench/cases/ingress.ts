@@ -8,7 +8,8 @@
  * SQLite group commit with fsync, nothing else), in the same run, with the CPU of each process
  * during its run and the gateway's main-thread CPU per accepted webhook. Targets: gateway/Express
  * glue >= 2, gateway/bare >= 0.5 (about 0.55 of the minimal receiver), p99 <= 15 ms, main-thread
- * CPU <= 80 µs per accepted webhook.
+ * CPU <= 80 µs per accepted webhook. Then the gateway once more, during `gateway backup` of its
+ * store: the longest webhook answer while the backup runs (bench/lib/backup-probe.ts).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -16,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startRedisServer } from "../../test/helpers/redis-server.ts";
 import { type LoadFigures, runLoad } from "../lib/autocannon-run.ts";
+import { probeDuringBackup } from "../lib/backup-probe.ts";
 import { cpuSecondsOf, formatCpu, mainThreadCpuSecondsOf, withCpu } from "../lib/cpu-meter.ts";
 import { createWebhookGenerator } from "../lib/signed-webhooks.ts";
 import { profileFlags, spawnAndWait } from "../lib/spawn-process.ts";
@@ -59,6 +61,8 @@ export async function startBenchGateway(
   return {
     gateway,
     secrets,
+    configPath: join(dir, "gateway.json"),
+    dir,
     async cleanup() {
       await gateway.stop();
       await rm(dir, { recursive: true, force: true });
@@ -79,7 +83,7 @@ export async function benchIngress(options: IngressOptions = {}): Promise<Record
 
   const bare = await spawnAndWait(["--import", "tsx", BARE], readPort);
   const emptyH3 = await spawnAndWait(["--import", "tsx", EMPTY_H3], readPort);
-  const { gateway, secrets, cleanup } = await startBenchGateway();
+  const { gateway, secrets, cleanup, configPath, dir } = await startBenchGateway();
   const redisDir = await mkdtemp(join(tmpdir(), "gw-bench-redis-"));
   const redis = await startRedisServer({
     args: ["--appendonly", "yes", "--appendfsync", "always", "--dir", redisDir],
@@ -118,6 +122,8 @@ export async function benchIngress(options: IngressOptions = {}): Promise<Record
     const gatewayRun = await measure(gateway);
     const glueRun = await measure(glue, { "redis-server": redis.pid });
     const minimalRun = await measure(minimal);
+    // The gateway again, during `gateway backup` of its store (now holding the runs' events).
+    const backupRun = await probeDuringBackup(gateway.url, configPath, dir, generate, connections);
     const bareFigures = bareRun.result;
     const emptyFigures = emptyRun.result;
     const gatewayFigures = gatewayRun.result;
@@ -143,6 +149,9 @@ export async function benchIngress(options: IngressOptions = {}): Promise<Record
     console.log(`${row("minimal durable (limit)", minimalFigures)}   cpu: ${formatCpu(minimalRun.cpuPercent)}`);
     console.log(
       `gateway RSS ${rssMb} MB   gateway/empty h3 ${ratioEmpty}   gateway CPU ${processUsPerWebhook} µs per accepted webhook (all threads)`,
+    );
+    console.log(
+      `during gateway backup (${backupRun.backup_kib} KiB in ${backupRun.backup_ms} ms, ${connections} connections of load${backupRun.loaded_throughout ? "" : ", load ended before the backup"}): longest webhook answer ${backupRun.longest_answer_during_backup_ms} ms (${backupRun.probes_during_backup} probes, ${backupRun.backup_non2xx} not 202); longest in an equal window before it ${backupRun.longest_answer_before_backup_ms} ms`,
     );
     checkTarget("ingress", "gateway / Express glue + Redis (AOF always)", ratioGlue, ">=", 2);
     checkTarget("ingress", "gateway / bare node:http", ratio, ">=", 0.5);
@@ -171,6 +180,7 @@ export async function benchIngress(options: IngressOptions = {}): Promise<Record
       ratio_to_minimal_durable: ratioMinimal,
       gateway_main_thread_us_per_webhook: mainUsPerWebhook,
       gateway_process_us_per_webhook: processUsPerWebhook,
+      ...backupRun,
     };
   } finally {
     await bare.stop();

@@ -22,6 +22,8 @@ export interface GatewayProcessOptions {
   dataDir?: string;
   /** Shell commands run before the gateway replaces the shell (`ulimit -n 4096`, `trap '' XFSZ`). */
   shellPrefix?: string;
+  /** Another checkout's `bin/gateway.js` (the upgrade fixtures are written by an older release). */
+  bin?: string;
 }
 
 export interface GatewayProcess {
@@ -72,7 +74,7 @@ export async function startGatewayProcess(
   const config = options.config ?? defaultTestConfig(dataDir, adminHash);
   const configPath = join(await mkdtemp(join(tmpdir(), "gw-config-")), "gateway.json");
   await writeFile(configPath, JSON.stringify(config));
-  const args = [BIN, "serve", "--config", configPath, "--port", "0"];
+  const args = [options.bin ?? BIN, "serve", "--config", configPath, "--port", "0"];
   const [command, argv] = options.shellPrefix
     ? ["bash", ["-c", `${options.shellPrefix}\nexec "$0" "$@"`, process.execPath, ...args]]
     : [process.execPath, args];

@@ -11,6 +11,10 @@ export function createKeyLayout(prefix: string) {
   const enc = encodeURIComponent;
   return {
     root,
+    /** The store version of this key layout (src/store/store-version.ts); absent: version 1. */
+    version: `${root}version`,
+    /** Applied migration steps: version -> JSON `{ description, release, applied_at }`. */
+    migrations: `${root}migrations`,
     /** The global journal sequence (one counter for every instance). */
     seq: `${root}seq`,
     /** Event hash by id: `s` seq, `j` record JSON, `x` its index keys, `t` type. */

@@ -7,6 +7,7 @@
  */
 import type { StoreFactory } from "../../../src/store/contract.ts";
 import { checkPersistence, openIoredisRunner, resolveRedisUrl } from "./ioredis-runner.ts";
+import { migrateRedisStore } from "./redis-migrations.ts";
 import { createScriptedStore } from "./scripted-store.ts";
 
 export interface RedisStoreOptions {
@@ -20,12 +21,21 @@ export interface RedisStoreOptions {
   warn?: (message: string) => void;
 }
 
-/** The store driver on Redis; checks the server's persistence settings on open. */
+/**
+ * The store driver on Redis; checks the server's persistence settings on open, and migrates the
+ * key layout to this release's version (a layout from a newer release is refused).
+ */
 export const redisStore: StoreFactory<RedisStoreOptions> = async (options) => {
   const runner = await openIoredisRunner({ url: resolveRedisUrl(options.url) });
   if (options.warn) {
     const warning = await checkPersistence(runner.client);
     if (warning) options.warn(warning);
+  }
+  try {
+    await migrateRedisStore(runner, options.prefix ?? "gw");
+  } catch (error) {
+    await runner.close();
+    throw error;
   }
   return createScriptedStore(runner, options);
 };

@@ -8,6 +8,7 @@
  * positives, and a filter past its capacity degrades towards always reading, never towards wrong.
  */
 import type { Database } from "better-sqlite3";
+import { statementOn } from "./retained-statements.ts";
 
 /** 2^24 bits (2 MiB): about 0.06 % false positives at a million marks, 7 probes. */
 const BITS = 1 << 24;
@@ -59,7 +60,7 @@ export function createMarkFilter(): MarkFilter {
       return true;
     },
     async fill(db, isClosed) {
-      const page = db.prepare("SELECT key FROM marks WHERE key > ? ORDER BY key LIMIT ?").pluck();
+      const page = statementOn(db, "SELECT key FROM marks WHERE key > ? ORDER BY key LIMIT ?").pluck();
       let after = "";
       for (;;) {
         if (isClosed()) return;

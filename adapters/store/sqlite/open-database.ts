@@ -15,14 +15,22 @@
  * database itself cannot be held exclusively: the reader and the writer thread share it.)
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { open, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "../../../src/ops/logger.ts";
-import { META, META_SQL, SCHEMA_STATEMENTS, SCHEMA_VERSION } from "../../../src/store/sql/schema.ts";
+import { SCHEMA_STATEMENTS } from "../../../src/store/sql/schema.ts";
+import {
+  applySqlStep,
+  readSqlVersion,
+  SQL_MIGRATION_STEPS,
+  type SqlTarget,
+} from "../../../src/store/sql/sql-migrations.ts";
+import { type MigrationPlan, type MigrationStep, planFrom } from "../../../src/store/store-version.ts";
 import { inspectWal } from "./inspect-wal.ts";
 import { importDiskJournal, OLD_JOURNAL, OLD_OUTBOX } from "./journal-import/import-disk-journal.ts";
 import { FILE_MODE, preparePrivateDir, restrictPrivateDir, StoreDirError } from "./private-dir.ts";
+import { pragmaOn, retainConnection, statementOn } from "./retained-statements.ts";
 
 /** The database file in the store directory. */
 export const DATABASE_FILE = "gateway.db";
@@ -41,6 +49,10 @@ export interface OpenDatabaseOptions {
   cacheKiB: number;
   now: () => number;
   logger?: Logger;
+  /** The migration steps and target version (tests add a synthetic later step); default this release's. */
+  migrations?: { steps: readonly MigrationStep<SqlTarget>[]; target: number };
+  /** Only report what migrating would do (`gateway migrate --dry-run`): nothing is changed. */
+  planOnly?: (plan: MigrationPlan<SqlTarget>) => void;
 }
 
 /** Thrown when another process (or another open in this one) holds the database. */
@@ -95,16 +107,16 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Opened
 }
 
 /** Takes the directory's lock, or throws `StoreLockedError` when another process holds it. */
-function takeLock(dir: string): Database.Database {
-  const lock = new Database(join(dir, LOCK_FILE), { timeout: 0 });
+export function takeLock(dir: string): Database.Database {
+  const lock = retainConnection(new Database(join(dir, LOCK_FILE), { timeout: 0 }));
   try {
-    lock.pragma("locking_mode = EXCLUSIVE");
+    pragmaOn(lock, "locking_mode = EXCLUSIVE");
     // Only the lock matters, not the file's content: no journal, no syncs.
-    lock.pragma("journal_mode = OFF");
-    lock.pragma("synchronous = OFF");
+    pragmaOn(lock, "journal_mode = OFF");
+    pragmaOn(lock, "synchronous = OFF");
     // The write that takes (and, in exclusive mode, keeps) the lock.
     lock.exec("CREATE TABLE IF NOT EXISTS owner (pid INTEGER); DELETE FROM owner");
-    lock.prepare("INSERT INTO owner (pid) VALUES (?)").run(process.pid);
+    statementOn(lock, "INSERT INTO owner (pid) VALUES (?)").run(process.pid);
   } catch (error) {
     lock.close();
     if ((error as { code?: string }).code?.startsWith("SQLITE_BUSY")) {
@@ -168,7 +180,7 @@ async function openLocked(options: OpenDatabaseOptions): Promise<Database.Databa
   }
   // Read before SQLite recovers it; reported only once the lock is ours (a live owner's WAL is not damage).
   const wal = await inspectWal(`${path}-wal`);
-  const db = prepareDatabase(path, options.cacheKiB);
+  const db = await prepareDatabase(path, options, created);
   if (created) {
     await writeFile(
       marker,
@@ -190,35 +202,85 @@ async function openLocked(options: OpenDatabaseOptions): Promise<Database.Databa
   return db;
 }
 
-/** Opens `path` (this process holds the lock) and applies the schema, synced. */
-function prepareDatabase(path: string, cacheKiB: number): Database.Database {
+/** Files `gateway.db.pre-migration-v<N>`: the database as it was before a migration from version N. */
+const PRE_MIGRATION = /^gateway\.db\.pre-migration-v\d+$/;
+
+/** The statements a migration step runs, on `db`. */
+export function sqliteTarget(db: Database.Database, now: () => number): SqlTarget {
+  return {
+    run: (sql, ...params) => void statementOn(db, sql).run(...params),
+    get: <Row>(sql: string, ...params: (string | number | null)[]) =>
+      statementOn(db, sql).get(...params) as Row | undefined,
+    now,
+  };
+}
+
+/**
+ * Opens `path` (this process holds the lock), applies the schema and migrates the store to this
+ * release's version (src/store/store-version.ts), synced. A store from a newer release is refused
+ * before anything is written. Before the first step on an existing store, a copy of the database
+ * is written beside it (`gateway.db.pre-migration-v<N>`); the next start that finds the store
+ * current removes it.
+ */
+async function prepareDatabase(
+  path: string,
+  options: OpenDatabaseOptions,
+  created: boolean,
+): Promise<Database.Database> {
   // A reader briefly waits (never in practice) while the writer thread restarts the WAL.
-  const db = new Database(path, { timeout: 5000 });
+  const db = retainConnection(new Database(path, { timeout: 5000 }));
   try {
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = FULL");
-    db.pragma(`cache_size = -${Math.max(1024, Math.floor(cacheKiB))}`);
+    pragmaOn(db, "journal_mode = WAL");
+    pragmaOn(db, "synchronous = FULL");
+    pragmaOn(db, `cache_size = -${Math.max(1024, Math.floor(options.cacheKiB))}`);
     // Memory-mapped pages would count towards RSS and hide the bound set by cache_size.
-    db.pragma("mmap_size = 0");
-    db.pragma("temp_store = MEMORY");
+    pragmaOn(db, "mmap_size = 0");
+    pragmaOn(db, "temp_store = MEMORY");
     // Deleted and replaced content is overwritten with zeros, so an erased event body
     // (docs/data-lifecycle.md) leaves no bytes behind in free space of the database file.
-    db.pragma("secure_delete = ON");
+    pragmaOn(db, "secure_delete = ON");
     // A WAL grown by a burst is cut back to this size after the next checkpoint.
-    db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
-    db.transaction(() => {
-      const stored = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'meta'").get()
-        ? (db.prepare(META_SQL.get).get(META.schemaVersion) as { value: number } | undefined)?.value
-        : undefined;
-      if (stored !== undefined && stored > SCHEMA_VERSION) {
-        throw new StoreDirError(
-          dirname(path),
-          `${path} was written by a newer gateway (schema ${stored}, this one reads ${SCHEMA_VERSION})`,
-        );
+    pragmaOn(db, `journal_size_limit = ${WAL_SIZE_LIMIT}`);
+    const target = sqliteTarget(db, options.now);
+    const { steps, target: version } = options.migrations ?? { steps: SQL_MIGRATION_STEPS, target: undefined };
+    // Throws (one line) for a store written by a newer release, before anything is written.
+    const plan = planFrom(`the sqlite store ${path}`, readSqlVersion(target), steps, version);
+    if (options.planOnly) {
+      options.planOnly(plan);
+      return db;
+    }
+    const dir = dirname(path);
+    if (plan.pending.length > 0 && !created) {
+      const kept = (await readdir(dir)).find((name) => PRE_MIGRATION.test(name));
+      const copy = join(dir, kept ?? `${DATABASE_FILE}.pre-migration-v${plan.from}`);
+      if (!kept) {
+        // An interrupted migration's copy holds the older state: it is kept, no second one is made.
+        // VACUUM INTO: a consistent, compact copy, and no better-sqlite3 object to collect later.
+        await rm(`${copy}.partial`, { force: true });
+        db.exec(`VACUUM INTO '${`${copy}.partial`.replaceAll("'", "''")}'`);
+        await syncFile(`${copy}.partial`);
+        await rename(`${copy}.partial`, copy);
+        await syncDirectory(dir);
       }
+      options.logger?.warn("migrating the sqlite store to this release's version", {
+        database: path,
+        from: plan.from,
+        to: plan.to,
+        steps: plan.pending.length,
+        copy_before_migration: copy,
+      });
+    }
+    // The base layout (version 1), idempotent; later changes are migration steps.
+    db.transaction(() => {
       for (const statement of SCHEMA_STATEMENTS) db.exec(statement);
-      db.prepare(META_SQL.set).run(META.schemaVersion, SCHEMA_VERSION);
     }).immediate();
+    // Each step commits with its version record: an interrupted migration resumes at the next start.
+    for (const step of plan.pending) db.transaction(() => applySqlStep(target, step)).immediate();
+    if (plan.pending.length === 0) {
+      for (const name of await readdir(dir)) {
+        if (PRE_MIGRATION.test(name)) await rm(join(dir, name), { force: true });
+      }
+    }
     return db;
   } catch (error) {
     db.close();
@@ -226,7 +288,7 @@ function prepareDatabase(path: string, cacheKiB: number): Database.Database {
   }
 }
 
-async function syncFile(path: string): Promise<void> {
+export async function syncFile(path: string): Promise<void> {
   const handle = await open(path, "r+");
   try {
     await handle.sync();
@@ -236,7 +298,7 @@ async function syncFile(path: string): Promise<void> {
 }
 
 /** fsyncs a directory, so that a created or renamed file in it survives power loss. */
-async function syncDirectory(dir: string): Promise<void> {
+export async function syncDirectory(dir: string): Promise<void> {
   const handle = await open(dir, "r");
   try {
     await handle.sync();

@@ -5,7 +5,7 @@
  * Creating records and moving the routing cursor happen in one transaction, so the cursor never
  * passes records that are not on disk (src/delivery/outbox-contract.ts).
  */
-import type { Database, Statement } from "better-sqlite3";
+import type { Database } from "better-sqlite3";
 import { createLocalLeases } from "../../../src/delivery/local-leases.ts";
 import {
   type DeliveryRecord,
@@ -23,6 +23,7 @@ import {
 } from "../../../src/delivery/sql/outbox-sql.ts";
 import { META, META_SQL } from "../../../src/store/sql/schema.ts";
 import type { GroupCommit, WriteStatement } from "./group-commit.ts";
+import { statementOn } from "./retained-statements.ts";
 
 export interface SqliteOutboxParts {
   db: Database;
@@ -39,15 +40,8 @@ const rowOf = (record: DeliveryRecord) => deliveryKey(record.eventId, record.des
 /** Builds the outbox on an open database. */
 export function createSqliteOutboxDriver(parts: SqliteOutboxParts): OutboxStore {
   const { db, writer, purgeBatchSize } = parts;
-  const statements = new Map<string, Statement>();
-  const prepare = (sql: string) => {
-    let statement = statements.get(sql);
-    if (!statement) {
-      statement = db.prepare(sql);
-      statements.set(sql, statement);
-    }
-    return statement;
-  };
+  /** Prepared once per SQL text and kept (retained-statements.ts: never garbage collected). */
+  const prepare = (sql: string) => statementOn(db, sql);
   let closing: Promise<void> | undefined;
   const ensureOpen = () => {
     if (closing) throw new Error("sqlite outbox is closed");

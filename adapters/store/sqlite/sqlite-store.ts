@@ -19,7 +19,7 @@
  * reading back (and parsing) each event they were just handed; so does `get`, which each
  * delivery attempt calls right behind the router (one SQLite read and JSON parse per attempt).
  */
-import type { Database, Statement } from "better-sqlite3";
+import type { Database } from "better-sqlite3";
 import type { AppendResult, ClaimResult, EventRecord, StoreDriver } from "../../../src/store/contract.ts";
 import { StoreUnavailableError } from "../../../src/store/contract.ts";
 import {
@@ -34,6 +34,7 @@ import {
 import { META, META_SQL } from "../../../src/store/sql/schema.ts";
 import type { GroupCommit, WriteStatement } from "./group-commit.ts";
 import { createMarkFilter } from "./mark-filter.ts";
+import { statementOn } from "./retained-statements.ts";
 
 export interface SqliteStoreParts {
   db: Database;
@@ -53,16 +54,8 @@ const RECENT_EVENTS = 2048;
 /** Builds the store on an open database. */
 export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
   const { db, writer, now, purgeBatchSize } = parts;
-  const statements = new Map<string, Statement>();
-  /** Prepared once per SQL text (queries with different filters have different texts). */
-  const prepare = (sql: string) => {
-    let statement = statements.get(sql);
-    if (!statement) {
-      statement = db.prepare(sql);
-      statements.set(sql, statement);
-    }
-    return statement;
-  };
+  /** Prepared once per SQL text and kept (retained-statements.ts: never garbage collected). */
+  const prepare = (sql: string) => statementOn(db, sql);
   const claims = new Map<string, number>();
   const inflight = new Map<string, Promise<AppendResult>>();
   const readLastSeq = () =>
@@ -193,8 +186,8 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
     async list(query) {
       ensureOpen();
       const { sql, params } = buildListQuery(query, durableSeq);
-      // A content filter makes the statement text unique to it: not kept in the statement cache.
-      const rows = (query.filter ? db.prepare(sql) : prepare(sql)).all(params) as EventRow[];
+      // Kept per text: a content filter's values are parameters, so its text is one per filter shape.
+      const rows = prepare(sql).all(params) as EventRow[];
       const more = rows.length > query.limit;
       const events = toRecords(more ? rows.slice(0, query.limit) : rows);
       return { events, next: more ? (events[events.length - 1] as EventRecord).seq : null };

@@ -25,34 +25,52 @@ const { path, cacheKiB, durability, walSizeLimit } =
   );
 
 const db = new Database(path, { timeout: 10_000 });
-db.pragma("journal_mode = WAL");
-db.pragma(durability === "full" ? "synchronous = FULL" : "synchronous = NORMAL");
-db.pragma(`cache_size = -${cacheKiB}`);
-db.pragma("mmap_size = 0");
-db.pragma("temp_store = MEMORY");
+
+/**
+ * Every statement of this thread is prepared once and kept until the thread ends, pragmas too
+ * (`db.pragma()` would prepare a new one per call): on Node 24 a garbage-collected better-sqlite3
+ * statement can abort the process (`Assertion failed: (env) != nullptr` from
+ * `Statement::~Statement()`, see retained-statements.ts). At the thread's end Node's cleanup hooks
+ * free them with the environment still current.
+ * @type {Map<string, import("better-sqlite3").Statement>}
+ */
+const kept = new Map();
+/** @param {string} sql */
+const keep = (sql) => {
+  let statement = kept.get(sql);
+  if (!statement) {
+    statement = db.prepare(sql);
+    kept.set(sql, statement);
+  }
+  return statement;
+};
+/** @param {string} source */
+const pragma = (source) => {
+  const statement = keep(`PRAGMA ${source}`);
+  if (statement.reader) return statement.all();
+  statement.run();
+  return [];
+};
+
+pragma("journal_mode = WAL");
+pragma(durability === "full" ? "synchronous = FULL" : "synchronous = NORMAL");
+pragma(`cache_size = -${cacheKiB}`);
+pragma("mmap_size = 0");
+pragma("temp_store = MEMORY");
 // This connection deletes and replaces rows: their old content is zeroed in the file, so an
 // erased event body leaves no bytes behind (docs/data-lifecycle.md).
-db.pragma("secure_delete = ON");
-db.pragma(`journal_size_limit = ${walSizeLimit}`);
+pragma("secure_delete = ON");
+pragma(`journal_size_limit = ${walSizeLimit}`);
 // The WAL exists from the open connection's first write until the last connection closes, and
 // a checkpoint truncates it in place, so this descriptor always names the live WAL.
 const wal = durability === "wal-fdatasync" ? openSync(`${path}-wal`, "r+") : undefined;
 if (wal !== undefined) fdatasyncSync(wal);
 
-/** SQL texts by the number the event loop gave them (each sent once, in `defs`), and their statements. */
+/** SQL texts by the number the event loop gave them (each sent once, in `defs`). */
 /** @type {string[]} */
 const texts = [];
-/** @type {import("better-sqlite3").Statement[]} */
-const statements = [];
 /** @param {number} n */
-const prepared = (n) => {
-  let statement = statements[n];
-  if (!statement) {
-    statement = db.prepare(/** @type {string} */ (texts[n]));
-    statements[n] = statement;
-  }
-  return statement;
-};
+const prepared = (n) => keep(/** @type {string} */ (texts[n]));
 
 /** @param {Group[]} groups */
 const runAll = (groups) =>
@@ -92,7 +110,7 @@ function commit(groups) {
  */
 function checkpoint() {
   for (let attempt = 0; attempt < 100; attempt++) {
-    const [result] = /** @type {{ busy: number }[]} */ (db.pragma("wal_checkpoint(TRUNCATE)"));
+    const [result] = /** @type {{ busy: number }[]} */ (pragma("wal_checkpoint(TRUNCATE)"));
     if (!result || result.busy === 0) return;
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
   }

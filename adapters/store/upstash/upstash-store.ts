@@ -6,6 +6,7 @@
  * with it (README "Running several instances").
  */
 import type { StoreFactory } from "../../../src/store/contract.ts";
+import { migrateRedisStore } from "../redis/redis-migrations.ts";
 import { createScriptedStore } from "../redis/scripted-store.ts";
 import { createUpstashRunner, resolveUpstashConnection } from "./upstash-runner.ts";
 
@@ -20,6 +21,14 @@ export interface UpstashStoreOptions {
   now?: () => number;
 }
 
-/** The store driver on Upstash. */
-export const upstashStore: StoreFactory<UpstashStoreOptions> = (options) =>
-  createScriptedStore(createUpstashRunner(resolveUpstashConnection(options)), options);
+/** The store driver on Upstash; migrates the key layout to this release's version first. */
+export const upstashStore: StoreFactory<UpstashStoreOptions> = async (options) => {
+  const runner = createUpstashRunner(resolveUpstashConnection(options));
+  try {
+    await migrateRedisStore(runner, options.prefix ?? "gw");
+  } catch (error) {
+    await runner.close();
+    throw error;
+  }
+  return createScriptedStore(runner, options);
+};

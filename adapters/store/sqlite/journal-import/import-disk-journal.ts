@@ -20,6 +20,7 @@ import type { Logger } from "../../../../src/ops/logger.ts";
 import type { EventRecord } from "../../../../src/store/contract.ts";
 import { EVENT_SQL, eventInsertParams } from "../../../../src/store/sql/event-sql.ts";
 import { META, META_SQL, SCHEMA_STATEMENTS, SCHEMA_VERSION } from "../../../../src/store/sql/schema.ts";
+import { pragmaOn, retainConnection, statementOn } from "../retained-statements.ts";
 import { createJournalIndex } from "./journal-index.ts";
 import { parseLine } from "./journal-line.ts";
 import { acquireJournalLock, acquireLockFile } from "./journal-lock.ts";
@@ -49,10 +50,10 @@ export interface ImportReport {
 export async function importDiskJournal(dir: string, target: string, now: number, logger?: Logger) {
   const releaseJournal = await acquireJournalLock(dir);
   let releaseOutbox: (() => Promise<void>) | undefined;
-  const db = new Database(target);
+  const db = retainConnection(new Database(target));
   try {
     releaseOutbox = await acquireLockFile(dir, "outbox.lock", "outbox");
-    db.pragma("synchronous = FULL");
+    pragmaOn(db, "synchronous = FULL");
     for (const statement of SCHEMA_STATEMENTS) db.exec(statement);
     const report = await copyInto(db, dir, now);
     db.close();
@@ -104,20 +105,20 @@ async function copyInto(db: Database.Database, dir: string, now: number): Promis
     const values = [...index.kv].filter(([, item]) => item.expiresAt > now);
     const deliveries: DeliveryRecord[] = [...outbox.all()];
     db.transaction(() => {
-      const insertEvent = db.prepare(EVENT_SQL.insert);
+      const insertEvent = statementOn(db, EVENT_SQL.insert);
       for (const record of records) insertEvent.run(eventInsertParams(record));
-      const upsertMark = db.prepare(EVENT_SQL.upsertMark);
+      const upsertMark = statementOn(db, EVENT_SQL.upsertMark);
       for (const [key, mark] of marks) upsertMark.run(key, mark.id, mark.expiresAt);
-      const setValue = db.prepare(EVENT_SQL.kvSet);
+      const setValue = statementOn(db, EVENT_SQL.kvSet);
       for (const [key, item] of values) setValue.run(key, item.value, item.expiresAt);
-      const save = db.prepare(OUTBOX_SQL.save);
+      const save = statementOn(db, OUTBOX_SQL.save);
       for (const record of deliveries) save.run(deliveryParams(record));
-      const saveState = db.prepare(OUTBOX_SQL.saveDestinationState);
+      const saveState = statementOn(db, OUTBOX_SQL.saveDestinationState);
       for (const state of outbox.destinationStates.values()) saveState.run(state.id, JSON.stringify(state));
-      const raise = db.prepare(META_SQL.raise);
+      const raise = statementOn(db, META_SQL.raise);
       raise.run(META.seqFloor, index.lastSeq());
       raise.run(META.cursor, outbox.cursor);
-      db.prepare(META_SQL.set).run(META.schemaVersion, SCHEMA_VERSION);
+      statementOn(db, META_SQL.set).run(META.schemaVersion, SCHEMA_VERSION);
     })();
     return {
       events: records.length,
