@@ -45,6 +45,8 @@ import { ensureSchema } from "./pg-schema.ts";
 export interface PostgresStoreOptions extends PostgresOptions {
   /** Clock for TTLs and windows, epoch ms. Default `Date.now`. */
   now?: () => number;
+  /** Told once at open when the server could lose acknowledged events (`fsync = off`). */
+  warn?: (message: string) => void;
 }
 
 /** Appends per transaction at most. */
@@ -119,6 +121,14 @@ export const postgresStore: StoreFactory<PostgresStoreOptions> = async (options)
     const client = await pool.connect();
     try {
       await ensureSchema(client, schema);
+      if (options.warn) {
+        const { rows } = await client.query<{ fsync: string }>("SELECT current_setting('fsync') AS fsync");
+        if (rows[0]?.fsync !== "on") {
+          options.warn(
+            "PostgreSQL runs with fsync = off: commits are not flushed to disk, so a crash of its machine can lose acknowledged events",
+          );
+        }
+      }
     } finally {
       client.release();
     }
