@@ -17,6 +17,7 @@
 import type pg from "pg";
 import {
   type DeliveryRecord,
+  type DeliveryRef,
   type DeliveryState,
   isTerminal,
   type OutboxFactory,
@@ -48,6 +49,7 @@ const UNNEST = `SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::t
 const SQL = {
   readCursor: "SELECT value FROM meta WHERE key = 'routing_cursor'",
   moveCursor: "UPDATE meta SET value = greatest(value, $1) WHERE key = 'routing_cursor'",
+  lockCursor: "SELECT value FROM meta WHERE key = 'routing_cursor' FOR UPDATE",
   create: `INSERT INTO deliveries (${COLUMNS}) ${UNNEST}
     ON CONFLICT (event_id, destination_id) DO NOTHING RETURNING event_id, destination_id`,
   /** A finished record holds no lease: a replay is due at once, not when the old lease ends. */
@@ -65,8 +67,15 @@ const SQL = {
   get: toPg(OUTBOX_SQL.get),
   byEvent: toPg(OUTBOX_SQL.byEvent),
   active: OUTBOX_SQL.active,
-  counts:
-    "SELECT destination_id, state, sum(n)::bigint AS n FROM delivery_counts GROUP BY destination_id, state HAVING sum(n) > 0",
+  counts: `SELECT destination_id, state, sum(n)::bigint AS n FROM
+      (SELECT destination_id, state, n FROM delivery_counts
+        UNION ALL SELECT destination_id, state, n FROM delivery_count_changes) AS c
+    GROUP BY destination_id, state HAVING sum(n) > 0`,
+  /** Folds the change rows into the totals; one instance at a time (the others skip it). */
+  foldCounts: `WITH folded AS (DELETE FROM delivery_count_changes RETURNING destination_id, state, n)
+    INSERT INTO delivery_counts (destination_id, state, n)
+    SELECT destination_id, state, sum(n) FROM folded GROUP BY destination_id, state
+    ON CONFLICT (destination_id, state) DO UPDATE SET n = delivery_counts.n + excluded.n`,
   destinationStates: OUTBOX_SQL.destinationStates,
   saveDestinationState: toPg(OUTBOX_SQL.saveDestinationState),
   purge: `DELETE FROM deliveries WHERE (event_id, destination_id) IN
@@ -92,14 +101,36 @@ const SQL = {
   own: `INSERT INTO subject_owners (destination_id, subject, owner, until)
     SELECT u.destination_id, u.subject, $3, $4 FROM unnest($1::text[], $2::text[]) AS u(destination_id, subject)
     ON CONFLICT (destination_id, subject) DO UPDATE SET owner = excluded.owner, until = excluded.until`,
+  lockRows: `SELECT 1 FROM deliveries d JOIN unnest($1::text[], $2::text[]) AS u(event_id, destination_id)
+      ON d.event_id = u.event_id AND d.destination_id = u.destination_id
+    ORDER BY d.event_id COLLATE "C", d.destination_id COLLATE "C"
+    FOR UPDATE OF d`,
+  /**
+   * Renews what is free to lock now; a row a write of this instance holds at this moment is
+   * skipped (renewed next round), so renewals never wait behind writes or deadlock with them.
+   */
   renew: `UPDATE deliveries d SET lease_until = $3
-    FROM unnest($1::text[], $2::text[]) AS u(event_id, destination_id)
-    WHERE d.event_id = u.event_id AND d.destination_id = u.destination_id AND d.lease_owner = $4
+    WHERE (d.event_id, d.destination_id) IN (
+      SELECT l.event_id, l.destination_id FROM deliveries l
+        JOIN unnest($1::text[], $2::text[]) AS u(event_id, destination_id)
+          ON l.event_id = u.event_id AND l.destination_id = u.destination_id
+      WHERE l.lease_owner = $4
+      FOR UPDATE OF l SKIP LOCKED)
     RETURNING d.event_id, d.destination_id, d.subject`,
+  /** Which of these records are leased to $3 (committed state, no lock). */
+  owned: `SELECT d.event_id, d.destination_id FROM deliveries d
+    JOIN unnest($1::text[], $2::text[]) AS u(event_id, destination_id)
+      ON d.event_id = u.event_id AND d.destination_id = u.destination_id
+    WHERE d.lease_owner = $3`,
   renewOwners: `UPDATE subject_owners o SET until = $3
     FROM unnest($1::text[], $2::text[]) AS u(destination_id, subject)
     WHERE o.destination_id = u.destination_id AND o.subject = u.subject AND o.owner = $4`,
 } as const;
+
+/** Locks the rows of these records (those that exist) in the one order every writer uses. */
+async function lockRows(client: pg.ClientBase, refs: readonly DeliveryRef[]): Promise<void> {
+  await client.query(SQL.lockRows, [refs.map((r) => pgText(r.eventId)), refs.map((r) => pgText(r.destinationId))]);
+}
 
 /** The columns of `COLUMNS` per record, as arrays for `unnest`. */
 function columnsOf(records: readonly DeliveryRecord[]): unknown[] {
@@ -120,6 +151,10 @@ const pairKey = (destinationId: string, subject: string) => `${destinationId}\u0
 
 interface QueuedWrite {
   work(client: pg.PoolClient): Promise<unknown>;
+  /** Creates records and moves the routing cursor. */
+  routes?: boolean;
+  /** The existing records it rewrites. */
+  rows?: readonly DeliveryRecord[];
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -145,8 +180,6 @@ export const postgresOutbox: OutboxFactory<PostgresOutboxOptions> = async (optio
 /** The outbox on an opened pool whose schema exists. */
 export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
   const name = "postgres";
-  let queue: QueuedWrite[] = [];
-  let flushing: Promise<void> | undefined;
 
   const read = async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => {
     try {
@@ -156,31 +189,66 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
     }
   };
 
-  const flush = async () => {
-    while (queue.length > 0) {
-      const batch = queue;
-      queue = [];
-      try {
-        const results = await inTransaction(pool, async (client) => {
-          const out: unknown[] = [];
-          for (const item of batch) out.push(await item.work(client));
-          return out;
-        });
-        for (const [i, item] of batch.entries()) item.resolve(results[i]);
-      } catch (error) {
-        const failure = unavailable(`${name} outbox`, error);
-        for (const item of batch) item.reject(failure);
+  /**
+   * A group-committed write queue: the writes made while its transaction is in flight go, in
+   * call order, into the next one. Two queues: routing (records created with the cursor) and
+   * record updates, so that updates never wait behind other instances' routing.
+   */
+  const writeQueue = () => {
+    let queue: QueuedWrite[] = [];
+    let flushing: Promise<void> | undefined;
+    const flush = async () => {
+      while (queue.length > 0) {
+        const batch = queue;
+        queue = [];
+        try {
+          const results = await inTransaction(pool, async (client) => {
+            // Every instance routes the same events: routing transactions take the cursor row
+            // first, so they queue in one order instead of deadlocking on each other's inserts.
+            if (batch.some((item) => item.routes)) await client.query(SQL.lockCursor);
+            // The rows it rewrites are locked up front in one global order (as renewals lock
+            // theirs), so writers of overlapping rows queue instead of deadlocking.
+            const rows = batch.flatMap((item) => item.rows ?? []);
+            if (rows.length > 0) await lockRows(client, rows);
+            const out: unknown[] = [];
+            for (const item of batch) out.push(await item.work(client));
+            return out;
+          });
+          for (const [i, item] of batch.entries()) item.resolve(results[i]);
+        } catch (error) {
+          const failure = unavailable(`${name} outbox`, error);
+          for (const item of batch) item.reject(failure);
+        }
       }
-    }
-    flushing = undefined;
+      flushing = undefined;
+    };
+    return {
+      /** Queues a write; resolves with its result once its transaction committed. */
+      write<T>(work: (client: pg.PoolClient) => Promise<T>, routes = false, rows?: readonly DeliveryRecord[]) {
+        return new Promise<T>((resolve, reject) => {
+          queue.push({ work, routes, rows, resolve: resolve as (value: unknown) => void, reject });
+          flushing ??= flush();
+        });
+      },
+      idle: () => flushing,
+    };
   };
+  const routing = writeQueue();
+  const updates = writeQueue();
 
-  /** Queues a write; resolves with its result once its transaction committed. */
-  const write = <T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      flushing ??= flush();
-    });
+  /** Folds the counters' change rows into their totals, unless another instance is doing it. */
+  const foldCounts = async () => {
+    try {
+      await inTransaction(pool, async (client) => {
+        const { rows } = await client.query<{ locked: boolean }>(
+          "SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.delivery_counts')) AS locked",
+        );
+        if (rows[0]?.locked) await client.query(SQL.foldCounts);
+      });
+    } catch (error) {
+      throw unavailable(`${name} outbox`, error);
+    }
+  };
 
   /** Frees the subjects of finished records that have nothing unfinished left. */
   const freeSubjects = async (client: pg.PoolClient, records: readonly DeliveryRecord[]) => {
@@ -200,7 +268,7 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
       return Number(rows[0]?.value ?? 0);
     },
     createDeliveries(records, cursor) {
-      return write(async (client) => {
+      return routing.write(async (client) => {
         const inserted = new Set<string>();
         for (let i = 0; i < records.length; i += WRITE_BATCH) {
           const batch = records.slice(i, i + WRITE_BATCH);
@@ -218,7 +286,7 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
           out.push(structuredClone(r));
         }
         return out;
-      });
+      }, true);
     },
     async saveDeliveries(records) {
       if (records.length === 0) return;
@@ -227,12 +295,16 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
       for (const r of records) last.set(pairKey(r.eventId, r.destinationId), r);
       // Rows locked in one order by every instance: concurrent saves cannot deadlock.
       const unique = [...last.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([, r]) => r);
-      await write(async (client) => {
-        for (let i = 0; i < unique.length; i += WRITE_BATCH) {
-          await client.query(SQL.save, columnsOf(unique.slice(i, i + WRITE_BATCH)));
-        }
-        await freeSubjects(client, unique);
-      });
+      await updates.write(
+        async (client) => {
+          for (let i = 0; i < unique.length; i += WRITE_BATCH) {
+            await client.query(SQL.save, columnsOf(unique.slice(i, i + WRITE_BATCH)));
+          }
+          await freeSubjects(client, unique);
+        },
+        false,
+        unique,
+      );
     },
     async getDelivery(eventId, destinationId) {
       const { rows } = await read<{ record: string }>(SQL.get, [pgText(eventId), pgText(destinationId)]);
@@ -256,6 +328,7 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
       return rows.map(deliveryFromRow);
     },
     async countByState() {
+      await foldCounts();
       const { rows } = await read<{ destination_id: string; state: DeliveryState; n: number }>(SQL.counts);
       const out: Record<string, Partial<Record<DeliveryState, number>>> = {};
       for (const row of rows) {
@@ -270,7 +343,9 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
       return rows.map((row) => JSON.parse(row.record));
     },
     async saveDestinationState(state) {
-      await write((client) => client.query(SQL.saveDestinationState, [pgText(state.id), JSON.stringify(state)]));
+      await updates.write((client) =>
+        client.query(SQL.saveDestinationState, [pgText(state.id), JSON.stringify(state)]),
+      );
     },
     async purge(before) {
       let removed = 0;
@@ -279,6 +354,7 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
         removed += n;
         if (n < PURGE_BATCH) break;
       }
+      await foldCounts();
       return removed;
     },
     async claimDue(owner, now, leaseMs, limit, ordered = []) {
@@ -363,11 +439,17 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
       if (refs.length === 0) return [];
       try {
         return await inTransaction(pool, async (client) => {
+          const ids = [refs.map((r) => pgText(r.eventId)), refs.map((r) => pgText(r.destinationId))];
           const { rows } = await client.query<{ event_id: string; destination_id: string; subject: string | null }>(
             SQL.renew,
-            [refs.map((r) => pgText(r.eventId)), refs.map((r) => pgText(r.destinationId)), until, owner],
+            [...ids, until, owner],
           );
           const held = new Set(rows.map((r) => pairKey(r.event_id, r.destination_id)));
+          if (held.size < refs.length) {
+            // Skipped (locked by a write in flight) is not lost: it is still this owner's.
+            const owned = await client.query<{ event_id: string; destination_id: string }>(SQL.owned, [...ids, owner]);
+            for (const r of owned.rows) held.add(pairKey(r.event_id, r.destination_id));
+          }
           const subjects = rows.filter((r) => r.subject !== null);
           if (subjects.length > 0) {
             await client.query(SQL.renewOwners, [
@@ -384,7 +466,7 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
       }
     },
     async close() {
-      await flushing;
+      await Promise.all([routing.idle(), updates.idle()]);
       await pool.end();
     },
   };

@@ -14,8 +14,8 @@
  *   commit order, so a reader that saw seq n has seen every seq below n (the outbox's routing
  *   cursor and the live hub's cursor rely on it).
  * - Keys (dedupe, kv) and kv values are `bytea`: any string, U+0000 included.
- * - Delivery counts are kept by a trigger in the transaction of the change, spread over a few
- *   rows per (destination, state) so that instances do not queue on one hot row.
+ * - Delivery counts are kept by a trigger in the transaction of the change, as change rows
+ *   that are folded into totals later, so that instances never queue on one hot counter row.
  *
  * Created idempotently under a transaction-level advisory lock, so instances starting together
  * do not race.
@@ -24,9 +24,6 @@ import type pg from "pg";
 
 /** The layout version this code reads and writes (the `schema_version` row). */
 export const PG_SCHEMA_VERSION = 1;
-
-/** Spread of the delivery counter rows. */
-export const COUNT_SHARDS = 8;
 
 const TERMINAL = "('delivered', 'dead', 'skipped')";
 
@@ -103,25 +100,27 @@ function statements(schema: string): string[] {
       until bigint NOT NULL,
       PRIMARY KEY (destination_id, subject)
     )`,
+    // Totals per (destination, state), plus the changes not yet added to them: the trigger only
+    // inserts a change row (no row lock that concurrent transactions would queue or deadlock
+    // on), and the outbox folds the changes into the totals now and then (postgres-outbox.ts).
     `CREATE TABLE IF NOT EXISTS ${schema}.delivery_counts (
       destination_id text NOT NULL,
       state text NOT NULL,
-      shard smallint NOT NULL,
       n bigint NOT NULL,
-      PRIMARY KEY (destination_id, state, shard)
+      PRIMARY KEY (destination_id, state)
+    )`,
+    `CREATE TABLE IF NOT EXISTS ${schema}.delivery_count_changes (
+      destination_id text NOT NULL,
+      state text NOT NULL,
+      n integer NOT NULL
     )`,
     `CREATE OR REPLACE FUNCTION ${schema}.count_delivery() RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE s smallint := pg_backend_pid() % ${COUNT_SHARDS};
     BEGIN
-      IF TG_OP IN ('UPDATE', 'DELETE') THEN
-        IF TG_OP = 'DELETE' OR OLD.state <> NEW.state THEN
-          INSERT INTO ${schema}.delivery_counts (destination_id, state, shard, n) VALUES (OLD.destination_id, OLD.state, s, -1)
-            ON CONFLICT (destination_id, state, shard) DO UPDATE SET n = ${schema}.delivery_counts.n - 1;
-        END IF;
+      IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' AND OLD.state <> NEW.state) THEN
+        INSERT INTO ${schema}.delivery_count_changes VALUES (OLD.destination_id, OLD.state, -1);
       END IF;
       IF TG_OP = 'INSERT' OR (TG_OP = 'UPDATE' AND OLD.state <> NEW.state) THEN
-        INSERT INTO ${schema}.delivery_counts (destination_id, state, shard, n) VALUES (NEW.destination_id, NEW.state, s, 1)
-          ON CONFLICT (destination_id, state, shard) DO UPDATE SET n = ${schema}.delivery_counts.n + 1;
+        INSERT INTO ${schema}.delivery_count_changes VALUES (NEW.destination_id, NEW.state, 1);
       END IF;
       RETURN NULL;
     END $$`,
