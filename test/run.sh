@@ -29,6 +29,7 @@ npx biome check .
 ensure_installed redis-server redis-server # queue sink tests
 ensure_installed chromium chromium         # the live stream's browser test (playwright-core)
 ensure_installed curl curl                 # the docs' shell recipes (test/docs)
+ensure_installed pg_ctlcluster postgresql  # the postgres drivers' tests (binaries in /usr/lib/postgresql/*/bin)
 
 reports="$(mktemp -d)"
 trap 'rm -rf "$reports"' EXIT

@@ -15,6 +15,7 @@ export const hubDrivers: DriverRegistry<HubFactory<any>> = {
   "in-process": () => import("./in-process.ts").then((m) => m.inProcessHub),
   redis: () => import("./redis.ts").then((m) => m.redisHub),
   upstash: () => import("./upstash.ts").then((m) => m.upstashHub),
+  postgres: () => import("./postgres.ts").then((m) => m.postgresHub),
 };
 
 /** What a hub driver gets besides its configured options. */

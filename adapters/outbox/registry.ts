@@ -22,6 +22,7 @@ export const outboxDrivers: DriverRegistry<OutboxFactory<any>> = {
   sqlite: () => import("../store/sqlite/sqlite-storage.ts").then((m) => m.sqliteOutbox),
   redis: () => import("./redis/redis-outbox.ts").then((m) => m.redisOutbox),
   upstash: () => import("./upstash.ts").then((m) => m.upstashOutbox),
+  postgres: () => import("./postgres/postgres-outbox.ts").then((m) => m.postgresOutbox),
 };
 
 /** Earlier names of outbox drivers, the same as the store's (the outbox is picked by `store.driver`). */

@@ -21,6 +21,7 @@ export const storeDrivers: DriverRegistry<StoreFactory<any>> = {
   sqlite: () => import("./sqlite/sqlite-storage.ts").then((m) => m.sqliteStore),
   redis: () => import("./redis/redis-store.ts").then((m) => m.redisStore),
   upstash: () => import("./upstash/upstash-store.ts").then((m) => m.upstashStore),
+  postgres: () => import("./postgres/postgres-store.ts").then((m) => m.postgresStore),
 };
 
 /** Earlier driver names still accepted in `store.driver`. */

@@ -1,5 +1,6 @@
 /**
- * Several real gateway processes on one real redis-server (the `redis` driver), configured
+ * Several real gateway processes on one real redis-server (the `redis` driver) or PostgreSQL
+ * server (the `postgres` driver), configured
  * alike: both webhook sources, a live `stream` destination, an optional `http` destination,
  * one route to all of them, a stream client and an admin key. Secrets are shared by all.
  */
@@ -13,7 +14,10 @@ import {
 import { adminKeyHash } from "../helpers/signed-requests.ts";
 
 export interface ClusterOptions {
-  redisUrl: string;
+  /** The shared engine: a Redis URL (the `redis` driver) ... */
+  redisUrl?: string;
+  /** ... or a PostgreSQL URL (the `postgres` driver; the cluster's prefix names its schema). */
+  postgresUrl?: string;
   /** Instances to start. */
   count: number;
   /** An `http` destination receiving every event. */
@@ -38,7 +42,7 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-/** Starts `count` instances sharing one Redis key prefix (fresh per cluster). */
+/** Starts `count` instances sharing one Redis key prefix or PostgreSQL schema (fresh per cluster). */
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const secrets = makeSecrets();
   const streamKey = `ui_${randomBytes(12).toString("hex")}`;
@@ -46,7 +50,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const whsec = `whsec_${randomBytes(24).toString("base64")}`;
   const config: ClusterConfig = {
     ...defaultTestConfig("unused", adminKeyHash(secrets.adminKey)),
-    store: { driver: "redis", url: options.redisUrl, prefix, leaseSeconds: options.leaseSeconds ?? 2 },
+    store: options.postgresUrl
+      ? { driver: "postgres", url: options.postgresUrl, schema: prefix, leaseSeconds: options.leaseSeconds ?? 2 }
+      : { driver: "redis", url: options.redisUrl, prefix, leaseSeconds: options.leaseSeconds ?? 2 },
     claimTtlSeconds: 2,
     clients: [{ id: "ui", apiKeyHashes: [adminKeyHash(streamKey)], scopes: { stream: {} } }],
     destinations: [

@@ -1,0 +1,473 @@
+/**
+ * The `postgres` outbox driver: delivery records, the routing cursor and destination states in
+ * the `postgres` store's database and schema (adapters/store/postgres/pg-schema.ts), shared by
+ * every gateway instance on it, no leader (docs/several-instances.md).
+ *
+ * - `claimDue` takes due records with `FOR UPDATE SKIP LOCKED` (instances claiming at once skip
+ *   each other's rows instead of waiting) and leases them to the claimer until `now + leaseMs`;
+ *   the holder renews its leases, and a dead instance's records are due again when its leases
+ *   end. Per-subject ordering: a subject of an ordered destination is taken only through its
+ *   oldest unfinished record, whose claimer then owns the subject (`subject_owners`) for as long
+ *   as it renews a lease on one of its records.
+ * - Writes are group-committed in call order: the writes made while a transaction is in flight
+ *   go, in order, into the next one, and each resolves after COMMIT (`synchronous_commit = on`).
+ * - The statements shared with SQLite (src/delivery/sql/outbox-sql.ts) are reused where the
+ *   dialects agree; writes carry the lease and due columns only this schema has.
+ */
+import type pg from "pg";
+import {
+  type DeliveryRecord,
+  type DeliveryRef,
+  type DeliveryState,
+  isTerminal,
+  type OutboxFactory,
+  type OutboxStore,
+} from "../../../src/delivery/outbox-contract.ts";
+import { buildDeliveryListQuery, deliveryFromRow, OUTBOX_SQL } from "../../../src/delivery/sql/outbox-sql.ts";
+import {
+  createPool,
+  inTransaction,
+  type PostgresOptions,
+  pgText,
+  resolveSchema,
+  toPg,
+  unavailable,
+} from "../../store/postgres/pg-connection.ts";
+import { ensureSchema } from "../../store/postgres/pg-schema.ts";
+
+export type PostgresOutboxOptions = PostgresOptions;
+
+const TERMINAL = "('delivered', 'dead', 'skipped')";
+const PURGE_BATCH = 1_000;
+/** Records per write statement. */
+const WRITE_BATCH = 500;
+
+const COLUMNS = "event_id, destination_id, seq, state, received_at, updated_at, record, subject, next_at";
+const UNNEST = `SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[],
+  $7::text[], $8::text[], $9::bigint[])`;
+
+const SQL = {
+  readCursor: "SELECT value FROM meta WHERE key = 'routing_cursor'",
+  moveCursor: "UPDATE meta SET value = greatest(value, $1) WHERE key = 'routing_cursor'",
+  lockCursor: "SELECT value FROM meta WHERE key = 'routing_cursor' FOR UPDATE",
+  create: `INSERT INTO deliveries (${COLUMNS}) ${UNNEST}
+    ON CONFLICT (event_id, destination_id) DO NOTHING RETURNING event_id, destination_id`,
+  /** A finished record holds no lease: a replay is due at once, not when the old lease ends. */
+  save: `INSERT INTO deliveries (${COLUMNS}) ${UNNEST}
+    ON CONFLICT (event_id, destination_id) DO UPDATE SET seq = excluded.seq, state = excluded.state,
+      received_at = excluded.received_at, updated_at = excluded.updated_at, record = excluded.record,
+      subject = excluded.subject, next_at = excluded.next_at,
+      lease_until = CASE WHEN excluded.state IN ${TERMINAL} THEN 0 ELSE deliveries.lease_until END,
+      lease_owner = CASE WHEN excluded.state IN ${TERMINAL} THEN NULL ELSE deliveries.lease_owner END`,
+  /** Frees the subjects (of these destinations) that have no unfinished record left. */
+  freeSubjects: `DELETE FROM subject_owners o USING unnest($1::text[], $2::text[]) AS u(destination_id, subject)
+    WHERE o.destination_id = u.destination_id AND o.subject = u.subject
+      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.destination_id = o.destination_id AND d.subject = o.subject
+        AND d.state NOT IN ${TERMINAL})`,
+  get: toPg(OUTBOX_SQL.get),
+  byEvent: toPg(OUTBOX_SQL.byEvent),
+  active: OUTBOX_SQL.active,
+  counts: `SELECT destination_id, state, sum(n)::bigint AS n FROM
+      (SELECT destination_id, state, n FROM delivery_counts
+        UNION ALL SELECT destination_id, state, n FROM delivery_count_changes) AS c
+    GROUP BY destination_id, state HAVING sum(n) > 0`,
+  /** Folds the change rows into the totals; one instance at a time (the others skip it). */
+  foldCounts: `WITH folded AS (DELETE FROM delivery_count_changes RETURNING destination_id, state, n)
+    INSERT INTO delivery_counts (destination_id, state, n)
+    SELECT destination_id, state, sum(n) FROM folded GROUP BY destination_id, state
+    ON CONFLICT (destination_id, state) DO UPDATE SET n = delivery_counts.n + excluded.n`,
+  destinationStates: OUTBOX_SQL.destinationStates,
+  saveDestinationState: toPg(OUTBOX_SQL.saveDestinationState),
+  purge: `DELETE FROM deliveries WHERE (event_id, destination_id) IN
+    (SELECT event_id, destination_id FROM deliveries
+      WHERE state IN ${TERMINAL} AND updated_at < $1 ORDER BY updated_at LIMIT $2)`,
+  /** Due records, earliest due first; rows another claimer holds are skipped, not waited for. */
+  due: `SELECT event_id, destination_id, seq, subject, record FROM deliveries
+    WHERE state NOT IN ${TERMINAL} AND greatest(next_at, lease_until) <= $1
+    ORDER BY greatest(next_at, lease_until), seq, destination_id LIMIT $2
+    FOR UPDATE SKIP LOCKED`,
+  owners: `SELECT o.destination_id, o.subject, o.owner, o.until FROM subject_owners o
+    JOIN unnest($1::text[], $2::text[]) AS u(destination_id, subject)
+      ON o.destination_id = u.destination_id AND o.subject = u.subject
+    ORDER BY o.destination_id, o.subject
+    FOR UPDATE OF o`,
+  heads: `SELECT u.destination_id, u.subject,
+      (SELECT min(d.seq) FROM deliveries d WHERE d.destination_id = u.destination_id AND d.subject = u.subject
+        AND d.state NOT IN ${TERMINAL}) AS head
+    FROM unnest($1::text[], $2::text[]) AS u(destination_id, subject)`,
+  lease: `UPDATE deliveries d SET lease_until = $3, lease_owner = $4
+    FROM unnest($1::text[], $2::text[]) AS u(event_id, destination_id)
+    WHERE d.event_id = u.event_id AND d.destination_id = u.destination_id`,
+  own: `INSERT INTO subject_owners (destination_id, subject, owner, until)
+    SELECT u.destination_id, u.subject, $3, $4 FROM unnest($1::text[], $2::text[]) AS u(destination_id, subject)
+    ON CONFLICT (destination_id, subject) DO UPDATE SET owner = excluded.owner, until = excluded.until`,
+  lockRows: `SELECT 1 FROM deliveries d JOIN unnest($1::text[], $2::text[]) AS u(event_id, destination_id)
+      ON d.event_id = u.event_id AND d.destination_id = u.destination_id
+    ORDER BY d.event_id COLLATE "C", d.destination_id COLLATE "C"
+    FOR UPDATE OF d`,
+  /**
+   * Renews what is free to lock now; a row a write of this instance holds at this moment is
+   * skipped (renewed next round), so renewals never wait behind writes or deadlock with them.
+   */
+  renew: `UPDATE deliveries d SET lease_until = $3
+    WHERE (d.event_id, d.destination_id) IN (
+      SELECT l.event_id, l.destination_id FROM deliveries l
+        JOIN unnest($1::text[], $2::text[]) AS u(event_id, destination_id)
+          ON l.event_id = u.event_id AND l.destination_id = u.destination_id
+      WHERE l.lease_owner = $4
+      FOR UPDATE OF l SKIP LOCKED)
+    RETURNING d.event_id, d.destination_id, d.subject`,
+  /** Which of these records are leased to $3 (committed state, no lock). */
+  owned: `SELECT d.event_id, d.destination_id FROM deliveries d
+    JOIN unnest($1::text[], $2::text[]) AS u(event_id, destination_id)
+      ON d.event_id = u.event_id AND d.destination_id = u.destination_id
+    WHERE d.lease_owner = $3`,
+  renewOwners: `UPDATE subject_owners o SET until = $3
+    FROM unnest($1::text[], $2::text[]) AS u(destination_id, subject)
+    WHERE o.destination_id = u.destination_id AND o.subject = u.subject AND o.owner = $4`,
+} as const;
+
+/** Locks the rows of these records (those that exist) in the one order every writer uses. */
+async function lockRows(client: pg.ClientBase, refs: readonly DeliveryRef[]): Promise<void> {
+  await client.query(SQL.lockRows, [refs.map((r) => pgText(r.eventId)), refs.map((r) => pgText(r.destinationId))]);
+}
+
+/** The columns of `COLUMNS` per record, as arrays for `unnest`. */
+function columnsOf(records: readonly DeliveryRecord[]): unknown[] {
+  return [
+    records.map((r) => pgText(r.eventId)),
+    records.map((r) => pgText(r.destinationId)),
+    records.map((r) => r.seq),
+    records.map((r) => r.state),
+    records.map((r) => r.receivedAt),
+    records.map((r) => r.updatedAt),
+    records.map((r) => JSON.stringify(r)),
+    records.map((r) => pgText(r.subject)),
+    records.map((r) => r.nextAttemptAt),
+  ];
+}
+
+const pairKey = (destinationId: string, subject: string) => `${destinationId}\u0000${subject}`;
+
+interface QueuedWrite {
+  work(client: pg.PoolClient): Promise<unknown>;
+  /** Creates records and moves the routing cursor. */
+  routes?: boolean;
+  /** The existing records it rewrites. */
+  rows?: readonly DeliveryRecord[];
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** Opens the pool (creating the schema when missing) and returns the shared outbox. */
+export const postgresOutbox: OutboxFactory<PostgresOutboxOptions> = async (options) => {
+  const schema = resolveSchema(options.schema);
+  const pool = createPool(options);
+  try {
+    const client = await pool.connect();
+    try {
+      await ensureSchema(client, schema);
+    } finally {
+      client.release();
+    }
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
+  return createPostgresOutbox(pool);
+};
+
+/** The outbox on an opened pool whose schema exists. */
+export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
+  const name = "postgres";
+
+  const read = async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => {
+    try {
+      return await pool.query<R>(sql, params);
+    } catch (error) {
+      throw unavailable(`${name} outbox`, error);
+    }
+  };
+
+  /**
+   * A group-committed write queue: the writes made while its transaction is in flight go, in
+   * call order, into the next one. Two queues: routing (records created with the cursor) and
+   * record updates, so that updates never wait behind other instances' routing.
+   */
+  const writeQueue = () => {
+    let queue: QueuedWrite[] = [];
+    let flushing: Promise<void> | undefined;
+    const flush = async () => {
+      while (queue.length > 0) {
+        const batch = queue;
+        queue = [];
+        try {
+          const results = await inTransaction(pool, async (client) => {
+            // Every instance routes the same events: routing transactions take the cursor row
+            // first, so they queue in one order instead of deadlocking on each other's inserts.
+            if (batch.some((item) => item.routes)) await client.query(SQL.lockCursor);
+            // The rows it rewrites are locked up front in one global order (as renewals lock
+            // theirs), so writers of overlapping rows queue instead of deadlocking.
+            const rows = batch.flatMap((item) => item.rows ?? []);
+            if (rows.length > 0) await lockRows(client, rows);
+            const out: unknown[] = [];
+            for (const item of batch) out.push(await item.work(client));
+            return out;
+          });
+          for (const [i, item] of batch.entries()) item.resolve(results[i]);
+        } catch (error) {
+          const failure = unavailable(`${name} outbox`, error);
+          for (const item of batch) item.reject(failure);
+        }
+      }
+      flushing = undefined;
+    };
+    return {
+      /** Queues a write; resolves with its result once its transaction committed. */
+      write<T>(work: (client: pg.PoolClient) => Promise<T>, routes = false, rows?: readonly DeliveryRecord[]) {
+        return new Promise<T>((resolve, reject) => {
+          queue.push({ work, routes, rows, resolve: resolve as (value: unknown) => void, reject });
+          flushing ??= flush();
+        });
+      },
+      idle: () => flushing,
+    };
+  };
+  const routing = writeQueue();
+  const updates = writeQueue();
+
+  /** Folds the counters' change rows into their totals, unless another instance is doing it. */
+  const foldCounts = async () => {
+    try {
+      await inTransaction(pool, async (client) => {
+        const { rows } = await client.query<{ locked: boolean }>(
+          "SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.delivery_counts')) AS locked",
+        );
+        if (rows[0]?.locked) await client.query(SQL.foldCounts);
+      });
+    } catch (error) {
+      throw unavailable(`${name} outbox`, error);
+    }
+  };
+
+  /** Frees the subjects of finished records that have nothing unfinished left. */
+  const freeSubjects = async (client: pg.PoolClient, records: readonly DeliveryRecord[]) => {
+    const done = records.filter((r) => r.subject !== undefined && isTerminal(r.state));
+    if (done.length === 0) return;
+    await client.query(SQL.freeSubjects, [
+      done.map((r) => pgText(r.destinationId)),
+      done.map((r) => pgText(r.subject as string)),
+    ]);
+  };
+
+  return {
+    name,
+    shared: true,
+    async readCursor() {
+      const { rows } = await read<{ value: number }>(SQL.readCursor);
+      return Number(rows[0]?.value ?? 0);
+    },
+    createDeliveries(records, cursor) {
+      return routing.write(async (client) => {
+        const inserted = new Set<string>();
+        for (let i = 0; i < records.length; i += WRITE_BATCH) {
+          const batch = records.slice(i, i + WRITE_BATCH);
+          const { rows } = await client.query<{ event_id: string; destination_id: string }>(
+            SQL.create,
+            columnsOf(batch),
+          );
+          for (const row of rows) inserted.add(pairKey(row.event_id, row.destination_id));
+        }
+        await client.query(SQL.moveCursor, [cursor]);
+        const out: DeliveryRecord[] = [];
+        for (const r of records) {
+          const key = pairKey(pgText(r.eventId), pgText(r.destinationId));
+          if (!inserted.delete(key)) continue;
+          out.push(structuredClone(r));
+        }
+        return out;
+      }, true);
+    },
+    async saveDeliveries(records) {
+      if (records.length === 0) return;
+      // One row per key in a statement: the last save of a record wins, as in call order.
+      const last = new Map<string, DeliveryRecord>();
+      for (const r of records) last.set(pairKey(r.eventId, r.destinationId), r);
+      // Rows locked in one order by every instance: concurrent saves cannot deadlock.
+      const unique = [...last.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([, r]) => r);
+      await updates.write(
+        async (client) => {
+          for (let i = 0; i < unique.length; i += WRITE_BATCH) {
+            await client.query(SQL.save, columnsOf(unique.slice(i, i + WRITE_BATCH)));
+          }
+          await freeSubjects(client, unique);
+        },
+        false,
+        unique,
+      );
+    },
+    async getDelivery(eventId, destinationId) {
+      const { rows } = await read<{ record: string }>(SQL.get, [pgText(eventId), pgText(destinationId)]);
+      return rows[0] ? deliveryFromRow(rows[0]) : undefined;
+    },
+    async listByEvent(eventId) {
+      const { rows } = await read<{ record: string }>(SQL.byEvent, [pgText(eventId)]);
+      return rows.map(deliveryFromRow);
+    },
+    async listDeliveries(query) {
+      const { sql, params } = buildDeliveryListQuery({ ...query, destinationId: pgText(query.destinationId) });
+      const { rows } = await read<{ seq: number; record: string }>(toPg(sql), params);
+      const deliveries = rows.slice(0, query.limit).map(deliveryFromRow);
+      return {
+        deliveries,
+        next: rows.length > query.limit ? (deliveries[deliveries.length - 1] as DeliveryRecord).seq : null,
+      };
+    },
+    async listActive() {
+      const { rows } = await read<{ record: string }>(SQL.active);
+      return rows.map(deliveryFromRow);
+    },
+    async countByState() {
+      await foldCounts();
+      const { rows } = await read<{ destination_id: string; state: DeliveryState; n: number }>(SQL.counts);
+      const out: Record<string, Partial<Record<DeliveryState, number>>> = {};
+      for (const row of rows) {
+        const perState = out[row.destination_id] ?? {};
+        out[row.destination_id] = perState;
+        perState[row.state] = Number(row.n);
+      }
+      return out;
+    },
+    async listDestinationStates() {
+      const { rows } = await read<{ record: string }>(SQL.destinationStates);
+      return rows.map((row) => JSON.parse(row.record));
+    },
+    async saveDestinationState(state) {
+      await updates.write((client) =>
+        client.query(SQL.saveDestinationState, [pgText(state.id), JSON.stringify(state)]),
+      );
+    },
+    async purge(before) {
+      let removed = 0;
+      for (let round = 0; round < 100_000; round++) {
+        const n = (await read(SQL.purge, [before, PURGE_BATCH])).rowCount ?? 0;
+        removed += n;
+        if (n < PURGE_BATCH) break;
+      }
+      await foldCounts();
+      return removed;
+    },
+    async claimDue(owner, now, leaseMs, limit, ordered = []) {
+      if (limit <= 0) return [];
+      const until = now + leaseMs;
+      const orderedSet = new Set(ordered);
+      try {
+        return await inTransaction(pool, async (client) => {
+          // More rows than asked: some may wait behind their subject's head or owner.
+          const scan = orderedSet.size === 0 ? limit : Math.min(limit * 4 + 64, 5_000);
+          const { rows } = await client.query<{
+            event_id: string;
+            destination_id: string;
+            seq: number;
+            subject: string | null;
+            record: string;
+          }>(SQL.due, [now, scan]);
+          const gated = rows.filter((r) => r.subject !== null && orderedSet.has(r.destination_id));
+          const pairs = [...new Map(gated.map((r) => [pairKey(r.destination_id, r.subject as string), r])).values()];
+          const owners = new Map<string, { owner: string; until: number }>();
+          const heads = new Map<string, number>();
+          if (pairs.length > 0) {
+            const args = [pairs.map((r) => r.destination_id), pairs.map((r) => r.subject as string)];
+            for (const o of (
+              await client.query<{ destination_id: string; subject: string; owner: string; until: number }>(
+                SQL.owners,
+                args,
+              )
+            ).rows) {
+              owners.set(pairKey(o.destination_id, o.subject), { owner: o.owner, until: Number(o.until) });
+            }
+            for (const h of (
+              await client.query<{ destination_id: string; subject: string; head: number | null }>(SQL.heads, args)
+            ).rows) {
+              if (h.head !== null) heads.set(pairKey(h.destination_id, h.subject), Number(h.head));
+            }
+          }
+          const taken: typeof rows = [];
+          const acquired = new Set<string>();
+          const pending = [...rows];
+          // Two passes: taking a subject's head makes its later records (seen earlier) ours too.
+          for (let pass = 0; pass < 2 && taken.length < limit; pass++) {
+            const skipped: typeof rows = [];
+            for (const row of pending) {
+              if (taken.length === limit) break;
+              if (row.subject !== null && orderedSet.has(row.destination_id)) {
+                const key = pairKey(row.destination_id, row.subject);
+                const holder = owners.get(key);
+                const live = holder !== undefined && holder.until > now;
+                const mine = acquired.has(key) || (live && holder.owner === owner);
+                if (!mine) {
+                  if (live || heads.get(key) !== Number(row.seq)) {
+                    skipped.push(row);
+                    continue;
+                  }
+                  acquired.add(key);
+                }
+                acquired.add(key);
+              }
+              taken.push(row);
+            }
+            pending.splice(0, pending.length, ...skipped);
+          }
+          if (taken.length === 0) return [];
+          await client.query(SQL.lease, [
+            taken.map((r) => r.event_id),
+            taken.map((r) => r.destination_id),
+            until,
+            owner,
+          ]);
+          if (acquired.size > 0) {
+            const keys = [...acquired].map((k) => k.split("\u0000") as [string, string]);
+            await client.query(SQL.own, [keys.map((k) => k[0]), keys.map((k) => k[1]), owner, until]);
+          }
+          return taken.map((r) => deliveryFromRow(r));
+        });
+      } catch (error) {
+        throw unavailable(`${name} outbox`, error);
+      }
+    },
+    async renewLeases(owner, refs, until) {
+      if (refs.length === 0) return [];
+      try {
+        return await inTransaction(pool, async (client) => {
+          const ids = [refs.map((r) => pgText(r.eventId)), refs.map((r) => pgText(r.destinationId))];
+          const { rows } = await client.query<{ event_id: string; destination_id: string; subject: string | null }>(
+            SQL.renew,
+            [...ids, until, owner],
+          );
+          const held = new Set(rows.map((r) => pairKey(r.event_id, r.destination_id)));
+          if (held.size < refs.length) {
+            // Skipped (locked by a write in flight) is not lost: it is still this owner's.
+            const owned = await client.query<{ event_id: string; destination_id: string }>(SQL.owned, [...ids, owner]);
+            for (const r of owned.rows) held.add(pairKey(r.event_id, r.destination_id));
+          }
+          const subjects = rows.filter((r) => r.subject !== null);
+          if (subjects.length > 0) {
+            await client.query(SQL.renewOwners, [
+              subjects.map((r) => r.destination_id),
+              subjects.map((r) => r.subject),
+              until,
+              owner,
+            ]);
+          }
+          return refs.filter((r) => !held.has(pairKey(pgText(r.eventId), pgText(r.destinationId))));
+        });
+      } catch (error) {
+        throw unavailable(`${name} outbox`, error);
+      }
+    },
+    async close() {
+      await Promise.all([routing.idle(), updates.idle()]);
+      await pool.end();
+    },
+  };
+}

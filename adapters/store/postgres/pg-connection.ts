@@ -1,0 +1,134 @@
+/**
+ * The connection side of the PostgreSQL drivers (store, outbox, hub): options as the
+ * configuration gives them, one `pg` pool per driver with the session settings every statement
+ * relies on, and the mapping of `?` statements (the SQLite dialect of src/store/sql/ and
+ * src/delivery/sql/) to `$n` parameters.
+ *
+ * Client: `pg` (node-postgres). It is the most used PostgreSQL client for Node, pure JavaScript,
+ * with a pool, TLS options passed through to `tls.connect`, and LISTEN/NOTIFY on a dedicated
+ * client, which the hub needs.
+ *
+ * Every session runs with `synchronous_commit = on` (a commit returns only once its WAL is
+ * flushed, whatever the server's default), and `search_path` set to the configured schema, so
+ * the shared SQL strings stay unqualified.
+ */
+import pg from "pg";
+import { StoreUnavailableError } from "../../../src/store/contract.ts";
+
+export interface PostgresOptions {
+  /** `postgres://user:password@host:port/database`. Default: the `DATABASE_URL` environment variable. */
+  url?: string;
+  /** Connections per pool (the store, the outbox and the hub open one each). Default 10. */
+  poolSize?: number;
+  /** The schema holding the gateway's tables, created when missing. Default `gateway`. */
+  schema?: string;
+  /**
+   * TLS, as `pg` takes it: `true`, or `tls.connect` options (`ca`, `rejectUnauthorized`, ...).
+   * A URL's `sslmode` parameter works too.
+   */
+  ssl?: boolean | Record<string, unknown>;
+  /** Milliseconds a connection attempt may take. Default 5000. */
+  connectTimeoutMs?: number;
+  /** Milliseconds one statement may run before the server cancels it. Default 30000. */
+  statementTimeoutMs?: number;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** The URL to use; throws a setup error when there is none. */
+export function resolvePostgresUrl(url: string | undefined): string {
+  const resolved = url ?? process.env.DATABASE_URL;
+  if (!resolved) throw new Error("postgres store: no url (set store.url or DATABASE_URL)");
+  if (!/^postgres(ql)?:\/\//.test(resolved)) throw new Error("postgres store: url must start with postgres://");
+  return resolved;
+}
+
+/** The schema name; a plain lower-case identifier so it needs no quoting anywhere. */
+export function resolveSchema(schema: string | undefined): string {
+  const resolved = schema ?? "gateway";
+  if (!SCHEMA_NAME.test(resolved)) {
+    throw new Error(`postgres store: schema must match ${SCHEMA_NAME} (got ${JSON.stringify(resolved)})`);
+  }
+  return resolved;
+}
+
+/** Bigint columns (seq, times) as numbers: every value the gateway stores is below 2^53. */
+const types = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    if (oid === 20) return (value: string) => Number(value);
+    // biome-ignore lint/suspicious/noExplicitAny: pg's overloads
+    return (pg.types.getTypeParser as any)(oid, format);
+  },
+};
+
+/** The client settings shared by the pool and the hub's listener. */
+export function clientConfig(options: PostgresOptions): pg.ClientConfig {
+  const schema = resolveSchema(options.schema);
+  return {
+    connectionString: resolvePostgresUrl(options.url),
+    ssl: options.ssl as pg.ClientConfig["ssl"],
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    statement_timeout: options.statementTimeoutMs ?? 30_000,
+    options: `-c search_path=${schema} -c synchronous_commit=on`,
+    application_name: "gateway",
+    keepAlive: true,
+    types,
+  };
+}
+
+/** A pool with the session settings; a dropped idle connection is replaced, not fatal. */
+export function createPool(options: PostgresOptions): pg.Pool {
+  const pool = new pg.Pool({ ...clientConfig(options), max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
+  pool.on("error", () => {});
+  return pool;
+}
+
+/** Replaces each `?` outside quotes with `$1`, `$2`, ... */
+export function toPg(sql: string): string {
+  let n = 0;
+  let quoted = false;
+  let out = "";
+  for (const c of sql) {
+    if (c === "'") quoted = !quoted;
+    out += c === "?" && !quoted ? `$${++n}` : c;
+  }
+  return out;
+}
+
+/** Runs `work` in one transaction on one connection of `pool`. */
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query("BEGIN");
+    const result = await work(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    broken = true;
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    // A connection that failed mid-transaction may be dead: let the pool drop it.
+    client.release(broken ? true : undefined);
+  }
+}
+
+/** Wraps a driver error as StoreUnavailableError (answered 503), keeping the message. */
+export function unavailable(driver: string, error: unknown): StoreUnavailableError {
+  if (error instanceof StoreUnavailableError) return error;
+  return new StoreUnavailableError(`${driver}: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+/** Text as a `text` column takes it: PostgreSQL text cannot hold U+0000. */
+export function pgText(value: string): string;
+export function pgText(value: string | undefined | null): string | null;
+export function pgText(value: string | undefined | null): string | null {
+  if (value === undefined || value === null) return null;
+  return value.includes("\u0000") ? value.replace(/\u0000/g, "\ufffd") : value;
+}
+
+/** A key or value kept byte for byte (any string, U+0000 included). */
+export function pgBytes(value: string): Buffer {
+  return Buffer.from(value, "utf8");
+}

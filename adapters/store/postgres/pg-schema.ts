@@ -1,0 +1,173 @@
+/**
+ * The PostgreSQL schema of the `postgres` store and outbox: the tables of the SQLite schema
+ * (src/store/sql/schema.ts) in PostgreSQL's dialect, plus what several instances sharing one
+ * database need: claims kept with the dedupe marks, delivery leases and per-subject owners.
+ *
+ * - `schema_version` holds one row: the version of this layout. A database written by a newer
+ *   gateway is refused; the migrations work plugs in there (each step bumps the row in the
+ *   transaction that changes the layout).
+ * - `events.record` keeps the record as JSON text (read back exactly as written, as SQLite
+ *   does); `events.doc` is the filter document (`{ event, headers }`) as JSONB, what filter
+ *   pushdown reads. It is NULL when the JSON holds a U+0000 escape, which JSONB cannot store:
+ *   such rows always reach the in-memory check.
+ * - `meta.last_seq` is the journal's counter, and its row lock orders appends: seq order is
+ *   commit order, so a reader that saw seq n has seen every seq below n (the outbox's routing
+ *   cursor and the live hub's cursor rely on it).
+ * - Keys (dedupe, kv) and kv values are `bytea`: any string, U+0000 included.
+ * - Delivery counts are kept by a trigger in the transaction of the change, as change rows
+ *   that are folded into totals later, so that instances never queue on one hot counter row.
+ *
+ * Created idempotently under a transaction-level advisory lock, so instances starting together
+ * do not race.
+ */
+import type pg from "pg";
+
+/** The layout version this code reads and writes (the `schema_version` row). */
+export const PG_SCHEMA_VERSION = 1;
+
+const TERMINAL = "('delivered', 'dead', 'skipped')";
+
+function statements(schema: string): string[] {
+  return [
+    `CREATE SCHEMA IF NOT EXISTS ${schema}`,
+    `CREATE TABLE IF NOT EXISTS ${schema}.schema_version (
+      one boolean PRIMARY KEY DEFAULT true CHECK (one),
+      version integer NOT NULL,
+      updated_at timestamptz NOT NULL DEFAULT now()
+    )`,
+    `CREATE TABLE IF NOT EXISTS ${schema}.events (
+      seq bigint PRIMARY KEY,
+      id text NOT NULL UNIQUE,
+      source_id text NOT NULL,
+      type text COLLATE "C" NOT NULL,
+      subject text,
+      external_id text,
+      received_at bigint NOT NULL,
+      record text NOT NULL,
+      doc jsonb
+    )`,
+    `CREATE INDEX IF NOT EXISTS events_by_source ON ${schema}.events (source_id, seq)`,
+    `CREATE INDEX IF NOT EXISTS events_by_type ON ${schema}.events (type, seq)`,
+    `CREATE INDEX IF NOT EXISTS events_by_subject ON ${schema}.events (subject, seq) WHERE subject IS NOT NULL`,
+    `CREATE INDEX IF NOT EXISTS events_by_external_id ON ${schema}.events (external_id, seq) WHERE external_id IS NOT NULL`,
+    `CREATE INDEX IF NOT EXISTS events_by_received_at ON ${schema}.events (received_at)`,
+    // A claim (event_id NULL) or a recorded identity's dedupe mark.
+    `CREATE TABLE IF NOT EXISTS ${schema}.marks (
+      key bytea PRIMARY KEY,
+      event_id text,
+      expires_at bigint NOT NULL
+    )`,
+    `CREATE INDEX IF NOT EXISTS marks_by_expiry ON ${schema}.marks (expires_at)`,
+    `CREATE TABLE IF NOT EXISTS ${schema}.kv (
+      key bytea PRIMARY KEY,
+      value bytea NOT NULL,
+      expires_at bigint NOT NULL
+    )`,
+    `CREATE INDEX IF NOT EXISTS kv_by_expiry ON ${schema}.kv (expires_at)`,
+    `CREATE TABLE IF NOT EXISTS ${schema}.meta (
+      key text PRIMARY KEY,
+      value bigint NOT NULL
+    )`,
+    `INSERT INTO ${schema}.meta (key, value) VALUES ('last_seq', 0), ('routing_cursor', 0) ON CONFLICT (key) DO NOTHING`,
+    `CREATE TABLE IF NOT EXISTS ${schema}.deliveries (
+      event_id text NOT NULL,
+      destination_id text NOT NULL,
+      seq bigint NOT NULL,
+      state text NOT NULL,
+      received_at bigint NOT NULL,
+      updated_at bigint NOT NULL,
+      record text NOT NULL,
+      subject text,
+      next_at bigint NOT NULL,
+      lease_until bigint NOT NULL DEFAULT 0,
+      lease_owner text,
+      PRIMARY KEY (event_id, destination_id)
+    )`,
+    `CREATE INDEX IF NOT EXISTS deliveries_by_destination ON ${schema}.deliveries (destination_id, seq)`,
+    `CREATE INDEX IF NOT EXISTS deliveries_open ON ${schema}.deliveries (seq) WHERE state NOT IN ${TERMINAL}`,
+    `CREATE INDEX IF NOT EXISTS deliveries_due ON ${schema}.deliveries (greatest(next_at, lease_until)) WHERE state NOT IN ${TERMINAL}`,
+    `CREATE INDEX IF NOT EXISTS deliveries_final ON ${schema}.deliveries (updated_at) WHERE state IN ${TERMINAL}`,
+    `CREATE INDEX IF NOT EXISTS deliveries_by_subject ON ${schema}.deliveries (destination_id, subject, seq)
+      WHERE subject IS NOT NULL AND state NOT IN ${TERMINAL}`,
+    `CREATE TABLE IF NOT EXISTS ${schema}.destination_states (
+      id text PRIMARY KEY,
+      record text NOT NULL
+    )`,
+    `CREATE TABLE IF NOT EXISTS ${schema}.subject_owners (
+      destination_id text NOT NULL,
+      subject text NOT NULL,
+      owner text NOT NULL,
+      until bigint NOT NULL,
+      PRIMARY KEY (destination_id, subject)
+    )`,
+    // Totals per (destination, state), plus the changes not yet added to them: the trigger only
+    // inserts a change row (no row lock that concurrent transactions would queue or deadlock
+    // on), and the outbox folds the changes into the totals now and then (postgres-outbox.ts).
+    `CREATE TABLE IF NOT EXISTS ${schema}.delivery_counts (
+      destination_id text NOT NULL,
+      state text NOT NULL,
+      n bigint NOT NULL,
+      PRIMARY KEY (destination_id, state)
+    )`,
+    `CREATE TABLE IF NOT EXISTS ${schema}.delivery_count_changes (
+      destination_id text NOT NULL,
+      state text NOT NULL,
+      n integer NOT NULL
+    )`,
+    `CREATE OR REPLACE FUNCTION ${schema}.count_delivery() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' AND OLD.state <> NEW.state) THEN
+        INSERT INTO ${schema}.delivery_count_changes VALUES (OLD.destination_id, OLD.state, -1);
+      END IF;
+      IF TG_OP = 'INSERT' OR (TG_OP = 'UPDATE' AND OLD.state <> NEW.state) THEN
+        INSERT INTO ${schema}.delivery_count_changes VALUES (NEW.destination_id, NEW.state, 1);
+      END IF;
+      RETURN NULL;
+    END $$`,
+    `DROP TRIGGER IF EXISTS deliveries_count ON ${schema}.deliveries`,
+    `CREATE TRIGGER deliveries_count AFTER INSERT OR UPDATE OF state OR DELETE ON ${schema}.deliveries
+      FOR EACH ROW EXECUTE FUNCTION ${schema}.count_delivery()`,
+  ];
+}
+
+/**
+ * Creates the schema when missing (under an advisory lock: instances starting at once take
+ * turns), records its version, and refuses a database of a newer layout.
+ */
+export async function ensureSchema(client: pg.ClientBase, schema: string): Promise<void> {
+  const { rows } = await client.query<{ encoding: string }>("SELECT current_setting('server_encoding') AS encoding");
+  if (rows[0]?.encoding !== "UTF8") {
+    throw new Error(`postgres store: the database encoding must be UTF8 (it is ${rows[0]?.encoding})`);
+  }
+  await client.query("BEGIN");
+  try {
+    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`gateway-schema:${schema}`]);
+    const exists = await client.query(
+      "SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'schema_version'",
+      [schema],
+    );
+    if (exists.rowCount) {
+      const found = await client.query<{ version: number }>(`SELECT version FROM ${schema}.schema_version`);
+      const version = found.rows[0]?.version;
+      if (version !== undefined && version > PG_SCHEMA_VERSION) {
+        throw new Error(
+          `postgres store: schema ${schema} is at version ${version}, newer than this gateway's ${PG_SCHEMA_VERSION}`,
+        );
+      }
+      if (version === PG_SCHEMA_VERSION) {
+        await client.query("COMMIT");
+        return;
+      }
+    }
+    for (const statement of statements(schema)) await client.query(statement);
+    await client.query(
+      `INSERT INTO ${schema}.schema_version (one, version) VALUES (true, $1)
+        ON CONFLICT (one) DO UPDATE SET version = excluded.version, updated_at = now()`,
+      [PG_SCHEMA_VERSION],
+    );
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  }
+}

@@ -1,0 +1,353 @@
+/**
+ * The `postgres` store driver: the event log, dedupe claims and marks and the shared kv on
+ * PostgreSQL (schema: pg-schema.ts), for several gateway instances on one database. The outbox
+ * (adapters/outbox/postgres/) and the live hub (adapters/hub/postgres.ts) of the same name share
+ * its options (docs/several-instances.md).
+ *
+ * - A claim is one statement (insert, or take over an expired claim or mark), so exactly one of
+ *   several instances receiving one delivery gets `claimed`.
+ * - Appends are group-committed per instance: the appends that arrive while a transaction is in
+ *   flight go together in the next one. One transaction takes the `last_seq` row lock, inserts
+ *   the new events with the next seqs, writes their dedupe marks (replacing the claims) and moves
+ *   the counter, in one statement; `append` resolves after COMMIT returned, and every session
+ *   runs with `synchronous_commit = on`, so an acknowledged event is on disk. The row lock is
+ *   held until the commit is visible, which makes seq order the commit order across instances.
+ * - Content filters are pushed down as JSONB (filter-to-jsonb.ts) and every filtered read is
+ *   finished in memory with the compiled predicate, so answers are exact even where the
+ *   translation is not.
+ * - Retention deletes in batches of autocommitted statements that take no lock appends need.
+ */
+import type pg from "pg";
+import { createEventFilter } from "../../../src/filters/event-filter.ts";
+import type {
+  AppendResult,
+  ClaimResult,
+  EventPage,
+  EventQuery,
+  EventRecord,
+  StoreDriver,
+  StoreFactory,
+} from "../../../src/store/contract.ts";
+import { StoreUnavailableError } from "../../../src/store/contract.ts";
+import { EVENT_SQL, type EventRow, eventFromRow } from "../../../src/store/sql/event-sql.ts";
+import {
+  createPool,
+  inTransaction,
+  type PostgresOptions,
+  pgBytes,
+  resolveSchema,
+  toPg,
+  unavailable,
+} from "./pg-connection.ts";
+import { buildPgListQuery, buildPgReadAfterQuery, eventColumns } from "./pg-event-queries.ts";
+import { ensureSchema } from "./pg-schema.ts";
+
+export interface PostgresStoreOptions extends PostgresOptions {
+  /** Clock for TTLs and windows, epoch ms. Default `Date.now`. */
+  now?: () => number;
+  /** Told once at open when the server could lose acknowledged events (`fsync = off`). */
+  warn?: (message: string) => void;
+}
+
+/** Appends per transaction at most. */
+const APPEND_BATCH = 256;
+/** Rows per retention statement. */
+const PURGE_BATCH = 1_000;
+/** Ids per removal or redaction statement. */
+const ID_BATCH = 500;
+
+const SQL = {
+  claim: `WITH taken AS (
+      INSERT INTO marks (key, event_id, expires_at) VALUES ($1, NULL, $2)
+      ON CONFLICT (key) DO UPDATE SET event_id = NULL, expires_at = excluded.expires_at
+      WHERE marks.expires_at <= $3
+      RETURNING 1)
+    SELECT (SELECT count(*) FROM taken)::int AS claimed,
+      (SELECT event_id FROM marks WHERE key = $1 AND expires_at > $3) AS event_id`,
+  release: "DELETE FROM marks WHERE key = $1 AND event_id IS NULL",
+  lockSeq: "UPDATE meta SET value = value WHERE key = 'last_seq' RETURNING value",
+  /**
+   * $1..$8 the columns per record (arrays), $9 the seq before the batch, $10..$12 the marks.
+   * The events of ids not recorded yet get the next seqs in input order; existing ids answer
+   * with their seq. The statement's snapshot does not see its own inserts, so the second
+   * branch lists exactly the ids recorded before.
+   */
+  append: `WITH input AS (
+      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::jsonb[])
+        WITH ORDINALITY AS u(id, source_id, type, subject, external_id, received_at, record, doc, ord)),
+    fresh AS (
+      SELECT i.*, row_number() OVER (ORDER BY i.ord) AS rn FROM input i
+      WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = i.id)),
+    inserted AS (
+      INSERT INTO events (seq, id, source_id, type, subject, external_id, received_at, record, doc)
+      SELECT $9 + rn, id, source_id, type, subject, external_id, received_at, record, doc FROM fresh
+      RETURNING id, seq),
+    counter AS (
+      UPDATE meta SET value = $9 + (SELECT count(*) FROM fresh) WHERE key = 'last_seq'),
+    marked AS (
+      INSERT INTO marks (key, event_id, expires_at)
+      SELECT * FROM unnest($10::bytea[], $11::text[], $12::bigint[])
+      ON CONFLICT (key) DO UPDATE SET event_id = excluded.event_id, expires_at = excluded.expires_at)
+    SELECT id, seq, true AS inserted FROM inserted
+    UNION ALL SELECT id, seq, false FROM events WHERE id = ANY($1::text[])`,
+  lastSeq: "SELECT value FROM meta WHERE key = 'last_seq'",
+  purgeEvents: toPg(EVENT_SQL.purgeBatch),
+  purgeMarks: toPg(EVENT_SQL.purgeMarksBatch),
+  purgeKv: toPg(EVENT_SQL.purgeKvBatch),
+  remove: "DELETE FROM events WHERE id = ANY($1::text[])",
+  redact: `UPDATE events e SET type = u.type, subject = u.subject, external_id = u.external_id, record = u.record, doc = u.doc
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[]) AS u(id, type, subject, external_id, record, doc)
+    WHERE e.id = u.id`,
+  kvGet: toPg(EVENT_SQL.kvGet),
+  kvSet: toPg(EVENT_SQL.kvSet),
+  kvSetIfAbsent: toPg(EVENT_SQL.kvSetIfAbsent),
+  kvDelete: toPg(EVENT_SQL.kvDelete),
+  getById: toPg(EVENT_SQL.getById),
+} as const;
+
+interface PendingAppend {
+  record: EventRecord;
+  dedupeKey: string;
+  expiresAt: number;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
+}
+
+/** Opens the pool, creates the schema when missing, and returns the driver. */
+export const postgresStore: StoreFactory<PostgresStoreOptions> = async (options) => {
+  const schema = resolveSchema(options.schema);
+  const pool = createPool(options);
+  try {
+    const client = await pool.connect();
+    try {
+      await ensureSchema(client, schema);
+      if (options.warn) {
+        const { rows } = await client.query<{ fsync: string }>("SELECT current_setting('fsync') AS fsync");
+        if (rows[0]?.fsync !== "on") {
+          options.warn(
+            "PostgreSQL runs with fsync = off: commits are not flushed to disk, so a crash of its machine can lose acknowledged events",
+          );
+        }
+      }
+    } finally {
+      client.release();
+    }
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
+  return createPostgresStore(pool, options);
+};
+
+/** The driver on an opened pool whose schema exists. */
+export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions = {}): StoreDriver {
+  const now = options.now ?? Date.now;
+  const name = "postgres";
+  let closed = false;
+  let queue: PendingAppend[] = [];
+  let flushing: Promise<void> | undefined;
+
+  const query = async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => {
+    try {
+      return await pool.query<R>(sql, params);
+    } catch (error) {
+      throw unavailable(`${name} store`, error);
+    }
+  };
+
+  /** One transaction for a batch of appends; each caller gets its own answer. */
+  const commit = async (batch: PendingAppend[]) => {
+    // One row per id (the first wins; later ones answer as not inserted), one mark per key.
+    const firstOfId = new Map<string, PendingAppend>();
+    for (const item of batch) if (!firstOfId.has(item.record.id)) firstOfId.set(item.record.id, item);
+    const columns = [...firstOfId.values()].map((item) => eventColumns(item.record));
+    const marks = new Map<string, { eventId: string; expiresAt: number }>();
+    for (const item of batch) marks.set(item.dedupeKey, { eventId: item.record.id, expiresAt: item.expiresAt });
+    const rows = await inTransaction(pool, async (client) => {
+      const lock = await client.query<{ value: number }>(SQL.lockSeq);
+      const last = Number(lock.rows[0]?.value ?? 0);
+      const result = await client.query<{ id: string; seq: number; inserted: boolean }>(SQL.append, [
+        columns.map((c) => c.id),
+        columns.map((c) => c.sourceId),
+        columns.map((c) => c.type),
+        columns.map((c) => c.subject),
+        columns.map((c) => c.externalId),
+        columns.map((c) => c.receivedAt),
+        columns.map((c) => c.record),
+        columns.map((c) => c.doc),
+        last,
+        [...marks.keys()].map(pgBytes),
+        [...marks.values()].map((m) => m.eventId),
+        [...marks.values()].map((m) => m.expiresAt),
+      ]);
+      return result.rows;
+    });
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const answered = new Set<string>();
+    for (const item of batch) {
+      const row = byId.get(item.record.id);
+      if (!row) {
+        item.reject(new StoreUnavailableError(`${name} store: append of ${item.record.id} returned no row`));
+        continue;
+      }
+      item.resolve({ inserted: row.inserted && !answered.has(row.id), seq: Number(row.seq) });
+      answered.add(row.id);
+    }
+  };
+
+  const flush = async () => {
+    while (queue.length > 0) {
+      const batch = queue.slice(0, APPEND_BATCH);
+      queue = queue.slice(batch.length);
+      try {
+        await commit(batch);
+      } catch (error) {
+        const failure = unavailable(`${name} store`, error);
+        for (const item of batch) item.reject(failure);
+      }
+    }
+    flushing = undefined;
+  };
+
+  /** Reads pages through `read` until `want` rows match the filter (all rows when there is none). */
+  const collect = async (
+    filterNode: EventQuery["filter"],
+    want: number,
+    read: (bound: number | undefined, limit: number) => Promise<EventRecord[]>,
+  ): Promise<EventRecord[]> => {
+    if (filterNode === undefined) return read(undefined, want);
+    const filter = createEventFilter(filterNode);
+    const out: EventRecord[] = [];
+    const batch = Math.max(want, 100);
+    let bound: number | undefined;
+    for (;;) {
+      const page = await read(bound, batch);
+      for (const record of page) {
+        if (filter.matchesRecord(record)) out.push(record);
+        if (out.length === want) return out;
+      }
+      if (page.length < batch) return out;
+      bound = (page[page.length - 1] as EventRecord).seq;
+    }
+  };
+
+  const rowsOf = (rows: EventRow[]) => rows.map((row) => eventFromRow(row));
+
+  return {
+    name,
+    filterPushdown: true,
+    async claim(dedupeKey, claimTtlMs): Promise<ClaimResult> {
+      const t = now();
+      const { rows } = await query<{ claimed: number; event_id: string | null }>(SQL.claim, [
+        pgBytes(dedupeKey),
+        t + claimTtlMs,
+        t,
+      ]);
+      const row = rows[0];
+      if (row && Number(row.claimed) === 1) return { status: "claimed" };
+      if (row?.event_id) return { status: "duplicate", id: row.event_id };
+      return { status: "in_progress" };
+    },
+    append(record, dedupeKey, dedupeTtlMs) {
+      if (closed) return Promise.reject(new StoreUnavailableError(`${name} store is closed`));
+      return new Promise<AppendResult>((resolve, reject) => {
+        queue.push({ record, dedupeKey, expiresAt: now() + dedupeTtlMs, resolve, reject });
+        flushing ??= flush();
+      });
+    },
+    async release(dedupeKey) {
+      await query(SQL.release, [pgBytes(dedupeKey)]);
+    },
+    async get(id) {
+      const { rows } = await query<EventRow>(SQL.getById, [id]);
+      return rows[0] ? eventFromRow(rows[0]) : undefined;
+    },
+    async list(q): Promise<EventPage> {
+      const found = await collect(q.filter, q.limit + 1, async (bound, limit) => {
+        const before = bound ?? q.after;
+        const { sql, params } = buildPgListQuery(q, before, limit);
+        return rowsOf((await query<EventRow>(toPg(sql), params)).rows);
+      });
+      const events = found.slice(0, q.limit);
+      return { events, next: found.length > q.limit ? (events[events.length - 1] as EventRecord).seq : null };
+    },
+    async readAfter(afterSeq, limit, filter = {}) {
+      return collect(filter.filter, limit, async (bound, size) => {
+        const { sql, params } = buildPgReadAfterQuery(bound ?? afterSeq, size, filter);
+        return rowsOf((await query<EventRow>(toPg(sql), params)).rows);
+      });
+    },
+    async lastSeq() {
+      const { rows } = await query<{ value: number }>(SQL.lastSeq);
+      return Number(rows[0]?.value ?? 0);
+    },
+    async purge(before) {
+      let removed = 0;
+      for (let round = 0; round < 100_000; round++) {
+        const n = (await query(SQL.purgeEvents, [before, PURGE_BATCH])).rowCount ?? 0;
+        removed += n;
+        if (n < PURGE_BATCH) break;
+      }
+      const t = now();
+      for (const sql of [SQL.purgeMarks, SQL.purgeKv]) {
+        for (let round = 0; round < 100_000; round++) {
+          if (((await query(sql, [t, PURGE_BATCH])).rowCount ?? 0) < PURGE_BATCH) break;
+        }
+      }
+      return removed;
+    },
+    async removeEvents(ids) {
+      let removed = 0;
+      for (let i = 0; i < ids.length; i += ID_BATCH) {
+        removed += (await query(SQL.remove, [ids.slice(i, i + ID_BATCH)])).rowCount ?? 0;
+      }
+      return removed;
+    },
+    async redactEvents(records) {
+      let replaced = 0;
+      for (let i = 0; i < records.length; i += ID_BATCH) {
+        const columns = records.slice(i, i + ID_BATCH).map(eventColumns);
+        replaced +=
+          (
+            await query(SQL.redact, [
+              columns.map((c) => c.id),
+              columns.map((c) => c.type),
+              columns.map((c) => c.subject),
+              columns.map((c) => c.externalId),
+              columns.map((c) => c.record),
+              columns.map((c) => c.doc),
+            ])
+          ).rowCount ?? 0;
+      }
+      return replaced;
+    },
+    async compact() {
+      // Prunes the dead row versions an UPDATE leaves behind (the erased content), so the table
+      // no longer holds them as rows; see docs/storage.md for WAL, replicas and backups.
+      await query("VACUUM events");
+    },
+    async ping() {
+      await query("SELECT 1");
+    },
+    async kvGet(key) {
+      const { rows } = await query<{ value: Buffer }>(SQL.kvGet, [pgBytes(key), now()]);
+      return rows[0] ? rows[0].value.toString("utf8") : undefined;
+    },
+    async kvSet(key, value, ttlMs) {
+      await query(SQL.kvSet, [pgBytes(key), pgBytes(value), now() + ttlMs]);
+    },
+    async kvSetIfAbsent(key, value, ttlMs) {
+      const t = now();
+      return ((await query(SQL.kvSetIfAbsent, [pgBytes(key), pgBytes(value), t + ttlMs, t])).rowCount ?? 0) === 1;
+    },
+    async kvDelete(key) {
+      await query(SQL.kvDelete, [pgBytes(key)]);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await flushing;
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * The live hub conformance suite against the `postgres` hub driver (journal read, woken by
+ * LISTEN/NOTIFY) over the `postgres` store on a real PostgreSQL server; plus what only a
+ * cross-instance hub does: a subscriber hears the appends of another instance, in seq order,
+ * an append nobody announced (a lost notification) still arrives through the journal poll, and
+ * the hub keeps working after the server dropped its listening connection.
+ */
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { postgresHub } from "../../../adapters/hub/postgres.ts";
+import { postgresStore } from "../../../adapters/store/postgres/postgres-store.ts";
+import { testHubDriver } from "../../conformance/hub-conformance.ts";
+import { makeTestRecord } from "../../conformance/sink-conformance.ts";
+import { waitFor } from "../../delivery/helpers/webhook-receiver.ts";
+import { journalHubHarness } from "../../helpers/journal-hub-harness.ts";
+import { type PostgresServer, startPostgresServer } from "../../helpers/postgres-server.ts";
+
+let server: PostgresServer;
+let n = 0;
+
+beforeAll(async () => {
+  server = await startPostgresServer();
+}, 120_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+testHubDriver(
+  "postgres",
+  journalHubHarness({
+    openStore: () => postgresStore({ url: server.url, schema: `h${++n}`, poolSize: 4 }),
+    openHub: (journal) => postgresHub({ url: server.url, schema: `h${n}`, journal }),
+  }),
+);
+
+describe("postgres hub across instances", () => {
+  it("hands a subscriber on one instance the other's appends in seq order, announced or not", async () => {
+    const schema = `x${++n}`;
+    const url = server.url;
+    const [storeA, storeB] = await Promise.all([
+      postgresStore({ url, schema, poolSize: 4 }),
+      postgresStore({ url, schema, poolSize: 4 }),
+    ]);
+    // A long poll: announced records must arrive through NOTIFY well before it.
+    const hubA = await postgresHub({ url, schema, journal: storeA, pollMs: 60_000 });
+    const hubB = await postgresHub({ url, schema, journal: storeB, pollMs: 60_000 });
+    // A short poll and no announcement: what it hears comes from the journal alone.
+    const hubC = await postgresHub({ url, schema: `other${n}`, journal: storeA, pollMs: 50 });
+    try {
+      const heard: number[] = [];
+      hubA.subscribe((record) => heard.push(record.seq));
+      const polled: number[] = [];
+      hubC.subscribe((record) => polled.push(record.seq));
+      const seqs: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const record = makeTestRecord();
+        const { seq } = await storeB.append(record, `k\u0000${record.id}`, 60_000);
+        hubB.publish({ ...record, seq });
+        seqs.push(seq);
+      }
+      await waitFor("the announced appends", () => heard.length >= seqs.length, 10_000);
+      expect(heard).toEqual(seqs);
+
+      const silent = makeTestRecord();
+      const { seq } = await storeB.append(silent, `k\u0000${silent.id}`, 60_000);
+      await waitFor("the unannounced append", () => polled.includes(seq), 10_000);
+      expect(polled).toEqual([...seqs, seq]);
+      expect(heard).toEqual(seqs);
+    } finally {
+      await Promise.all([hubA.close(), hubB.close(), hubC.close()]);
+      await Promise.all([storeA.close(), storeB.close()]);
+    }
+  }, 60_000);
+
+  it("listens again after the server dropped its connection and reads what it missed", async () => {
+    const schema = `r${++n}`;
+    const url = server.url;
+    const store = await postgresStore({ url, schema, poolSize: 4 });
+    const hub = await postgresHub({ url, schema, journal: store, pollMs: 60_000 });
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      const heard: number[] = [];
+      hub.subscribe((record) => heard.push(record.seq));
+      // The server ends every session listening on the channel (a failover, an idle-kill).
+      const killed = await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN gateway_events_%' AND pid <> pg_backend_pid()",
+      );
+      expect(killed.rowCount).toBeGreaterThan(0);
+      const record = makeTestRecord();
+      const { seq } = await store.append(record, `k\u0000${record.id}`, 60_000);
+      // Not announced: only the reconnect's catch-up read (not the 60 s poll) can deliver it in time.
+      await waitFor("the append made while the listener was down", () => heard.includes(seq), 30_000);
+      const after = makeTestRecord();
+      const next = await store.append(after, `k\u0000${after.id}`, 60_000);
+      await admin.query("SELECT pg_notify($1, '0')", [`gateway_events_${schema}`]);
+      await waitFor("an append announced after the reconnect", () => heard.includes(next.seq), 30_000);
+      expect(heard).toEqual([seq, next.seq]);
+    } finally {
+      await admin.end();
+      await hub.close();
+      await store.close();
+    }
+  }, 60_000);
+});
