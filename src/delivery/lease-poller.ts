@@ -6,6 +6,7 @@
  * poll takes over pause/resume/disable made through another instance's admin API. On stop, the
  * leases are released so the others take over at once.
  */
+import { createCoalescingWake } from "../ops/coalescing-wake.ts";
 import type { Logger } from "../ops/logger.ts";
 import type { DestinationLane } from "./destination-lane.ts";
 import type { DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
@@ -37,8 +38,6 @@ export type LeasePoller = ReturnType<typeof createLeasePoller>;
 export function createLeasePoller(deps: LeasePollerDeps) {
   const { outbox, lanes, clock } = deps;
   let stopped = true;
-  let running = false;
-  let again = false;
   const timers = new Set<{ cancel: () => void }>();
 
   /** A claimed record as this instance will hold it ("delivering" means an attempt cut short). */
@@ -72,28 +71,12 @@ export function createLeasePoller(deps: LeasePollerDeps) {
     }
   };
 
-  const wake = () => {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = true;
-    deps.track(
-      (async () => {
-        do {
-          again = false;
-          try {
-            await claim();
-          } catch (error) {
-            deps.logger.error("claiming due deliveries failed; will retry", { error: String(error) });
-            break;
-          }
-        } while (again && !stopped);
-        running = false;
-      })(),
-    );
-  };
+  const { wake } = createCoalescingWake({
+    drain: claim,
+    stopped: () => stopped,
+    onError: (error) => deps.logger.error("claiming due deliveries failed; will retry", { error: String(error) }),
+    track: deps.track,
+  });
 
   const heldRefs = () =>
     [...lanes.values()].flatMap((lane) => lane.heldIds().map((eventId) => ({ eventId, destinationId: lane.id })));

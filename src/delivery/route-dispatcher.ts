@@ -24,6 +24,7 @@
  * by a replay), so they are routed as before: written first, and only the records the write
  * created go to the lanes.
  */
+import { createCoalescingWake } from "../ops/coalescing-wake.ts";
 import type { Logger } from "../ops/logger.ts";
 import { type CompiledRoute, resolveDestinations } from "../routes/match-routes.ts";
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
@@ -89,8 +90,6 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
   /** The cursor moved by record-less batches and not yet written, if any. */
   let unwritten: number | undefined;
   let cancelCursorFlush: (() => void) | undefined;
-  let running = false;
-  let again = false;
   let stopped = true;
   let cancelPoll: (() => void) | undefined;
   let failures = 0;
@@ -244,30 +243,18 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     }
   };
 
-  const wake = () => {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = true;
-    deps.track(
-      (async () => {
-        do {
-          again = false;
-          try {
-            await drain();
-            failures = 0;
-          } catch (error) {
-            failures = Math.min(failures + 1, 6);
-            deps.logger.error("routing events to the outbox failed; will retry", { error: String(error) });
-            break;
-          }
-        } while (again && !stopped);
-        running = false;
-      })(),
-    );
-  };
+  const { wake } = createCoalescingWake({
+    drain,
+    stopped: () => stopped,
+    onDrained: () => {
+      failures = 0;
+    },
+    onError: (error) => {
+      failures = Math.min(failures + 1, 6);
+      deps.logger.error("routing events to the outbox failed; will retry", { error: String(error) });
+    },
+    track: deps.track,
+  });
 
   return {
     /** Loads the durable cursor and begins routing. */

@@ -7,6 +7,8 @@
  * drops it. Drivers (adapters/hub/redis.ts, adapters/hub/upstash.ts) add the wake-ups and
  * their connections; this module holds the reading.
  */
+
+import { createCoalescingWake } from "../ops/coalescing-wake.ts";
 import type { StoreDriver } from "../store/contract.ts";
 import type { LiveHub, RecordedListener } from "./hub-contract.ts";
 
@@ -40,8 +42,6 @@ export async function openJournalHub(options: JournalHubOptions): Promise<Journa
   const listeners = new Set<RecordedListener>();
   const batchSize = options.batchSize ?? 512;
   let cursor = await options.journal.lastSeq();
-  let running: Promise<void> | undefined;
-  let again = false;
   let closed = false;
 
   const drain = async () => {
@@ -56,25 +56,8 @@ export async function openJournalHub(options: JournalHubOptions): Promise<Journa
     }
   };
 
-  const wake = () => {
-    if (closed) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = (async () => {
-      do {
-        again = false;
-        try {
-          await drain();
-        } catch (error) {
-          options.onError(error);
-          break;
-        }
-      } while (again && !closed);
-      running = undefined;
-    })();
-  };
+  const loop = createCoalescingWake({ drain, stopped: () => closed, onError: options.onError });
+  const wake = loop.wake;
 
   const poll = setInterval(wake, options.pollIntervalMs);
   (poll as { unref?: () => void }).unref?.();
@@ -94,7 +77,7 @@ export async function openJournalHub(options: JournalHubOptions): Promise<Journa
       const target = await options.journal.lastSeq();
       for (let round = 0; round < 100 && !closed && cursor < target; round++) {
         wake();
-        await running;
+        await loop.idle();
       }
     },
     async close() {
@@ -102,7 +85,7 @@ export async function openJournalHub(options: JournalHubOptions): Promise<Journa
       closed = true;
       clearInterval(poll);
       listeners.clear();
-      await running;
+      await loop.idle();
       await options.onClose?.();
     },
   };
