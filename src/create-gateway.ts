@@ -419,6 +419,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       ]);
       // The only wait: new transports are built before anything changes.
       const sinks = createSinks ? await createSinks(next.destinations.filter((d) => touched.has(d.id))) : [];
+      const saved = options.delivery && sinks.length > 0 ? await options.delivery.outbox.listDestinationStates() : [];
       // From here on, one synchronous turn: no request sees half of the old and half of the new.
       const disposeTransforms = transforms.reconfigure(next.destinations);
       ctx.config = next;
@@ -445,6 +446,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         sinks: sinks.map((sink) => withTransform(sink, transforms)),
         // A changed destination without a sink now (e.g. it became a stream destination) leaves the engine.
         removed: [...(changes.lists.destinations?.removed ?? []), ...[...touched].filter((id) => !withSink.has(id))],
+        saved,
       });
       if (applied) applied.retired.then(disposeTransforms, disposeTransforms);
       else disposeTransforms();

@@ -250,6 +250,11 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
       /** New sinks of the destinations added or changed (the others keep theirs). */
       sinks: readonly Sink[];
       removed: readonly string[];
+      /**
+       * The outbox's destination states (`listDestinationStates`), read before the call, so
+       * everything up to the new lanes happens in the caller's turn (no event is routed between).
+       */
+      saved: readonly DestinationState[];
     }): Promise<{ kept: Record<string, number>; retired: Promise<void> }> {
       current.destinations = next.destinations;
       current.routes = next.routes;
@@ -284,23 +289,26 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
         for (const record of old.retire((record) => lane.add(record))) lane.add(record);
         retired.push(retireLane(old, oldSink, () => lane.open()));
       }
+      const saved = new Map(next.saved.map((s) => [s.id, s]));
+      const reloadAt = clock.now();
+      for (const sink of fresh) lanes.set(sink.destinationId, openLane(sink, saved.get(sink.destinationId)));
+      dispatcher.refresh();
       if (fresh.length > 0) {
         // A destination added back finds the deliveries it left unfinished in the outbox.
-        const saved = new Map((await outbox.listDestinationStates()).map((s) => [s.id, s]));
         const added = new Set(fresh.map((sink) => sink.destinationId));
-        for (const sink of fresh) lanes.set(sink.destinationId, openLane(sink, saved.get(sink.destinationId)));
         if (leases) leases.wake();
         else {
           for (const record of await outbox.listActive()) {
-            if (!added.has(record.destinationId)) continue;
+            // Only what was left from before: records routed since are the new lane's already.
+            if (!added.has(record.destinationId) || record.createdAt >= reloadAt) continue;
             const lane = lanes.get(record.destinationId);
+            if (lane?.holds(record.eventId)) continue;
             const state: DeliveryState =
               lane?.initialState() === "paused" ? "paused" : record.failures > 0 ? "failed-retrying" : "pending";
             lane?.add(state === record.state ? record : { ...record, state });
           }
         }
       }
-      dispatcher.refresh();
       return { kept, retired: Promise.all(retired).then(() => undefined) };
     },
 

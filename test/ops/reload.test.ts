@@ -22,18 +22,26 @@ import type { GatewayProcess } from "../helpers/gateway-process.ts";
 import { adminGet, adminKeyHash } from "../helpers/signed-requests.ts";
 import { openReadyWs, type StreamGateway, startStreamGateway } from "../stream/stream-fixtures.ts";
 
+/** `waitFor` with room for a loaded machine (2 cores shared by many processes). */
+const waitLong = (what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 90_000) =>
+  waitFor(what, condition, timeoutMs);
+
 const cleanup: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
   for (const step of cleanup.reverse()) await step().catch(() => {});
-});
+}, 240_000);
 
 /** Resolves with the first output line (from index `from`) containing every one of `parts` (bounded). */
 async function waitForLine(gw: Pick<GatewayProcess, "lines">, parts: string[], from = 0): Promise<string> {
   let found: string | undefined;
-  await waitFor(`a line with ${parts.join(" + ")}`, () => {
-    found = gw.lines.slice(from).find((line) => parts.every((part) => line.includes(part)));
-    return found !== undefined;
-  });
+  await waitLong(
+    `a line with ${parts.join(" + ")}`,
+    () => {
+      found = gw.lines.slice(from).find((line) => parts.every((part) => line.includes(part)));
+      return found !== undefined;
+    },
+    90_000,
+  );
   return found as string;
 }
 
@@ -110,9 +118,9 @@ test("SIGHUP applies a new destination and route; connections stay; bad files an
   expect(before.status).toBe(200);
 
   const e1 = await gw.postEsign();
-  await waitFor("e1 at the first destination", () => first.ids().includes(e1));
-  await ws.log.waitFor((f) => f.type === "event" && f.event.id === e1, "e1 on the WebSocket");
-  await waitFor("e1 on the SSE stream", () => sseText.includes(e1));
+  await waitLong("e1 at the first destination", () => first.ids().includes(e1), 90_000);
+  await ws.log.waitFor((f) => f.type === "event" && f.event.id === e1, "e1 on the WebSocket", 90_000);
+  await waitLong("e1 on the SSE stream", () => sseText.includes(e1), 90_000);
 
   // Remove `first`, add `second`, route esign there: rewrite the file, signal the PID.
   const reloaded: Record<string, any> = {
@@ -137,7 +145,7 @@ test("SIGHUP applies a new destination and route; connections stay; bad files an
   expect(gw.lines.slice(mark).filter((l) => l.includes("configuration reloaded"))).toHaveLength(1);
 
   const e2 = await gw.postEsign();
-  await waitFor("e2 at the added destination", () => second.ids().includes(e2));
+  await waitLong("e2 at the added destination", () => second.ids().includes(e2), 90_000);
   const delivered = second.requests.find((r) => r.headers["webhook-id"] === e2);
   const verified = new Webhook(whsec).verify(delivered?.raw.toString("utf8") ?? "", delivered?.headers ?? {}) as {
     id: string;
@@ -150,10 +158,10 @@ test("SIGHUP applies a new destination and route; connections stay; bad files an
   expect(first.ids()).toEqual([e1]);
 
   // The WebSocket subscriber from before the reload is still there and gets the new event.
-  await ws.log.waitFor((f) => f.type === "event" && f.event.id === e2, "e2 on the same WebSocket");
+  await ws.log.waitFor((f) => f.type === "event" && f.event.id === e2, "e2 on the same WebSocket", 90_000);
   expect(closed).toBe(false);
   // So is the SSE subscriber, on the same response.
-  await waitFor("e2 on the same SSE stream", () => sseText.includes(e2));
+  await waitLong("e2 on the same SSE stream", () => sseText.includes(e2), 90_000);
   expect(sseEnded).toBe(false);
   // The keep-alive connection from before the reload still serves, on the same socket.
   const after = await getOver(agent, `${gw.url}/healthz`);
@@ -170,7 +178,7 @@ test("SIGHUP applies a new destination and route; connections stay; bad files an
   expect(invalid.level).toBe("error");
   expect(invalid.problems.join("\n")).toContain("destinations.");
   const e3 = await gw.postEsign();
-  await waitFor("e3 at the destination of the running config", () => second.ids().includes(e3));
+  await waitLong("e3 at the destination of the running config", () => second.ids().includes(e3), 90_000);
 
   // A new port cannot apply live: refused by name.
   mark = gw.lines.length;
@@ -180,11 +188,11 @@ test("SIGHUP applies a new destination and route; connections stay; bad files an
   expect(fixed.level).toBe("error");
   expect(fixed.settings).toEqual(["server.port"]);
   const e4 = await gw.postEsign();
-  await waitFor("e4 after the refused reload", () => second.ids().includes(e4));
-  await ws.log.waitFor((f) => f.type === "event" && f.event.id === e4, "e4 on the same WebSocket");
+  await waitLong("e4 after the refused reload", () => second.ids().includes(e4), 90_000);
+  await ws.log.waitFor((f) => f.type === "event" && f.event.id === e4, "e4 on the same WebSocket", 90_000);
   expect(closed).toBe(false);
   expect(gw.child.exitCode).toBe(null);
-});
+}, 240_000);
 
 test("a destination removed while its deliveries wait keeps them and says so; adding it back resumes them", async () => {
   const whsec = makeWhsecSecret();
@@ -204,8 +212,8 @@ test("a destination removed while its deliveries wait keeps them and says so; ad
   cleanup.push(() => gw.kill());
   const pid = gw.child.pid as number;
   const e1 = await gw.postEsign();
-  await waitFor("a failed attempt at flaky", () => flaky.ids().includes(e1));
-  await waitFor("the delivery to wait for its retry", async () => {
+  await waitLong("a failed attempt at flaky", () => flaky.ids().includes(e1), 90_000);
+  await waitLong("the delivery to wait for its retry", async () => {
     const detail = await adminGet(gw.url, `/events/${e1}`, gw.secrets.adminKey);
     return detail.body.deliveries.some((d: { state: string }) => d.state === "failed-retrying");
   });
@@ -245,11 +253,11 @@ test("a destination removed while its deliveries wait keeps them and says so; ad
     headers: { authorization: `Bearer ${gw.secrets.adminKey}` },
   });
   expect(replay.status).toBeLessThan(300);
-  await waitFor("the kept delivery delivered after the destination came back", async () => {
+  await waitLong("the kept delivery delivered after the destination came back", async () => {
     const detail = await adminGet(gw.url, `/events/${e1}`, gw.secrets.adminKey);
     return detail.body.deliveries.some((d: { state: string }) => d.state === "delivered");
   });
-});
+}, 240_000);
 
 test("an attempt in flight finishes across a reload that changes its destination; the next goes to the new URL, with a new client", async () => {
   const whsec = makeWhsecSecret();
@@ -275,7 +283,7 @@ test("an attempt in flight finishes across a reload that changes its destination
   });
   cleanup.push(() => gw.kill());
   const e1 = await gw.postEsign("agreement.completed", { subjectId: "agr-1" });
-  await waitFor("e1's attempt in flight at the old URL", () => old.ids().includes(e1));
+  await waitLong("e1's attempt in flight at the old URL", () => old.ids().includes(e1), 90_000);
 
   // A new URL for the same destination id, and a client that may read the event log.
   const readerKey = `reader_${Date.now()}`;
@@ -294,7 +302,7 @@ test("an attempt in flight finishes across a reload that changes its destination
 
   // Same subject: e2 waits for e1 (order), which is still in flight at the old URL.
   const e2 = await gw.postEsign("agreement.completed", { subjectId: "agr-1" });
-  await waitFor("e2 routed to crm", async () => {
+  await waitLong("e2 routed to crm", async () => {
     const detail = await adminGet(gw.url, `/events/${e2}`, gw.secrets.adminKey);
     return detail.body.deliveries?.length === 1;
   });
@@ -302,7 +310,7 @@ test("an attempt in flight finishes across a reload that changes its destination
   expect(moved.ids()).toEqual([]);
   const releasedAt = Date.now();
   release?.();
-  await waitFor("e2 at the new URL", () => moved.ids().includes(e2));
+  await waitLong("e2 at the new URL", () => moved.ids().includes(e2), 90_000);
   expect(moved.requests[0]?.at).toBeGreaterThanOrEqual(releasedAt);
   const first = await adminGet(gw.url, `/events/${e1}`, gw.secrets.adminKey);
   expect(first.body.deliveries).toMatchObject([{ destination: "crm", state: "delivered" }]);
@@ -310,7 +318,7 @@ test("an attempt in flight finishes across a reload that changes its destination
   expect(old.ids()).toEqual([e1]);
   expect(moved.ids()).toEqual([e2]);
   expect((await fetch(`${gw.url}/events`, { headers: { authorization: `Bearer ${readerKey}` } })).status).toBe(200);
-});
+}, 240_000);
 
 test("zero-config mode: SIGHUP says there is no file to reload and the gateway keeps serving", async () => {
   const cwd = await mkdtemp(join(tmpdir(), "gw-reload-zero-"));
@@ -339,4 +347,4 @@ test("zero-config mode: SIGHUP says there is no file to reload and the gateway k
   expect(line.level).toBe("warn");
   expect((await fetch(`${url}/healthz`)).status).toBe(200);
   expect(child.exitCode).toBe(null);
-});
+}, 240_000);
