@@ -19,6 +19,19 @@ interface Throttle {
 
 const SSRF_REFUSED = "refused by the SSRF guard";
 
+/** The gateway's own words for a transform past its limits (no user text in them). */
+const TRANSFORM_LIMIT = /^transform_error: the transform (ran longer than \d+ ms|used more than \d+ MiB)$/;
+
+/**
+ * The error as a log line may carry it: a transform's own error message is user code's text and
+ * may quote the event (an address it could not map), so only its code goes to the process log;
+ * the message stays in the attempt record, which erasure reaches (docs/data-lifecycle.md).
+ */
+export function loggableError(error: string | undefined): string | undefined {
+  if (error === undefined || !error.startsWith("transform_error") || TRANSFORM_LIMIT.test(error)) return error;
+  return "transform_error (the transform's message is in the attempt record)";
+}
+
 /** Creates the observer; `now` in ms, `intervalMs` between two lines of one destination and kind. */
 export function createDeliveryAlertLog(logger: Logger, now: () => number, intervalMs: number): LaneObserver {
   const throttles = new Map<string, Throttle>();
@@ -39,7 +52,8 @@ export function createDeliveryAlertLog(logger: Logger, now: () => number, interv
 
   return (observation: LaneObservation) => {
     if (observation.kind !== "attempt") return;
-    const { destination, status, error, outcome } = observation;
+    const { destination, status, outcome } = observation;
+    const error = loggableError(observation.error);
     if (!observation.ok) {
       const line = admit(`attempt\n${destination}`);
       if (line.ok) {
