@@ -146,6 +146,20 @@ async function readPending(store: StoreDriver): Promise<ErasureRequest[]> {
   return text ? (JSON.parse(text) as ErasureRequest[]) : [];
 }
 
+/** A request's progress key: written once per page without the list's lock (one write, one sync). */
+const progressKey = (id: string) => `${PENDING_KEY}:${id}`;
+
+/** The pending requests with their latest progress. */
+async function readPendingWithProgress(store: StoreDriver): Promise<ErasureRequest[]> {
+  const list = await readPending(store);
+  return Promise.all(
+    list.map(async (request) => {
+      const progress = await store.kvGet(progressKey(request.id));
+      return progress ? (JSON.parse(progress) as ErasureRequest) : request;
+    }),
+  );
+}
+
 /** Takes the short lock of the pending list (instances sharing a store take turns); its token. */
 async function lockPending(store: StoreDriver): Promise<string> {
   const token = crypto.randomUUID();
@@ -225,7 +239,7 @@ export async function eraseEvents(
  * cron trigger). Resolves with how many it finished.
  */
 export async function resumeErasures(deps: EraseDeps): Promise<number> {
-  const pending = await readPending(deps.store);
+  const pending = await readPendingWithProgress(deps.store);
   const map = runningOf(deps.store);
   let finished = 0;
   for (const request of pending) {
@@ -275,7 +289,7 @@ async function applyErasure(deps: EraseDeps, request: ErasureRequest): Promise<E
     const before = records.length - fresh.length - mine.length;
     // The intent first: a crash during this page is finished from it.
     progress.page = { ids: records.map((r) => r.id), next };
-    if (fresh.length > 0) await saveRequest(store, progress);
+    if (fresh.length > 0) await store.kvSet(progressKey(request.id), JSON.stringify(progress), PENDING_TTL_MS);
     if (fresh.length > 0) await store.redactEvents(fresh.map((r) => toTombstone(r, request.at)));
     // Every matching event's records are scrubbed, also those erased before (by an older gateway).
     const ids = records.map((r) => r.id);
@@ -311,6 +325,7 @@ async function applyErasure(deps: EraseDeps, request: ErasureRequest): Promise<E
   const gatewayEventsScrubbed = erasedIds.size > 0 ? await scrubGatewayEvents(store, erasedIds, texts) : 0;
   if (progress.events > 0) deps.enricher?.clear();
   const report = await audit(deps, progress, gatewayEventsScrubbed);
+  await store.kvDelete(progressKey(request.id));
   await updatePending(store, (list) => list.filter((r) => r.id !== request.id));
   // The request itself held the selection (a filter's values): gone from the files too.
   await store.compact?.();

@@ -397,7 +397,9 @@ describe.each(["sqlite", "redis"] as const)("erasure interrupted by kill -9 (%s 
     expect((await get(setup, `/events/${ids[0]}`)).state).toBe("erased");
     // Asked again: answered from the same audit event, nothing recorded twice.
     const again = await post(setup, "/events/erase", { subject });
-    expect(again.body).toMatchObject({ events: 0, already_erased: COUNT, audit_event_id: audit[0].event.id });
+    // (It may join the resumed run if that is still compacting: the same report, the same audit.)
+    expect(again.body.audit_event_id).toBe(audit[0].event.id);
+    expect(again.body.events + again.body.already_erased).toBe(COUNT);
     expect(await gatewayEvents(setup, "gateway.events.erased")).toHaveLength(1);
     expect(await storeBytes(setup)).not.toContain(`zzcrash${tag}`);
   }, 600_000);
