@@ -151,7 +151,7 @@ export async function benchIngress(options: IngressOptions = {}): Promise<Record
       `gateway RSS ${rssMb} MB   gateway/empty h3 ${ratioEmpty}   gateway CPU ${processUsPerWebhook} µs per accepted webhook (all threads)`,
     );
     console.log(
-      `during gateway backup (${backupRun.backup_kib} KiB in ${backupRun.backup_ms} ms, ${connections} connections of load${backupRun.loaded_throughout ? "" : ", load ended before the backup"}): longest webhook answer ${backupRun.longest_answer_during_backup_ms} ms (${backupRun.probes_during_backup} probes, ${backupRun.backup_non2xx} not 202); longest in an equal window before it ${backupRun.longest_answer_before_backup_ms} ms`,
+      `during gateway backup (${backupRun.backup_kib} KiB in ${backupRun.backup_ms} ms, ${connections} connections of load${backupRun.loaded_throughout ? "" : ", load ended before the backup"}): longest webhook answer ${backupRun.longest_answer_during_backup_ms} ms (${backupRun.probes_during_backup} probes, ${backupRun.backup_non2xx} not 202); longest in the 3 s before it ${backupRun.longest_answer_before_backup_ms} ms`,
     );
     checkTarget("ingress", "gateway / Express glue + Redis (AOF always)", ratioGlue, ">=", 2);
     checkTarget("ingress", "gateway / bare node:http", ratio, ">=", 0.5);

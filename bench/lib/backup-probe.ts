@@ -2,7 +2,7 @@
  * The ingress during `gateway backup`: while autocannon loads the gateway, a prober sends one
  * signed webhook at a time and records how long each answer took; `gateway backup` starts after
  * a window of the same load without it. The figure is the longest answer of a webhook sent while
- * the backup ran, next to the longest answer in an equal window before it (same load, no backup).
+ * the backup ran, next to the longest answer in the 3 s of the same load just before it.
  */
 import { execFile } from "node:child_process";
 import { join } from "node:path";
@@ -66,7 +66,7 @@ export async function probeDuringBackup(
   await prober;
   await load;
   const during = probes.filter((p) => p.start >= backupStart && p.start <= backupEnd);
-  const before = probes.filter((p) => p.start >= windowStart && p.start < windowStart + (backupEnd - backupStart));
+  const before = probes.filter((p) => p.start >= windowStart && p.start < backupStart);
   const kib = Number(/(\d+) KiB/.exec(stdout)?.[1] ?? 0);
   return {
     backup_ms: Math.round(backupEnd - backupStart),
