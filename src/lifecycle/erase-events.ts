@@ -11,6 +11,7 @@ import type { Enricher } from "../enrich/create-enricher.ts";
 import type { EventQuery, EventRecord, StoreDriver } from "../store/contract.ts";
 import { ERASED_MARK, isErased } from "../store/erased-event.ts";
 import { listMatching } from "../store/list-matching.ts";
+import { createSlicer } from "../store/yield-slices.ts";
 import { type GatewayEventDeps, recordGatewayEvent } from "./gateway-events.ts";
 
 const PAGE = 200;
@@ -71,8 +72,15 @@ export async function eraseEvents(
   let alreadyErased = 0;
   let cancelled = 0;
   let after: number | undefined;
+  const pause = createSlicer();
   for (let pages = 0; pages < 1_000_000; pages++) {
-    const page = await listMatching(deps.store, { ...selection.query, after, limit: PAGE }, Number.POSITIVE_INFINITY);
+    const page = await listMatching(
+      deps.store,
+      { ...selection.query, after, limit: PAGE },
+      Number.POSITIVE_INFINITY,
+      pause,
+    );
+    await pause();
     const chosen: EventRecord[] = [];
     for (const record of page.events) {
       if (isErased(record)) alreadyErased++;
