@@ -202,14 +202,21 @@ export function registerDeliveryRoutes(app: H3, ctx: GatewayContext): void {
       to: body.to,
       filter: filterOf(body)?.node,
     });
+    // A dry run counts; a replay collects ids and stops as soon as they pass the cap.
     const ids: string[] = [];
-    for await (const record of matching) ids.push(record.id);
-    if (body.dryRun) return answer(200, { dryRun: true, matched: ids.length });
-    if (ids.length > MAX_FILTERED_REPLAY) {
+    let matched = 0;
+    for await (const record of matching) {
+      matched++;
+      if (body.dryRun) continue;
+      if (matched > MAX_FILTERED_REPLAY) break;
+      ids.push(record.id);
+    }
+    if (body.dryRun) return answer(200, { dryRun: true, matched });
+    if (matched > MAX_FILTERED_REPLAY) {
       throw createGatewayError(
         400,
         "invalid_request",
-        `${ids.length} events match; one request replays at most ${MAX_FILTERED_REPLAY} (narrow it with from/to)`,
+        `more than ${MAX_FILTERED_REPLAY} events match; one request replays at most ${MAX_FILTERED_REPLAY} (narrow it with from/to)`,
         { details: [{ field: "filter", message: `at most ${MAX_FILTERED_REPLAY} matching events` }] },
       );
     }

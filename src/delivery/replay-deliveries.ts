@@ -10,6 +10,7 @@ import type { EventFilter } from "../filters/event-filter.ts";
 import type { CompiledRoute } from "../routes/match-routes.ts";
 import { resolveDestinations } from "../routes/match-routes.ts";
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
+import { createSlicer } from "../store/yield-slices.ts";
 import { errorType } from "../tracing/error-type.ts";
 import type { Tracing } from "../tracing/tracing-port.ts";
 import { startReplaySpan } from "./delivery-spans.ts";
@@ -112,6 +113,8 @@ export async function replayBulk(deps: ReplayDeps, destinationId: string, filter
   const states = filter.states ?? ["dead"];
   let after: number | undefined;
   let count = 0;
+  // Filter evaluation over stored events runs in slices (yield-slices.ts).
+  const pause = createSlicer();
   do {
     const page = await deps.outbox.listDeliveries({
       destinationId,
@@ -124,6 +127,7 @@ export async function replayBulk(deps: ReplayDeps, destinationId: string, filter
     const now = deps.clock.now();
     const batch: DeliveryRecord[] = [];
     for (const record of page.deliveries) {
+      await pause();
       if (filter.filter) {
         const event = await deps.store.get(record.eventId);
         if (!event || !filter.filter.matchesRecord(event)) continue;

@@ -20,6 +20,7 @@ import type { Logger } from "../ops/logger.ts";
 import type { EventQuery, EventRecord, StoreDriver } from "../store/contract.ts";
 import { ERASED_MARK, isErased } from "../store/erased-event.ts";
 import { listMatching } from "../store/list-matching.ts";
+import { createSlicer } from "../store/yield-slices.ts";
 import { GATEWAY_SOURCE_ID, type GatewayEventDeps, recordGatewayEvent } from "./gateway-events.ts";
 import { scrubOperationalData } from "./scrub-operational-data.ts";
 
@@ -260,8 +261,10 @@ async function countMatching(store: StoreDriver, query: Omit<EventQuery, "after"
   let events = 0;
   let alreadyErased = 0;
   let after: number | undefined;
+  const pause = createSlicer();
   for (let pages = 0; pages < 1_000_000; pages++) {
-    const page = await listMatching(store, { ...query, after, limit: PAGE }, Number.POSITIVE_INFINITY);
+    const page = await listMatching(store, { ...query, after, limit: PAGE }, Number.POSITIVE_INFINITY, pause);
+    await pause();
     for (const record of page.events) {
       if (isErased(record)) alreadyErased++;
       else events++;
@@ -314,8 +317,10 @@ async function applyErasure(deps: EraseDeps, request: ErasureRequest): Promise<E
     if (request.page.next === null) done = true;
     else after = request.page.next;
   }
+  const pause = createSlicer();
   for (let pages = 0; !done && pages < 1_000_000; pages++) {
-    const page = await listMatching(store, { ...query, after, limit: PAGE }, Number.POSITIVE_INFINITY);
+    const page = await listMatching(store, { ...query, after, limit: PAGE }, Number.POSITIVE_INFINITY, pause);
+    await pause();
     await erasePage(page.events, page.next);
     if (page.next === null) break;
     after = page.next;

@@ -68,6 +68,12 @@ export interface EventQuery {
   filter?: FilterNode;
   /** Opaque cursor from a previous page (the seq to continue after, descending). */
   after?: number;
+  /**
+   * Lowest seq to look at (inclusive). SQL drivers bound their scan with it, so that an exact
+   * filter pushed down reads a window of the log per statement (list-matching.ts); others may
+   * ignore it.
+   */
+  minSeq?: number;
   /** Page size, 1..500. */
   limit: number;
 }

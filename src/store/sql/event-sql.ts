@@ -146,6 +146,10 @@ export function buildListQuery(query: EventQuery, upTo?: number): SqlQuery {
     terms.push("seq < ?");
     params.push(Math.min(...bounds));
   }
+  if (query.minSeq !== undefined) {
+    terms.push("seq >= ?");
+    params.push(query.minSeq);
+  }
   const where = terms.length > 0 ? `WHERE ${terms.join(" AND ")}` : "";
   params.push(query.limit + 1);
   return { sql: `SELECT seq, record FROM events ${where} ORDER BY seq DESC LIMIT ?`, params };
