@@ -16,6 +16,11 @@ function elsewhere(store: StoreConfig, command: "backup" | "restore"): CliFailur
   const what = describeStore(store);
   if (store.driver === "memory")
     return new CliFailure(`${what} keeps nothing between runs: there is nothing to ${command}`);
+  if (store.driver === "postgres") {
+    return new CliFailure(
+      `${what} is ${command === "backup" ? "backed up with pg_dump" : "restored with pg_restore"} (or the database service's own backups), not by the gateway (docs/backups-and-upgrades.md)`,
+    );
+  }
   return new CliFailure(
     `${what} is ${command === "backup" ? "backed up" : "restored"} by Redis itself, not by the gateway: use RDB snapshots (BGSAVE) or the AOF of the Redis server${store.driver === "upstash" ? ", or Upstash's backups in its console" : ""} (docs/backups-and-upgrades.md)`,
   );

@@ -82,6 +82,19 @@ export const migrateCommand = defineCommand({
       }
       case "memory":
         throw new CliFailure("the memory store keeps nothing between runs: there is nothing to migrate");
+      case "postgres": {
+        // The PostgreSQL layout is versioned in its own `schema_version` row (adapters/store/postgres/pg-schema.ts):
+        // this release writes its first version, creates it at start and refuses a newer one.
+        const { PG_SCHEMA_VERSION } = await import("../store/postgres/pg-schema.ts");
+        console.log(
+          `${what}: layout version ${PG_SCHEMA_VERSION} is the first; no migration steps (serve creates the tables and refuses a newer layout)`,
+        );
+        return;
+      }
+      default: {
+        const unknown: never = store;
+        throw new CliFailure(`no migration for store driver ${(unknown as { driver: string }).driver}`);
+      }
     }
   },
 });
