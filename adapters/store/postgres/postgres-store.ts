@@ -322,9 +322,10 @@ export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions
       return replaced;
     },
     async compact() {
-      // Prunes the dead row versions an UPDATE leaves behind (the erased content), so the table
-      // no longer holds them as rows; see docs/storage.md for WAL, replicas and backups.
-      await query("VACUUM events");
+      // Prunes the dead row versions an UPDATE or DELETE leaves behind (the erased content: events,
+      // the scrubbed delivery records, the finished erasure request in kv), so the tables no longer
+      // hold them as rows; see docs/storage.md for WAL, replicas and backups.
+      await query("VACUUM events, deliveries, kv");
     },
     async ping() {
       await query("SELECT 1");
