@@ -6,7 +6,7 @@
  * to it (`publish`). WebSockets use the Hibernation API (hibernatable-websocket.ts: tags,
  * attachments, auto-response, sessions rebuilt from their cursor after an eviction); `/stream`
  * (SSE) is served by the gateway's h3 app from this object.
- * README "Deploy to Cloudflare Workers" gives the limits and the sharding plan.
+ * docs/cloudflare-workers.md gives the limits and the sharding plan.
  */
 import { DurableObject } from "cloudflare:workers";
 import { serve } from "h3/cloudflare";

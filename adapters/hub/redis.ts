@@ -3,7 +3,7 @@
  * store, woken by Redis pub/sub. Each local append is announced on one channel; every instance,
  * on a message, reads the journal after its cursor. Pub/sub is at-most-once, so it only shortens
  * the wait: the data always comes from the journal, and a poll catches up after a lost message
- * (README "Running several instances"). Picked by default with `store.driver: "redis"`, whose
+ * (docs/several-instances.md). Picked by default with `store.driver: "redis"`, whose
  * connection options it shares (adapters/hub/registry.ts).
  */
 import type { StoreDriver } from "../../src/store/contract.ts";

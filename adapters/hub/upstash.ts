@@ -1,8 +1,8 @@
 /**
  * The `upstash` live hub driver: the journal hub (src/stream/journal-hub.ts) over the `upstash`
  * store, polled every `pollMs` (the REST API has no pub/sub subscriber), plus an immediate read
- * after each local append. Picked by default with `store.driver: "upstash"` (README "Running
- * several instances").
+ * after each local append. Picked by default with `store.driver: "upstash"`
+ * (docs/several-instances.md).
  */
 import type { StoreDriver } from "../../src/store/contract.ts";
 import type { HubFactory } from "../../src/stream/hub-contract.ts";

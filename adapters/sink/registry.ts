@@ -1,6 +1,6 @@
 /**
  * The sink transports, by name, and which one delivers each destination type by default
- * (README, "Architecture", "Add a destination type"). Each entry loads one transport that
+ * (docs/architecture.md#add-a-destination-type). Each entry loads one transport that
  * exports one typed `SinkFactory` (src/delivery/sink-contract.ts); every transport runs
  * test/conformance/sink-conformance.ts from test/drivers/sink/<name>.test.ts. Adding a
  * transport is one line here plus its file; a destination picks a non-default one with a

@@ -125,7 +125,7 @@ export interface OutboxStore {
   readonly name: string;
   /**
    * True when several gateway instances use this outbox at once (the Redis drivers): the engine
-   * then takes records only through `claimDue` leases (README "Running several instances").
+   * then takes records only through `claimDue` leases (docs/several-instances.md).
    */
   readonly shared?: boolean;
   /** The routing cursor: highest journal seq whose deliveries were created (0 at first). */

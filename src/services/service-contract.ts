@@ -1,5 +1,5 @@
 /**
- * The contract every upstream service module implements (README, "Architecture"): how its
+ * The contract every upstream service module implements (docs/architecture.md): how its
  * webhooks are signed and verified, how a verified body becomes the facts of a CloudEvent, the
  * samples `gateway trigger` sends, the kind of credential its API proxy uses, its default
  * e-mail templates and, optionally, how `gateway listen` re-signs a body in its scheme and which
@@ -121,7 +121,7 @@ export interface ServiceEvent {
   data: unknown;
 }
 
-/** Route enrichment (README, "Enrichment"): which API resource describes an event. */
+/** Route enrichment (docs/fan-out-and-destinations.md, Enrichment): which API resource describes an event. */
 export interface ServiceEnrichment {
   /**
    * The path under the upstream's API root to GET (e.g. `/agreements/{id}`, the id

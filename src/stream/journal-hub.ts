@@ -1,6 +1,6 @@
 /**
- * The journal-backed live hub, for shared stores (several instances on one Redis; README
- * "Running several instances"): subscribers receive every recorded event of every instance,
+ * The journal-backed live hub, for shared stores (several instances on one Redis;
+ * docs/several-instances.md): subscribers receive every recorded event of every instance,
  * read from the store's journal by seq, so they get them in `seq` order without gap or repeat.
  * A publish (a local append) and a wake-up from another instance (pub/sub) only say "read the
  * journal now"; a poll timer covers lost wake-ups, so a lost message delays an event but never

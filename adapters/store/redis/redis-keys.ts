@@ -1,7 +1,8 @@
 /**
  * Key layout of the Redis-backed drivers. Every key starts with one hash tag, `{<prefix>}`, so
  * that all keys of one gateway live in one Redis Cluster slot and the multi-key Lua scripts can
- * run on a cluster (README "Running several instances", Redis Cluster). Caller-supplied parts
+ * run on a cluster (docs/several-instances.md#how-far-redis-scales, Redis Cluster).
+ * Caller-supplied parts
  * (dedupe keys, kv keys, index values) are percent-encoded, so no value can forge another key.
  */
 
