@@ -1,12 +1,13 @@
 /**
  * Checks the documentation citations in source comments and strings: every `docs/<page>.md` must
  * name a page that exists and every `docs/<page>.md#<anchor>` a heading of that page (anchors as
- * GitHub computes them); section citations of the README (`README "Security"`,
+ * GitHub computes them, by the docs checker's `headingAnchors`); section citations of the README (`README "Security"`,
  * `README, "Webhook ingress"`, `README: Running several instances`), whose sections moved to docs/,
  * are refused. Used by doc-citations.test.ts.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { headingAnchors } from "../docs/check-blocks.ts";
 import { ROOT } from "./import-graph.ts";
 
 /** One citation that does not resolve. */
@@ -15,38 +16,6 @@ export interface BadCitation {
   line: number;
   citation: string;
   reason: string;
-}
-
-/** GitHub's heading slug: lowercase, punctuation dropped (letters, digits, `-`, `_` and spaces kept), spaces to `-`. */
-export function slugOf(heading: string): string {
-  return heading
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\- _]/gu, "")
-    .replace(/ /g, "-");
-}
-
-/** The anchors of a markdown text's headings (outside fenced code), duplicates numbered as GitHub does. */
-export function anchorsOf(markdown: string): Set<string> {
-  const anchors = new Set<string>();
-  const counts = new Map<string, number>();
-  let fence: string | undefined;
-  for (const line of markdown.split("\n")) {
-    const opener = /^\s*(`{3,}|~{3,})/.exec(line);
-    if (opener?.[1]) {
-      if (fence === undefined) fence = opener[1][0];
-      else if (opener[1][0] === fence) fence = undefined;
-      continue;
-    }
-    if (fence !== undefined) continue;
-    const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
-    if (!heading?.[1]) continue;
-    const slug = slugOf(heading[1]);
-    const seen = counts.get(slug) ?? 0;
-    counts.set(slug, seen + 1);
-    anchors.add(seen === 0 ? slug : `${slug}-${seen}`);
-  }
-  return anchors;
 }
 
 const DOC_CITATION = /\bdocs\/([a-z0-9][a-z0-9-]*)\.md(?:#([A-Za-z0-9_-]+))?/g;
@@ -67,7 +36,7 @@ export function badCitations(
   const anchors = (page: string) => {
     if (!anchorCache.has(page)) {
       const markdown = readPage(page);
-      anchorCache.set(page, markdown === undefined ? undefined : anchorsOf(markdown));
+      anchorCache.set(page, markdown === undefined ? undefined : headingAnchors(markdown));
     }
     return anchorCache.get(page);
   };
