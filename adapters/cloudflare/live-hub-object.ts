@@ -1,7 +1,7 @@
 /**
  * The live stream on Workers: one Durable Object (name `live`) where every `/ws` and `/stream`
  * subscriber of the deployment is attached. It runs the gateway's own live stream (src/stream:
- * scopes, filters, stream tokens, heartbeats, cursor resume from the journal) inside a gateway
+ * scopes, filters, stream tokens, heartbeats, cursor resume from the event log) inside a gateway
  * instance of its own; the Worker forwards those paths here and publishes every recorded event
  * to it (`publish`). WebSockets use the Hibernation API (hibernatable-websocket.ts: tags,
  * attachments, auto-response, sessions rebuilt from their cursor after an eviction); `/stream`

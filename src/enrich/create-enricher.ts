@@ -4,7 +4,7 @@
  * resource from the upstream right before delivery and attach it to the delivered CloudEvent as
  * the extension `enrichment` (`upstream`, `path`, `fetchedtime`, `data`). It is bounded in time,
  * cached per resource, and never holds an event back: on any failure the event goes out as
- * recorded plus `enrichmenterror` (a short code). The journal keeps the event unenriched.
+ * recorded plus `enrichmenterror` (a short code). The event log keeps the event unenriched.
  */
 import type { Enrichment, GatewayEvent } from "../events/envelope.ts";
 import type { Logger } from "../ops/logger.ts";

@@ -1,5 +1,5 @@
 /**
- * Filtering shared by drivers that keep an in-process index (memory, disk journal): the
+ * Filtering shared by drivers that keep an in-process index (the memory store, the import of the removed journal store): the
  * semantics of every `EventQuery` field live here once, applied to a small summary of each
  * event so that drivers need not hold whole records in memory to answer a query.
  */

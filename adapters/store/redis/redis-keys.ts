@@ -16,7 +16,7 @@ export function createKeyLayout(prefix: string) {
     version: `${root}version`,
     /** Applied migration steps: version -> JSON `{ description, release, applied_at }`. */
     migrations: `${root}migrations`,
-    /** The global journal sequence (one counter for every instance). */
+    /** The global event log sequence (one counter for every instance). */
     seq: `${root}seq`,
     /** Event hash by id: `s` seq, `j` record JSON, `x` its index keys, `t` type. */
     eventPrefix: `${root}ev:`,
