@@ -111,7 +111,7 @@ export function createGatewayConfigSchema(services: ServiceRegistry) {
   return v.pipe(gatewayConfigObject(services), v.rawCheck(checkCrossReferences), v.transform(withDefaultHub));
 }
 
-/** The config with `hub` filled in: the store's own hub when the store is shared, else in-process. */
+/** The config with `hub` filled in: the store's own hub when the store is shared, else the memory hub (`in-process`). */
 function withDefaultHub<T extends { store: { driver: string }; hub?: HubConfig }>(config: T): T & { hub: HubConfig } {
   return { ...config, hub: config.hub ?? ({ driver: defaultHubDriver(config.store.driver) } as HubConfig) };
 }

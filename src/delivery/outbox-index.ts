@@ -189,7 +189,7 @@ function lowerBound(values: readonly number[], value: number): number {
   return lo;
 }
 
-/** The read side of an outbox store, answered from its index (the same for every in-process driver). */
+/** The read side of an outbox store, answered from its index (the same for every memory driver). */
 export function readFromIndex(
   index: OutboxIndex,
 ): Pick<

@@ -6,7 +6,8 @@
  * API resource describes an event (route enrichment, src/enrich). The gateway's core reaches a service only through this interface, looked up
  * by the `service` name a source or an upstream names in the configuration.
  *
- * Service modules are leaves: they import only this contract, the crypto port and valibot.
+ * Service modules are leaves: they import only this contract, the crypto contract
+ * (crypto-port.ts) and valibot.
  */
 import type { CryptoPort } from "../crypto/crypto-port.ts";
 import type { VerifyFailure, VerifyResult } from "./verify-result.ts";
