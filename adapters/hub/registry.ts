@@ -20,7 +20,7 @@ export const hubDrivers: DriverRegistry<HubFactory<any>> = {
 
 /** What a hub driver gets besides its configured options. */
 export interface HubOpenContext {
-  /** The opened store: journal-backed hubs (`redis`, `upstash`) read it. */
+  /** The opened store: the shared live hubs (`redis`, `upstash`, `postgres`) read its event log. */
   journal: StoreDriver;
   /** The store's configuration: a hub driver named like the store driver shares its options (URL, prefix). */
   store: StoreConfig;
