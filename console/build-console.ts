@@ -1,5 +1,5 @@
 /**
- * Builds the web console (README "Web console"): bundles `console/src/main.tsx` (Preact) and
+ * Builds the web console (docs/console.md): bundles `console/src/main.tsx` (Preact) and
  * `console/styles.css` with esbuild, names each file by its content hash, and writes
  * `src/console/console-assets.generated.ts`, a module of plain strings that the gateway serves on
  * Node and on Workers without a filesystem. Run with `npm run build:console`; the generated file

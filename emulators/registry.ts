@@ -1,5 +1,6 @@
 /**
- * The upstream emulators by service name (README, Sandbox). The sandbox and `gateway emulate`
+ * The upstream emulators by service name (docs/sandbox-and-emulators.md). The sandbox and `gateway
+ * emulate`
  * (adapters/node/) iterate over this map and never name a service; a name is also the source id
  * and upstream id config/default.ts gives that service. Adding an emulator is one folder under
  * emulators/ plus one line here.

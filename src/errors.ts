@@ -5,7 +5,7 @@
  */
 import { HTTPError } from "h3";
 
-/** Stable error codes of the gateway's public surface (README, "Webhook ingress", "API proxy" and the other sections). */
+/** Stable error codes of the gateway's public surface (docs/ingress-and-verification.md, docs/api-proxy.md and the other pages). */
 export type ErrorCode =
   | "invalid_signature"
   | "timestamp_out_of_tolerance"

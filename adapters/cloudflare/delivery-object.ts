@@ -5,7 +5,7 @@
  * Queues and the HTTP mail API (create-worker-sinks.ts), and an alarm-backed scheduler
  * (alarm-scheduler.ts). The Worker forwards the delivery admin API here and wakes the engine
  * after every recorded event (`wake`); the alarm wakes it for retries and as a slow poll of the
- * journal, so an evicted or restarted object resumes from its outbox and routing cursor.
+ * event log, so an evicted or restarted object resumes from its outbox and routing cursor.
  */
 import { DurableObject } from "cloudflare:workers";
 import { createGateway, type Gateway } from "../../src/create-gateway.ts";
@@ -22,7 +22,7 @@ import { createWorkerConfig } from "./worker-config.ts";
 import { type DeliveryObjectRpc, openWorkerStore, type WorkerEnv } from "./worker-env.ts";
 import { createWorkerTracing } from "./worker-tracing.ts";
 
-/** Journal poll period behind `wake`: the alarm re-arms at most this often when idle. */
+/** Event log poll period behind `wake`: the alarm re-arms at most this often when idle. */
 const POLL_INTERVAL_MS = 30_000;
 
 export class DeliveryObject extends DurableObject<WorkerEnv> implements DeliveryObjectRpc {
@@ -67,7 +67,7 @@ export class DeliveryObject extends DurableObject<WorkerEnv> implements Delivery
     return (await this.gateway()).fetch(request);
   }
 
-  /** An event was recorded: route it now (the journal poll would find it later anyway). */
+  /** An event was recorded: route it now (the event log poll would find it later anyway). */
   async wake(record: EventRecord): Promise<void> {
     const gateway = await this.gateway();
     gateway.ctx.hub.publish(record);

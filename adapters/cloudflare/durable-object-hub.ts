@@ -3,7 +3,7 @@
  * hear each record at once, and each record is also forwarded to the Durable Objects that serve
  * the whole deployment (the delivery object's `wake`, the live hub object's `publish`), kept
  * alive past the response with `waitUntil`. A forward that fails is reported, never thrown: the
- * delivery object's journal poll (alarm) and a subscriber's resume by cursor catch up from the
+ * delivery object's event log poll (alarm) and a subscriber's resume by cursor catch up from the
  * store, so the hub may drop a notification without losing an event.
  */
 

@@ -5,7 +5,7 @@
  * (`setWebSocketAutoResponse`), and each socket's attachment keeps what rebuilds its session
  * when the object was evicted or restarted: the connect URL, the credential and the last resume
  * cursor (updated with every event frame and heartbeat). A rebuilt session re-authorizes (an expired token ends
- * it as on connect) and resumes from that cursor through the journal (src/stream/stream-session.ts),
+ * it as on connect) and resumes from that cursor through the event log (src/stream/stream-session.ts),
  * so the subscriber may see events again after the cursor, never miss one.
  */
 import type { GatewayContext } from "../../src/gateway-context.ts";

@@ -1,12 +1,12 @@
 /**
  * The live stream on Workers: one Durable Object (name `live`) where every `/ws` and `/stream`
  * subscriber of the deployment is attached. It runs the gateway's own live stream (src/stream:
- * scopes, filters, stream tokens, heartbeats, cursor resume from the journal) inside a gateway
+ * scopes, filters, stream tokens, heartbeats, cursor resume from the event log) inside a gateway
  * instance of its own; the Worker forwards those paths here and publishes every recorded event
  * to it (`publish`). WebSockets use the Hibernation API (hibernatable-websocket.ts: tags,
  * attachments, auto-response, sessions rebuilt from their cursor after an eviction); `/stream`
  * (SSE) is served by the gateway's h3 app from this object.
- * README "Deploy to Cloudflare Workers" gives the limits and the sharding plan.
+ * docs/cloudflare-workers.md gives the limits and the sharding plan.
  */
 import { DurableObject } from "cloudflare:workers";
 import { serve } from "h3/cloudflare";

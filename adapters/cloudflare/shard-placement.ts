@@ -1,7 +1,7 @@
 /**
  * Where a piece of state lives among the store's Durable Object shards, and how a shard numbers
- * its events so that one global `seq` orders the events of every shard (README "Deploy to
- * Cloudflare Workers", section "Scale plan").
+ * its events so that one global `seq` orders the events of every shard
+ * (docs/cloudflare-workers.md#scale-plan).
  *
  * - Events and dedupe marks of one source live in one shard: `shardOf(sourceId)`, so a claim and
  *   the append that replaces it are one object's single-threaded step (atomic, no cross-object

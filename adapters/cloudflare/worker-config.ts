@@ -1,6 +1,6 @@
 /**
- * The gateway's configuration on Workers, built from the Worker's bindings (README "Deploy to
- * Cloudflare Workers"):
+ * The gateway's configuration on Workers, built from the Worker's bindings
+ * (docs/cloudflare-workers.md):
  * - `GATEWAY_CONFIG` (optional var): the config as JSON (destinations, routes, clients,
  *   upstreams, ...), `${VAR}` references resolved from the bindings (secrets), exactly as the Node
  *   config file. Without `sources` in it: the `esign` and `staffing` sources below.

@@ -1,7 +1,7 @@
 /**
  * The sink transports on Workers, by the same names as the Node registry
  * (adapters/sink/registry.ts): each name either has a Workers factory here or an explicit
- * "not on Workers" mark saying what to use instead. test/architecture/driver-registries.test.ts
+ * "not on Workers" mark saying what to use instead. test/architecture/worker-sinks.test.ts
  * fails when a transport has neither, so a new destination type cannot be skipped silently on
  * Workers; the Workers factories run the sink conformance suite in workerd
  * (test/workerd/sink-conformance.test.ts).

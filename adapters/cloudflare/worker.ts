@@ -5,7 +5,7 @@
  * isolates and locations, and an event is durable in its shard before the 202 leaves.
  * The delivery admin API is answered by the delivery object and the live stream (`/ws`,
  * `/stream`) by the live hub object; both hear of every recorded event right after its append
- * (README "Deploy to Cloudflare Workers").
+ * (docs/cloudflare-workers.md).
  */
 import { waitUntil } from "cloudflare:workers";
 import { serve } from "h3/cloudflare";

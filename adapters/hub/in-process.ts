@@ -1,6 +1,6 @@
 /**
- * The in-process live hub driver: subscribers are functions in this process, called in turn for
- * every published record. One gateway process (or one Worker isolate) sees its own appends only.
+ * The memory live hub driver (configured as `hub.driver: "in-process"`): subscribers are functions
+ * in this process, called in turn for every published record. One gateway process (or one Worker isolate) sees its own appends only.
  */
 import type { HubFactory, LiveHub, RecordedListener } from "../../src/stream/hub-contract.ts";
 

@@ -1,8 +1,8 @@
 /**
- * The `postgres` live hub driver: the journal hub (src/stream/journal-hub.ts) over the
+ * The `postgres` live hub driver: the shared live hub (src/stream/journal-hub.ts) over the
  * `postgres` store, woken by LISTEN/NOTIFY. Each local append is announced with `pg_notify` on
- * one channel per schema; every instance, on a notification, reads the journal after its
- * cursor. A notification only shortens the wait: the data always comes from the journal (in
+ * one channel per schema; every instance, on a notification, reads the event log after its
+ * cursor. A notification only shortens the wait: the data always comes from the event log (in
  * seq order, which is commit order: adapters/store/postgres/postgres-store.ts), and a poll
  * catches up after a lost one, so a lost notification delays and never drops. The listening
  * connection reconnects by itself and reads at once when it is back. Picked by default with
@@ -19,7 +19,7 @@ export interface PostgresHubOptions extends PostgresOptions {
   journal: Pick<StoreDriver, "readAfter" | "lastSeq">;
   /** Poll period behind LISTEN/NOTIFY, ms. Default 1000. */
   pollMs?: number;
-  /** Told when a journal read fails. Default: ignored (the next poll retries). */
+  /** Told when an event log read fails. Default: ignored (the next poll retries). */
   onError?(error: unknown): void;
 }
 
@@ -28,7 +28,7 @@ export function wakeChannel(schema: string): string {
   return `gateway_events_${schema}`;
 }
 
-/** Connects the listener and the announcer, then starts reading at the journal's end. */
+/** Connects the listener and the announcer, then starts reading at the event log's end. */
 export const postgresHub: HubFactory<PostgresHubOptions> = async (options) => {
   const channel = wakeChannel(resolveSchema(options.schema));
   const config = clientConfig(options);

@@ -1,9 +1,9 @@
 /**
- * The `redis` live hub driver: the journal hub (src/stream/journal-hub.ts) over the `redis`
+ * The `redis` live hub driver: the shared live hub (src/stream/journal-hub.ts) over the `redis`
  * store, woken by Redis pub/sub. Each local append is announced on one channel; every instance,
- * on a message, reads the journal after its cursor. Pub/sub is at-most-once, so it only shortens
- * the wait: the data always comes from the journal, and a poll catches up after a lost message
- * (README "Running several instances"). Picked by default with `store.driver: "redis"`, whose
+ * on a message, reads the event log after its cursor. Pub/sub is at-most-once, so it only shortens
+ * the wait: the data always comes from the event log, and a poll catches up after a lost message
+ * (docs/several-instances.md). Picked by default with `store.driver: "redis"`, whose
  * connection options it shares (adapters/hub/registry.ts).
  */
 import type { StoreDriver } from "../../src/store/contract.ts";
@@ -21,11 +21,11 @@ export interface RedisHubOptions {
   journal: Pick<StoreDriver, "readAfter" | "lastSeq">;
   /** Poll period behind pub/sub, ms. Default 1000. */
   pollMs?: number;
-  /** Told when a journal read fails. Default: ignored (the next poll retries). */
+  /** Told when an event log read fails. Default: ignored (the next poll retries). */
   onError?(error: unknown): void;
 }
 
-/** Connects the publisher and the subscriber, then starts reading at the journal's end. */
+/** Connects the publisher and the subscriber, then starts reading at the event log's end. */
 export const redisHub: HubFactory<RedisHubOptions> = async (options) => {
   const url = resolveRedisUrl(options.url);
   const channel = createKeyLayout(options.prefix ?? "gw").wakeChannel;

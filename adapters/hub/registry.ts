@@ -1,6 +1,6 @@
 /**
- * The live hub drivers, by the name `hub.driver` takes in the configuration (README,
- * "Architecture"). Each entry loads one driver that exports one typed `HubFactory`
+ * The live hub drivers, by the name `hub.driver` takes in the configuration
+ * (docs/architecture.md). Each entry loads one driver that exports one typed `HubFactory`
  * (src/stream/hub-contract.ts); every driver runs test/conformance/hub-conformance.ts from
  * test/drivers/hub/<name>.test.ts. Adding a driver is one line here plus its file (and its
  * options in `HubConfigSchema`, src/config/schema.ts).
@@ -20,7 +20,7 @@ export const hubDrivers: DriverRegistry<HubFactory<any>> = {
 
 /** What a hub driver gets besides its configured options. */
 export interface HubOpenContext {
-  /** The opened store: journal-backed hubs (`redis`, `upstash`) read it. */
+  /** The opened store: the shared live hubs (`redis`, `upstash`, `postgres`) read its event log. */
   journal: StoreDriver;
   /** The store's configuration: a hub driver named like the store driver shares its options (URL, prefix). */
   store: StoreConfig;

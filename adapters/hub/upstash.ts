@@ -1,8 +1,8 @@
 /**
- * The `upstash` live hub driver: the journal hub (src/stream/journal-hub.ts) over the `upstash`
+ * The `upstash` live hub driver: the shared live hub (src/stream/journal-hub.ts) over the `upstash`
  * store, polled every `pollMs` (the REST API has no pub/sub subscriber), plus an immediate read
- * after each local append. Picked by default with `store.driver: "upstash"` (README "Running
- * several instances").
+ * after each local append. Picked by default with `store.driver: "upstash"`
+ * (docs/several-instances.md).
  */
 import type { StoreDriver } from "../../src/store/contract.ts";
 import type { HubFactory } from "../../src/stream/hub-contract.ts";
@@ -11,9 +11,9 @@ import { openJournalHub } from "../../src/stream/journal-hub.ts";
 export interface UpstashHubOptions {
   /** The `upstash` store on the same database and prefix. */
   journal: Pick<StoreDriver, "readAfter" | "lastSeq">;
-  /** Journal poll period, ms. Default 100. */
+  /** Event log poll period, ms. Default 100. */
   pollMs?: number;
-  /** Told when a journal read fails. Default: ignored (the next poll retries). */
+  /** Told when an event log read fails. Default: ignored (the next poll retries). */
   onError?(error: unknown): void;
 }
 

@@ -1,6 +1,6 @@
 /**
  * `GATEWAY_DELIVERY_POLL_MS`: the period of the delivery engine's safety-net polls (the route
- * dispatcher's journal poll and, on a shared outbox, the lease poller's claim poll). Deliveries
+ * dispatcher's event log poll and, on a shared outbox, the lease poller's claim poll). Deliveries
  * never wait for these polls: every append wakes the dispatcher and every new record goes to its
  * lane at once; the polls only recover a lost wake-up (a failed read, a message another instance
  * lost). Default 1000 ms; tests set an hour to prove nothing depends on them.

@@ -1,6 +1,7 @@
 /**
  * `gateway emulate [--host 127.0.0.1] [--port 8788] [--time-scale 1] [--only <service>]`: runs
- * the upstream emulators of emulators/registry.ts alone (README, Sandbox), prints where they
+ * the upstream emulators of emulators/registry.ts alone (docs/sandbox-and-emulators.md), prints
+ * where they
  * listen and the sandbox credentials to configure a gateway or an app with, and stops on
  * SIGINT/SIGTERM.
  */

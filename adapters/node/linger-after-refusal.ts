@@ -1,5 +1,6 @@
 /**
- * A staged close after a refused request body (README "Security"), for the Node server. The
+ * A staged close after a refused request body
+ * (docs/security-and-deployment.md#what-protects-what), for the Node server. The
  * gateway answers a body past its limit with 413 and `Connection: close` while the client may
  * still be writing it. Node closes such a socket as soon as the answer is written; bytes of the
  * body that arrive after that make the kernel reset the connection, and a client that writes

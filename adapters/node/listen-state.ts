@@ -16,7 +16,7 @@ const ListenStateSchema = v.object({
   forwardTo: v.string(),
   /** Local signing secret (`whsec_…`), printed at start. */
   secret: v.pipe(v.string(), v.minLength(16)),
-  /** Last journal cursor the local app accepted (or the start point). */
+  /** Last event log cursor the local app accepted (or the start point). */
   cursor: v.optional(v.pipe(v.string(), v.regex(/^\d{1,15}$/))),
 });
 

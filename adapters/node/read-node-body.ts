@@ -7,8 +7,9 @@
  *
  * Memory follows the bytes received, not the packets: each chunk is copied into one buffer that
  * grows by doubling (never past the declared length or the limit), so a body dripped one byte
- * per TCP packet costs about its own size rather than a Buffer object per byte (README
- * "Security"). A refused body's rest is discarded for a bounded while (linger-after-refusal.ts).
+ * per TCP packet costs about its own size rather than a Buffer object per byte
+ * (docs/security-and-deployment.md#what-protects-what). A refused body's rest is discarded for a
+ * bounded while (linger-after-refusal.ts).
  */
 import type { IncomingMessage } from "node:http";
 import { type RawBodyResult, readRawBody } from "../../src/ingress/read-raw-body.ts";

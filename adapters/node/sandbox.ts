@@ -1,5 +1,6 @@
 /**
- * The zero-config sandbox of `npm start` (README, Sandbox): with the default configuration, every
+ * The zero-config sandbox of `npm start` (docs/sandbox-and-emulators.md): with the default
+ * configuration, every
  * emulator of emulators/registry.ts whose real upstream URL is not in the environment starts on
  * the emulators' own port (the gateway's port + 1; any free port when the gateway's is 0), the
  * default upstreams point at them with their credentials, and once the gateway listens its

@@ -1,6 +1,7 @@
 /**
  * `gateway serve [--config file] [--host h] [--port p]`: runs the gateway on Node. Without
- * `--config` it is the zero-config gateway (README, Sandbox): default config and the upstream
+ * `--config` it is the zero-config gateway (docs/sandbox-and-emulators.md): default config and the
+ * upstream
  * emulators on the port after the gateway's; development secrets only when the environment sets
  * none of the secret variables (zero-config.ts). Anywhere else a missing secret stops start-up
  * (configuration.md, "fail closed"). Stops gracefully on SIGINT/SIGTERM; SIGHUP reloads the config
@@ -41,7 +42,7 @@ async function loadConfig(path: string | undefined, zeroConfig: boolean, reading
 /**
  * Zero-config development mode: the environment left the secrets to be generated. The console
  * is then offered the generated admin key, but only while the gateway listens on loopback
- * (README "Web console"); test events are on either way.
+ * (docs/console.md); test events are on either way.
  */
 function developmentMode(config: GatewayConfig, dev: DevSecretsUse, host?: string) {
   if (!dev.secrets || dev.filled.length === 0) return undefined;
@@ -132,7 +133,8 @@ export const serveCommand = defineCommand({
     const zeroConfig = args.config === undefined && isZeroConfig(process.env);
     let sandbox: Sandbox | undefined;
     if (args.config === undefined) {
-      // Zero configuration: emulated upstreams (README, Sandbox), set up before the default config
+      // Zero configuration: emulated upstreams (docs/sandbox-and-emulators.md), set up before the
+      // default config
       // loads. The gateway's own port is checked first: a second `npm start` is about that one.
       const host = args.host ?? "127.0.0.1";
       const gatewayPort = port ?? 8787;

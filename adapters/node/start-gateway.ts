@@ -165,7 +165,8 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     port: options.port ?? config.server.port,
     silent: true,
     gracefulShutdown: false,
-    // Timeouts, `X-Forwarded-For` trust and connection caps: README "Security".
+    // Timeouts, `X-Forwarded-For` trust and connection caps:
+    // docs/security-and-deployment.md#what-protects-what.
     trustProxy: config.server.trustProxy,
     node: nodeServerOptions(config.server),
     middleware: perClient ? [perClient as never] : [],

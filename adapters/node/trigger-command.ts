@@ -1,6 +1,7 @@
 /**
  * `gateway trigger <sourceId> <eventType>`: sends a documented sample webhook, signed exactly as
- * the source's service signs, to a running gateway (README, Quick start). It says which secret it
+ * the source's service signs, to a running gateway (docs/cli.md#gateway-trigger). It says which
+ * secret it
  * signs with (resolve-trigger-secret.ts), never the secret, and prints one line per answer.
  */
 import { defineCommand } from "citty";

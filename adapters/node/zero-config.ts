@@ -1,6 +1,6 @@
 /**
- * When `gateway serve` is the zero-config development gateway (README, docs/configuration.md
- * "Fail closed"): no `--config`, no `GATEWAY_CONFIG`, and none of the secret variables of the
+ * When `gateway serve` is the zero-config development gateway (docs/configuration.md#fail-closed):
+ * no `--config`, no `GATEWAY_CONFIG`, and none of the secret variables of the
  * default config set (not even empty). Only then are development secrets generated, printed and
  * the console offered the development admin key. Setting any one of them says "this is not a
  * throw-away gateway": every referenced variable must then be set, or start-up stops.

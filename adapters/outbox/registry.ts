@@ -5,7 +5,7 @@
  * adapters/store/sqlite/sqlite-storage.ts, and opening the store and the outbox on one directory
  * joins the one database (and its one group commit). `disk` is an alias of `sqlite`, as for the
  * store (adapters/store/registry.ts). The shared `redis` and `upstash` outboxes use the store's
- * connection and key prefix, and `claimDue` leases (README "Running several instances"). Each
+ * connection and key prefix, and `claimDue` leases (docs/several-instances.md). Each
  * entry loads one driver that exports one typed `OutboxFactory` (src/delivery/outbox-contract.ts);
  * every driver runs
  * test/conformance/outbox-conformance.ts from test/drivers/outbox/<name>.test.ts. Adding a driver

@@ -1,7 +1,6 @@
 /**
  * The `upstash` outbox driver: the shared outbox of the `redis` driver (same Lua scripts) over
- * the Upstash REST client, with the store's URL, token and prefix (README "Running several
- * instances").
+ * the Upstash REST client, with the store's URL, token and prefix (docs/several-instances.md).
  */
 import type { OutboxFactory } from "../../src/delivery/outbox-contract.ts";
 import { createUpstashRunner, resolveUpstashConnection } from "../store/upstash/upstash-runner.ts";

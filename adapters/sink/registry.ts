@@ -1,6 +1,7 @@
 /**
- * The sink transports, by name, and which one delivers each destination type by default
- * (README, "Architecture", "Add a destination type"). Each entry loads one transport that
+ * The sink transports on Node, by name (which one delivers each destination type by default is
+ * src/delivery/transport-of.ts; docs/architecture.md#add-a-destination-type). Each entry loads one
+ * sink transport that
  * exports one typed `SinkFactory` (src/delivery/sink-contract.ts); every transport runs
  * test/conformance/sink-conformance.ts from test/drivers/sink/<name>.test.ts. Adding a
  * transport is one line here plus its file; a destination picks a non-default one with a

@@ -1,6 +1,6 @@
 /**
- * The store drivers, by the name `store.driver` takes in the configuration (README,
- * "Architecture", "Add a store driver"). Each entry loads one driver that exports one typed
+ * The store drivers, by the name `store.driver` takes in the configuration
+ * (docs/architecture.md#add-a-store-driver). Each entry loads one driver that exports one typed
  * `StoreFactory` (src/store/contract.ts); every driver runs test/conformance/store-conformance.ts
  * from test/drivers/store/<name>.test.ts. Adding a driver is one line here plus its files (and its
  * options in `StoreConfigSchema`, src/config/schema.ts).

@@ -1,7 +1,7 @@
 /**
  * The console's only way to the gateway: `fetch` to the same origin with the session's key as
  * `Authorization: Bearer`, answers parsed as JSON, failures turned into `ApiError` carrying the
- * envelope's code and message (README "Webhook ingress": one error envelope everywhere).
+ * envelope's code and message (docs/ingress-and-verification.md: one error envelope everywhere).
  */
 import { readKey } from "./session.ts";
 

@@ -1,5 +1,5 @@
 /**
- * The Live view's connection to `/ws` (README "Live stream"): authenticates with a stream token
+ * The Live view's connection to `/ws` (docs/live-stream.md): authenticates with a stream token
  * from `POST /auth/stream-token` when the gateway mints them, else with the key itself as
  * `?token=`; keeps the cursor of the last frame and, after a dropped connection or a pause,
  * reconnects with `?since=<cursor>` so every missed event arrives once, in order.
@@ -31,7 +31,8 @@ export interface LiveHandlers {
   onReset(reason: string): void;
 }
 
-// Close codes after which retrying with the same credential cannot help (README close codes).
+// Close codes after which retrying with the same credential cannot help (docs/live-stream.md,
+// close codes).
 const REFUSED = new Set([4000, 4003, 4004]);
 const MAX_BACKOFF_SECONDS = 10;
 
@@ -80,7 +81,7 @@ export class LiveConnection {
   private async credential(): Promise<string> {
     if (this.token) return this.token;
     // Without a JWT secret the gateway mints no tokens (404): the key itself is the credential,
-    // as README "Live stream" allows for browsers. Asking anyway would log a failed request.
+    // as docs/live-stream.md allows for browsers. Asking anyway would log a failed request.
     if (!hasFeature("stream-tokens")) return readKey() ?? "";
     try {
       const minted = await callApi<{ token: string }>("/auth/stream-token", {

@@ -1,5 +1,5 @@
 /**
- * The web console's entry (README "Web console"): sign-in, then a shell with navigation and one
+ * The web console's entry (docs/console.md): sign-in, then a shell with navigation and one
  * view per route. Everything it shows comes from the gateway's public API with the session's key.
  */
 import { render } from "preact";

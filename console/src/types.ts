@@ -1,6 +1,7 @@
 /**
- * Shapes of the gateway's public answers that the console reads (README "Event log API",
- * "Fan-out: routes and destinations", "Live stream").
+ * Shapes of the gateway's public answers that the console reads
+ * (docs/ingress-and-verification.md#event-log-api, docs/fan-out-and-destinations.md,
+ * docs/live-stream.md).
  */
 
 export interface CloudEvent {

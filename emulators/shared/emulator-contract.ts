@@ -1,5 +1,6 @@
 /**
- * What serving code needs from any upstream emulator (README, Sandbox): the h3 app, where its API
+ * What serving code needs from any upstream emulator (docs/sandbox-and-emulators.md): the h3 app,
+ * where its API
  * lives, how to point the gateway's default upstream at it and its webhooks at the gateway.
  * adapters/node (the sandbox, `gateway emulate`) reaches an emulator only through this interface,
  * looked up by service name in emulators/registry.ts, so it names no service.

@@ -1,5 +1,6 @@
 /**
- * Who may read the event log, its deliveries and replay (README "Event log API"): the admin API
+ * Who may read the event log, its deliveries and replay
+ * (docs/ingress-and-verification.md#event-log-api): the admin API
  * key, or a client (API key or JWT) whose configuration grants `scopes.events`. A JWT may narrow
  * that grant with an `events: false` claim (the gateway's own stream tokens carry it) and is
  * refused when minted for another use (`token_use`). The web console reads the log this way.

@@ -1,5 +1,6 @@
 /**
- * The lifetime rule for client JWTs (README "Security"): a token must carry `exp`, and may not be
+ * The lifetime rule for client JWTs (docs/security-and-deployment.md#what-protects-what): a token
+ * must carry `exp`, and may not be
  * valid for longer than `auth.jwt.maxLifetimeSeconds` (default 24 h), counted from its `iat` when
  * it has one and from now otherwise. A token without `exp` would be accepted forever; a stolen
  * long-lived one could not be contained by rotation short of changing the signing key.

@@ -1,8 +1,9 @@
 /**
- * Configuration of the gateway's defences against hostile traffic (README "Security"):
+ * Configuration of the gateway's defences against hostile traffic
+ * (docs/security-and-deployment.md#what-protects-what):
  * connection hygiene of the HTTP server, the per-address limiter of failed webhook
  * verifications, and who may read `/metrics` and the details of `/healthz`.
- * Every field documents its default; the README's configuration reference mirrors this file.
+ * Every field documents its default; docs/configuration.md#fields mirrors this file.
  */
 import * as v from "valibot";
 
@@ -64,7 +65,7 @@ export const IngressProtectionSchema = v.strictObject({
   failedVerificationLimit: v.optional(FailedVerificationLimitSchema, {}),
 });
 
-/** Who may read `/metrics` and the full `/healthz` (README "Security"). */
+/** Who may read `/metrics` and the full `/healthz` (docs/security-and-deployment.md#what-protects-what). */
 export const MetricsAccessSchema = v.strictObject({
   /** Hashes of bearer tokens that may read them (admin keys always may). Default none. */
   bearerTokenHashes: v.optional(v.array(keyHash), []),

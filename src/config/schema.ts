@@ -1,7 +1,7 @@
 /**
  * The gateway's configuration schema (valibot). Values live in `config/`; secrets come from the
  * environment through `${VAR}` references resolved by `resolveConfig` before validation.
- * Every field documents its default; the README's configuration reference mirrors this file.
+ * Every field documents its default; docs/configuration.md#fields mirrors this file.
  */
 import * as v from "valibot";
 import { EmailDestinationSchema } from "../delivery/email/email-destination-schema.ts";
@@ -74,7 +74,7 @@ export const StoreConfigSchema = v.variant("driver", [
   v.strictObject({ driver: v.literal("memory") }),
   /** The earlier name of the sqlite driver, kept so existing configurations keep working. */
   v.strictObject({ driver: v.literal("disk"), dir: storeDir }),
-  /** The embedded SQLite store, the default (README "Storage"). */
+  /** The embedded SQLite store, the default (docs/storage.md#the-sqlite-store). */
   v.strictObject({ driver: v.literal("sqlite"), dir: storeDir }),
   ...SharedStoreConfigSchemas,
 ]);
@@ -111,7 +111,7 @@ export function createGatewayConfigSchema(services: ServiceRegistry) {
   return v.pipe(gatewayConfigObject(services), v.rawCheck(checkCrossReferences), v.transform(withDefaultHub));
 }
 
-/** The config with `hub` filled in: the store's own hub when the store is shared, else in-process. */
+/** The config with `hub` filled in: the store's own hub when the store is shared, else the memory hub (`in-process`). */
 function withDefaultHub<T extends { store: { driver: string }; hub?: HubConfig }>(config: T): T & { hub: HubConfig } {
   return { ...config, hub: config.hub ?? ({ driver: defaultHubDriver(config.store.driver) } as HubConfig) };
 }
@@ -168,7 +168,7 @@ const gatewayConfigObject = (services: ServiceRegistry) =>
     retention: v.optional(RetentionRulesSchema, []),
     /** Seconds an "in progress" claim lives before a retry may take over. Default 30. */
     claimTtlSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600)), 30),
-    /** Enables `POST /sources/{id}/test-events` (signed samples, README "Web console"). Default false; on in the zero-config development setup. */
+    /** Enables `POST /sources/{id}/test-events` (signed samples, docs/console.md#test-events). Default false; on in the zero-config development setup. */
     testEvents: v.optional(v.boolean(), false),
     /** Where and how transforms run (worker pool, deadline slack, console lines); docs/transformations.md. */
     transforms: v.optional(TransformsSettingsSchema, {}),

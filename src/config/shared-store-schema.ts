@@ -61,10 +61,10 @@ export const SharedStoreConfigSchemas = [
   }),
 ] as const;
 
-/** Journal poll period behind the wake-ups, ms (redis and postgres: default 1000, behind pub/sub or LISTEN/NOTIFY; upstash: default 100, no pub/sub over REST). */
+/** Event log poll period behind the wake-ups, ms (redis and postgres: default 1000, behind pub/sub or LISTEN/NOTIFY; upstash: default 100, no pub/sub over REST). */
 const pollMs = v.optional(v.pipe(v.number(), v.integer(), v.minValue(10), v.maxValue(10_000)));
 
-/** The `hub` variants of the shared drivers; each reads the journal of the store of its name. */
+/** The `hub` variants of the shared drivers; each reads the event log of the store of its name. */
 export const SharedHubConfigSchemas = [
   v.strictObject({ driver: v.literal("redis"), pollMs }),
   v.strictObject({ driver: v.literal("upstash"), pollMs }),
@@ -81,7 +81,7 @@ export function defaultHubDriver(storeDriver: string): "redis" | "upstash" | "po
   return SHARED_DRIVERS.has(storeDriver) ? (storeDriver as "redis" | "upstash" | "postgres") : "in-process";
 }
 
-/** Why `hub.driver` cannot go with `store.driver` (a shared hub reads its own store's journal), or undefined. */
+/** Why `hub.driver` cannot go with `store.driver` (a shared hub reads its own store's event log), or undefined. */
 export function hubStoreMismatch(hubDriver: string, storeDriver: string): string | undefined {
   if (!SHARED_DRIVERS.has(hubDriver) || hubDriver === storeDriver) return undefined;
   return `"in-process" or "${defaultHubDriver(storeDriver)}": hub "${hubDriver}" reads the journal of store.driver "${hubDriver}" (store.driver is "${storeDriver}")`;

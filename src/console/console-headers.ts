@@ -1,5 +1,5 @@
 /**
- * Security headers of the web console (README "Web console"): a strict Content-Security-Policy
+ * Security headers of the web console (docs/console.md): a strict Content-Security-Policy
  * that allows only the console's own hashed script and stylesheet and connections to the
  * gateway's own origin (HTTP and WebSocket), so no request leaves the gateway's origin.
  */

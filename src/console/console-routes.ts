@@ -1,5 +1,5 @@
 /**
- * Serves the web console (README "Web console"): `GET /console` and every deep link under it
+ * Serves the web console (docs/console.md): `GET /console` and every deep link under it
  * answer the single-page app's HTML; `GET /console/assets/{file}` answers the content-hashed
  * script and stylesheet from `console-assets.generated.ts` (built by `npm run build:console`,
  * strings in a module, so Node and Workers serve it without a filesystem). In the zero-config

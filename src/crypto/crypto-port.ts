@@ -1,5 +1,6 @@
 /**
- * The tiny crypto port the core needs: HMAC-SHA256 verification in constant time and SHA-256.
+ * The tiny crypto contract the core needs (the file keeps its older name, "port"): HMAC-SHA256
+ * verification in constant time and SHA-256.
  * The default implementation uses Web Crypto (`crypto.subtle`), available on Workers and Node;
  * the Node adapter may inject a faster synchronous one built on `node:crypto`.
  */

@@ -1,5 +1,5 @@
 /**
- * The waiting deliveries of one destination ordered by due time, then journal order: a binary
+ * The waiting deliveries of one destination ordered by due time, then event log order: a binary
  * heap with lazy removal (re-queueing a key supersedes its earlier entry).
  */
 

@@ -1,5 +1,5 @@
 /**
- * How an instance takes work from a shared outbox (README "Running several instances"): no
+ * How an instance takes work from a shared outbox (docs/several-instances.md): no
  * leader; every instance claims due records with a lease (`claimDue`, a visibility timeout),
  * hands them to its lanes, and renews the leases of what its lanes hold. A dead instance stops
  * renewing, so its records become due again for the survivors when their leases end. The same

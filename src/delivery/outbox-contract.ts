@@ -1,6 +1,6 @@
 /**
  * The outbox contract: where the delivery engine keeps one record per (event, destination), its
- * state, every attempt and the next attempt time, plus the routing cursor (the last journal seq
+ * state, every attempt and the next attempt time, plus the routing cursor (the last event log seq
  * whose deliveries exist) and each destination's paused/disabled state. Drivers live in
  * `adapters/store/*-outbox.ts` and pass one conformance suite (`test/store/outbox-conformance.ts`).
  *
@@ -58,7 +58,7 @@ export interface DeliveryAttempt {
 export interface DeliveryRecord {
   eventId: string;
   destinationId: string;
-  /** Journal seq of the event: the delivery order within a destination. */
+  /** Event log seq of the event: the delivery order within a destination. */
   seq: number;
   /** CloudEvent subject, the unit of optional per-subject ordering. */
   subject?: string;
@@ -125,10 +125,10 @@ export interface OutboxStore {
   readonly name: string;
   /**
    * True when several gateway instances use this outbox at once (the Redis drivers): the engine
-   * then takes records only through `claimDue` leases (README "Running several instances").
+   * then takes records only through `claimDue` leases (docs/several-instances.md).
    */
   readonly shared?: boolean;
-  /** The routing cursor: highest journal seq whose deliveries were created (0 at first). */
+  /** The routing cursor: highest event log seq whose deliveries were created (0 at first). */
   readCursor(): Promise<number>;
   /**
    * Inserts the records whose (eventId, destinationId) does not exist yet and moves the routing

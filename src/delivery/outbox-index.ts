@@ -1,8 +1,9 @@
 /**
  * The in-memory state of an outbox: records by key, per-destination seq order, per-event keys,
  * state counts, destination states and the routing cursor, with the queries of the contract.
- * Shared by the memory driver and the disk driver (which rebuilds it from its log on open), so
- * both answer queries identically. Records are copied in and out: callers never alias them.
+ * Used by the memory outbox driver and by the one-time import of the removed journal store
+ * (adapters/store/sqlite/journal-import/, which rebuilds it from the old outbox log), so both
+ * answer queries identically. Records are copied in and out: callers never alias them.
  */
 import {
   type DeliveryPage,
@@ -188,7 +189,7 @@ function lowerBound(values: readonly number[], value: number): number {
   return lo;
 }
 
-/** The read side of an outbox store, answered from its index (the same for every in-process driver). */
+/** The read side of an outbox store, answered from its index (the same for every memory driver). */
 export function readFromIndex(
   index: OutboxIndex,
 ): Pick<

@@ -1,5 +1,6 @@
 /**
- * Outbox writes that keep being tried until the outbox takes them (README "Fan-out"). A record
+ * Outbox writes that keep being tried until the outbox takes them
+ * (docs/fan-out-and-destinations.md). A record
  * whose write failed (disk full) is kept as the latest unsaved version of its delivery and
  * written again with a growing pause (0.5 s doubling to 30 s); a newer version of the same
  * delivery replaces it. Meanwhile the admin views show the unsaved version, which is the state

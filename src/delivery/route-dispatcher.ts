@@ -1,5 +1,5 @@
 /**
- * Routes the journal into the outbox: reads the events after the durable routing cursor, decides
+ * Routes the event log into the outbox: reads the events after the durable routing cursor, decides
  * their destinations by the configured routes, and creates one delivery record per (event,
  * destination) together with the new cursor in one outbox write. Woken by the event hub after
  * each durable append and by a poll timer, so nothing depends on in-memory notification alone;

@@ -1,8 +1,8 @@
 /**
  * The sink contract: one delivery attempt of one recorded event to one destination. The
  * delivery engine (outbox, retries, breaker, dead letters) lives in src/delivery and is the same
- * for every sink; each transport (signed HTTP, Redis Streams, SMTP, and later Cloudflare Queues
- * and an HTTP mail API) implements only `deliver`. Sinks never throw for a failed attempt: they
+ * for every sink; each transport (signed HTTP, Redis Streams, SMTP, Cloudflare Queues and
+ * an HTTP mail API) implements only `deliver`. Sinks never throw for a failed attempt: they
  * return the outcome, which the engine turns into the next state.
  */
 import type { EventRecord } from "../store/contract.ts";

@@ -1,6 +1,6 @@
 /**
  * Per-subject ordering within one destination: of the not-yet-final deliveries of a subject,
- * only the oldest (lowest journal seq) may be attempted. A failing head therefore holds back
+ * only the oldest (lowest event log seq) may be attempted. A failing head therefore holds back
  * its own subject and nothing else. Deliveries without a subject are never held.
  */
 

@@ -1,9 +1,10 @@
 /**
- * Enrichment (README, "Enrichment"): a route with `enrich` makes the gateway fetch the event's
+ * Enrichment (docs/fan-out-and-destinations.md, Enrichment): a route with `enrich` makes the
+ * gateway fetch the event's
  * resource from the upstream right before delivery and attach it to the delivered CloudEvent as
  * the extension `enrichment` (`upstream`, `path`, `fetchedtime`, `data`). It is bounded in time,
  * cached per resource, and never holds an event back: on any failure the event goes out as
- * recorded plus `enrichmenterror` (a short code). The journal keeps the event unenriched.
+ * recorded plus `enrichmenterror` (a short code). The event log keeps the event unenriched.
  */
 import type { Enrichment, GatewayEvent } from "../events/envelope.ts";
 import type { Logger } from "../ops/logger.ts";

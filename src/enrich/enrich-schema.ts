@@ -1,5 +1,6 @@
 /**
- * The `enrich` option of a route (README, "Enrichment"): before delivery, the gateway fetches
+ * The `enrich` option of a route (docs/fan-out-and-destinations.md, Enrichment): before delivery,
+ * the gateway fetches
  * the event's resource (the agreement, the staffing request) through the configured upstream
  * and attaches it to the delivered event. `true` takes every default; an object tunes them.
  */

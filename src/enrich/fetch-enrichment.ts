@@ -2,7 +2,7 @@
  * One enrichment fetch: `GET {baseUrl}{path}` through the proxy's credentials for that upstream
  * (the e-sign token cache shared with the proxy, or the staffing API key), bounded as a whole by
  * `timeoutMs` (token, headers and body). A refused cached token is dropped and the call sent once
- * more with a fresh one, as the proxy does (README, "API proxy"). It never throws: the result
+ * more with a fresh one, as the proxy does (docs/api-proxy.md). It never throws: the result
  * says what went wrong in a short code that is safe to put on an event (no body, no secret).
  */
 import { parseBoundedJson } from "../encoding/json-depth.ts";

@@ -1,6 +1,7 @@
 /**
  * The CloudEvents 1.0 structured-JSON envelope every recorded event is normalized into
- * (README, "The event envelope"). Extension attribute names follow the CloudEvents naming rule
+ * (docs/ingress-and-verification.md#the-event-envelope). Extension attribute names follow the
+ * CloudEvents naming rule
  * (lower-case letters and digits only).
  */
 

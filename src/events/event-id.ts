@@ -1,6 +1,7 @@
 /**
  * Gateway event ids are a deterministic function of (source id, upstream identity), so every
- * copy of one upstream event, on any instance, carries the same id (README, "The event envelope").
+ * copy of one upstream event, on any instance, carries the same id
+ * (docs/ingress-and-verification.md#the-event-envelope).
  */
 import { type CryptoPort, toHex, utf8 } from "../crypto/crypto-port.ts";
 

@@ -1,6 +1,7 @@
 /**
  * The client address of a request, as the ingress limiter, the ops access check and the Node
- * connection caps compare it (README "Security"). Shared here so those folders need not import
+ * connection caps compare it (docs/security-and-deployment.md#what-protects-what). Shared here so
+ * those folders need not import
  * each other.
  */
 import { parseIPv6 } from "../ssrf/parse-ip-address.ts";

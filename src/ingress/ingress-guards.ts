@@ -1,6 +1,7 @@
 /**
- * The check of `POST /webhooks/{sourceId}` that runs before the body is read (README
- * "Security"): the signature header's presence and form (401, closing the connection since the
+ * The check of `POST /webhooks/{sourceId}` that runs before the body is read
+ * (docs/security-and-deployment.md#what-protects-what): the signature header's presence and form
+ * (401, closing the connection since the
  * body stays unread). The per-address budget of failed verifications is waited for in
  * receive-webhook.ts, around the read and the verification.
  */

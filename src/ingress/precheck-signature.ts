@@ -1,6 +1,7 @@
 /**
  * The signature header's presence and form, checked from the headers alone before the body is
- * read (README "Security"): a delivery that cannot verify whatever its body is answered 401 at
+ * read (docs/security-and-deployment.md#what-protects-what): a delivery that cannot verify
+ * whatever its body is answered 401 at
  * once, so a sender without a well-formed signature cannot make the gateway wait for, buffer
  * or hash its body. The service parses its own headers (`checkSignatureForm`), and what it
  * parsed is kept for the verification of the same request (`signatureFormOf`), so the header is

@@ -1,5 +1,5 @@
 /**
- * The live-stream frames `gateway listen` reads (README, "Live stream": Frames), validated with
+ * The live-stream frames `gateway listen` reads (docs/live-stream.md, Frames), validated with
  * valibot at the boundary. Only what the listener acts on is required; other fields pass.
  */
 import * as v from "valibot";

@@ -2,8 +2,8 @@
  * The heart of `gateway listen`, runtime-agnostic: connect to the gateway's `/ws` with the saved
  * cursor, take event frames one at a time, hand each to `handle` (which resolves once the local
  * app accepted it), and only then save the frame's cursor. So events reach the app at least once
- * and in journal order, and a listener that was stopped, slept or lost its gateway resumes where
- * the app last said 2xx (README, "Live stream": Cursors and resume). Heartbeats advance the
+ * and in event log order, and a listener that was stopped, slept or lost its gateway resumes where
+ * the app last said 2xx (docs/live-stream.md, Cursors and resume). Heartbeats advance the
  * cursor only when nothing is pending. The runtime supplies the socket and the cursor storage.
  */
 import { type ListenedEvent, type ListenFrame, parseListenFrame } from "./listen-frames.ts";
@@ -41,7 +41,7 @@ export interface ListenLoopOptions {
   maxQueuedFrames?: number;
 }
 
-/** Close codes after which reconnecting cannot help (README, close code table). */
+/** Close codes after which reconnecting cannot help (docs/live-stream.md, close code table). */
 const FATAL_CLOSE = new Set([4000, 4001, 4003, 4004]);
 
 export class ListenRefusedError extends Error {
@@ -82,7 +82,7 @@ export async function runListenLoop(options: ListenLoopOptions): Promise<void> {
     if (options.signal.aborted) return;
     if (FATAL_CLOSE.has(end.code)) throw new ListenRefusedError(`the gateway refused the listener: ${end.reason}`);
     if (end.code === 4010) {
-      // The journal cannot serve our cursor (retention purged what followed, or another store).
+      // The event log cannot serve our cursor (retention purged what followed, or another store).
       options.notice(`WARNING: ${end.reason}: events after cursor ${cursor} cannot be replayed; continuing live`);
       cursor = undefined;
       await options.saveCursor(undefined);

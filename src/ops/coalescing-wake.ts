@@ -1,8 +1,8 @@
 /**
  * The coalescing wake-up loop, written once for every part that drains a source when told to
- * (the route dispatcher, the lease poller, the journal-backed live hub): a wake-up while a drain
- * runs is remembered, not queued, so any number of wake-ups during one drain cost one more drain;
- * a failed drain ends the loop (the next wake-up or poll tries again).
+ * (the route dispatcher, the lease poller, the shared live hub of src/stream/journal-hub.ts): a
+ * wake-up while a drain runs is remembered, not queued, so any number of wake-ups during one drain
+ * cost one more drain; a failed drain ends the loop (the next wake-up or poll tries again).
  */
 
 export interface CoalescingWakeOptions {

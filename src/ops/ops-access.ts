@@ -1,5 +1,6 @@
 /**
- * Who may read `/metrics` and the details of `/healthz` (README "Security"): a client address in
+ * Who may read `/metrics` and the details of `/healthz`
+ * (docs/security-and-deployment.md#what-protects-what): a client address in
  * `metrics.allowAddresses` (default loopback), a bearer token whose hash is in
  * `metrics.bearerTokenHashes`, or an admin API key. Others get 401 on `/metrics` and only
  * `{"ok":…}` on `/healthz`: source, destination and upstream ids, traffic and breaker states

@@ -1,6 +1,7 @@
 /**
- * Whether the gateway can record right now, as its writes have found out (README "Operations"):
- * a journal append or an outbox write that the store refused marks it unable to record until a
+ * Whether the gateway can record right now, as its writes have found out
+ * (docs/operations-and-metrics.md#health):
+ * an event log append or an outbox write that the store refused marks it unable to record until a
  * later write succeeds. `/healthz` answers 503 "cannot record" meanwhile, so a load balancer
  * stops sending webhooks that would only get 503 and an operator is told the disk is full.
  *

@@ -1,5 +1,5 @@
 /**
- * "Send a test event" (README "Web console"), enabled only in the development setup or with
+ * "Send a test event" (docs/console.md), enabled only in the development setup or with
  * `testEvents: true` in the configuration:
  *   GET  /test-events                     the sources and the documented event types of each
  *   POST /sources/{sourceId}/test-events  {"type": "..."}: builds the documented sample of that

@@ -1,6 +1,6 @@
 /**
- * The upstream services the gateway knows, by the name configuration uses (README,
- * "Architecture", "Add an upstream service"). Adding a service is one folder under
+ * The upstream services the gateway knows, by the name configuration uses
+ * (docs/architecture.md#add-an-upstream-service). Adding a service is one folder under
  * src/services/ plus one line here; a test may pass its own list (createGateway's `services`,
  * resolveConfig's third argument) without touching this file.
  */

@@ -1,6 +1,7 @@
 /**
- * Turns valibot issues of a webhook body into the marks the envelope records (README, "Webhook
- * ingress"): unknown keys are `extra_fields`, anything else `schema_mismatch`. Marks never reject.
+ * Turns valibot issues of a webhook body into the marks the envelope records
+ * (docs/ingress-and-verification.md#post-webhookssourceid): unknown keys are `extra_fields`,
+ * anything else `schema_mismatch`. Marks never reject.
  */
 import type * as v from "valibot";
 

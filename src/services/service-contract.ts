@@ -1,12 +1,13 @@
 /**
- * The contract every upstream service module implements (README, "Architecture"): how its
+ * The contract every upstream service module implements (docs/architecture.md): how its
  * webhooks are signed and verified, how a verified body becomes the facts of a CloudEvent, the
  * samples `gateway trigger` sends, the kind of credential its API proxy uses, its default
  * e-mail templates and, optionally, how `gateway listen` re-signs a body in its scheme and which
  * API resource describes an event (route enrichment, src/enrich). The gateway's core reaches a service only through this interface, looked up
  * by the `service` name a source or an upstream names in the configuration.
  *
- * Service modules are leaves: they import only this contract, the crypto port and valibot.
+ * Service modules are leaves: they import only this contract, the crypto contract
+ * (crypto-port.ts) and valibot.
  */
 import type { CryptoPort } from "../crypto/crypto-port.ts";
 import type { VerifyFailure, VerifyResult } from "./verify-result.ts";
@@ -121,7 +122,7 @@ export interface ServiceEvent {
   data: unknown;
 }
 
-/** Route enrichment (README, "Enrichment"): which API resource describes an event. */
+/** Route enrichment (docs/fan-out-and-destinations.md, Enrichment): which API resource describes an event. */
 export interface ServiceEnrichment {
   /**
    * The path under the upstream's API root to GET (e.g. `/agreements/{id}`, the id

@@ -1,10 +1,10 @@
 /**
  * The store contract: everything the gateway keeps durably goes through this interface.
- * Drivers live in `adapters/store/*` (memory, disk journal; later Redis, Upstash, Cloudflare)
- * and all of them pass the same conformance suite (`test/store/conformance.ts`).
+ * Drivers live in `adapters/store/*` (memory, sqlite, redis, upstash, postgres; Durable Objects on
+ * Workers) and all of them pass the same conformance suite (`test/conformance/store-conformance.ts`).
  *
  * Durability rule: a promise returned by `append` resolves only once the record would survive
- * a crash of this process (for the disk driver: written and fdatasync'ed). The ingress path
+ * a crash of this process (for the sqlite driver: committed with `synchronous=FULL`). The ingress path
  * acknowledges an upstream webhook only after `append` resolved.
  */
 import type { GatewayEvent } from "../events/envelope.ts";
@@ -14,7 +14,7 @@ import type { FilterNode } from "../filters/parse-filter.ts";
 export interface EventRecord {
   /** Gateway event id (deterministic from source id and upstream identity). */
   id: string;
-  /** Position in the journal, strictly increasing per store, assigned by the driver. 0 before append. */
+  /** Position in the event log, strictly increasing per store, assigned by the driver. 0 before append. */
   seq: number;
   sourceId: string;
   /** Upstream identity (e-sign `event_id`, staffing delivery id or body hash). */
@@ -25,7 +25,7 @@ export interface EventRecord {
   event: GatewayEvent;
   /**
    * The raw body exactly as received: the text itself when the bytes are valid UTF-8
-   * (`rawBodyEncoding: "utf8"`, the common case, which keeps the journal small and skips an
+   * (`rawBodyEncoding: "utf8"`, the common case, which keeps the event log small and skips an
    * encoding step on the hot path), else base64 (`rawBodyEncoding` absent or `"base64"`).
    */
   rawBody: string;
@@ -115,7 +115,7 @@ export interface StoreDriver {
   list(query: EventQuery): Promise<EventPage>;
   /**
    * Events with seq > `afterSeq` in ascending seq order, at most `limit`, optionally filtered
-   * (cursor and limit fields of the query are ignored). The journal read used by the outbox and
+   * (cursor and limit fields of the query are ignored). The event log read used by the outbox and
    * by live-stream resume.
    */
   readAfter(afterSeq: number, limit: number, filter?: Omit<EventQuery, "after" | "limit">): Promise<EventRecord[]>;

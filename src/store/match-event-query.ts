@@ -1,7 +1,8 @@
 /**
- * Filtering shared by drivers that keep an in-process index (memory, disk journal): the
- * semantics of every `EventQuery` field live here once, applied to a small summary of each
- * event so that drivers need not hold whole records in memory to answer a query.
+ * Filtering shared by drivers that keep an index in memory (the memory store, the import of the
+ * removed journal store): the semantics of every `EventQuery` field live here once, applied to a
+ * small summary of each event so that drivers need not hold whole records in memory to answer a
+ * query.
  */
 import { builtinServices } from "../services/registry.ts";
 import type { SearchField } from "../services/service-contract.ts";

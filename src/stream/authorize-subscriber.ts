@@ -26,7 +26,7 @@ export interface StreamGrant {
   filter: StreamFilter;
   /** Stream destination ids whose events this subscriber receives. */
   destinations: ReadonlySet<string>;
-  /** Resume after this journal position; undefined: live from now. */
+  /** Resume after this event log position; undefined: live from now. */
   since?: number;
   /** Epoch ms at which the credential expires (JWT `exp`). */
   expiresAt?: number;

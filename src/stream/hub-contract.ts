@@ -2,7 +2,7 @@
  * The live hub contract: how the ingress tells the rest of the gateway that an event was durably
  * recorded. The ingress publishes after the store's append resolved; the delivery engine and the
  * live stream subscribe. A hub carries notifications only: whoever needs to resume or catch up
- * reads the store's journal (`StoreDriver.listSince`), so a hub may drop, batch or cross process
+ * reads the store's event log (`StoreDriver.readAfter`), so a hub may drop, batch or cross process
  * boundaries (a Redis pub/sub hub publishes the record's id and seq and hands its subscribers the
  * record read back from the store). Drivers live in adapters/hub/ and are listed in
  * adapters/hub/registry.ts.

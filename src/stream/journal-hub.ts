@@ -1,9 +1,9 @@
 /**
- * The journal-backed live hub, for shared stores (several instances on one Redis; README
- * "Running several instances"): subscribers receive every recorded event of every instance,
- * read from the store's journal by seq, so they get them in `seq` order without gap or repeat.
+ * The shared live hub: the hub of shared stores (several instances on one Redis;
+ * docs/several-instances.md): subscribers receive every recorded event of every instance,
+ * read from the store's event log by seq, so they get them in `seq` order without gap or repeat.
  * A publish (a local append) and a wake-up from another instance (pub/sub) only say "read the
- * journal now"; a poll timer covers lost wake-ups, so a lost message delays an event but never
+ * event log now"; a poll timer covers lost wake-ups, so a lost message delays an event but never
  * drops it. Drivers (adapters/hub/redis.ts, adapters/hub/upstash.ts) add the wake-ups and
  * their connections; this module holds the reading.
  */
@@ -13,29 +13,29 @@ import type { StoreDriver } from "../store/contract.ts";
 import type { LiveHub, RecordedListener } from "./hub-contract.ts";
 
 export interface JournalHubOptions {
-  /** The store whose journal is read (every instance appends to the same one). */
+  /** The store whose event log is read (every instance appends to the same one). */
   journal: Pick<StoreDriver, "readAfter" | "lastSeq">;
-  /** Journal poll period behind the wake-ups, ms. */
+  /** Event log poll period behind the wake-ups, ms. */
   pollIntervalMs: number;
   /** Tells the other instances that `seq` was recorded (pub/sub); optional. */
   announce?: (seq: number) => void;
-  /** Told when a journal read fails (the next wake-up or poll tries again). */
+  /** Told when an event log read fails (the next wake-up or poll tries again). */
   onError(error: unknown): void;
   /** Releases the driver's connections on `close`. */
   onClose?: () => Promise<void>;
-  /** Events read per journal read. Default 512. */
+  /** Events read per event log read. Default 512. */
   batchSize?: number;
 }
 
 export interface JournalHub extends LiveHub {
-  /** Reads the journal now (a wake-up from another instance). */
+  /** Reads the event log now (a wake-up from another instance). */
   wake(): void;
-  /** Resolves once the journal has been read up to what it held when called (tests, shutdown). */
+  /** Resolves once the event log has been read up to what it held when called (tests, shutdown). */
   caughtUp(): Promise<void>;
 }
 
 /**
- * Starts a hub at the journal's current end and begins polling; subscribers hear every event
+ * Starts a hub at the event log's current end and begins polling; subscribers hear every event
  * recorded from then on.
  */
 export async function openJournalHub(options: JournalHubOptions): Promise<JournalHub> {

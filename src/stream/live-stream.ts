@@ -116,11 +116,11 @@ export function createLiveStream(
 
   // The hub calls us inside the webhook's request, before its 202 is written: sending to
   // thousands of sockets there would delay the acknowledgement. Records are queued and fanned
-  // out on the next timer turn, in journal order, after the answer went out.
+  // out on the next timer turn, in event log order, after the answer went out.
   let pending: EventRecord[] = [];
   let flushTimer: ReturnType<typeof setTimeout> | undefined;
   // With enrichment, a turn's records are enriched together (bounded by the routes' timeouts)
-  // and fanned out one turn after another, so journal order holds.
+  // and fanned out one turn after another, so event log order holds.
   let enriched = Promise.resolve();
   // With transforms, each record's frames (one per stream destination it goes to) are made
   // before its turn, the same way.

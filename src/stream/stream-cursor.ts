@@ -1,7 +1,7 @@
 /**
- * Cursors of the live stream. A cursor is the journal position (`seq`) of the last event a
+ * Cursors of the live stream. A cursor is the event log position (`seq`) of the last event a
  * subscriber has seen, written as a decimal string and meant to be treated as opaque. Resuming
- * from a cursor is possible while every event after it is still in the journal; a cursor from
+ * from a cursor is possible while every event after it is still in the event log; a cursor from
  * before the oldest retained event (retention purged what followed it) or beyond the newest one
  * (another store, or a reset one) is refused with a clear error instead of a silent gap.
  */
@@ -9,7 +9,7 @@ import type { StoreDriver } from "../store/contract.ts";
 
 const CURSOR = /^\d{1,15}$/;
 
-/** The cursor of a journal position. */
+/** The cursor of an event log position. */
 export function formatCursor(seq: number): string {
   return String(seq);
 }

@@ -1,6 +1,6 @@
 /**
  * What the live stream uses of the gateway (narrow, so the stream does not depend on the whole
- * gateway context): the journal to replay from, the hub to hear appends on, the routes that
+ * gateway context): the event log to replay from, the hub to hear appends on, the routes that
  * decide which stream destinations an event goes to, and client authentication.
  */
 import type { ClientAuthenticator } from "../auth/authenticate-client.ts";

@@ -79,7 +79,7 @@ function isUnfiltered(filter: StreamFilter): boolean {
 }
 
 /**
- * The store query that narrows a journal read for one filter (a superset of its matches): an
+ * The store query that narrows an event log read for one filter (a superset of its matches): an
  * exact source or subject, one type pattern (the store's type globs mean the same as ours).
  */
 export function journalHintOf(filter: StreamFilter): Omit<EventQuery, "after" | "limit"> {

@@ -21,7 +21,7 @@ export const StreamOptionsSchema = v.strictObject({
   maxBufferedBytes: v.optional(ms(1024, 256 * 1024 * 1024), 1024 * 1024),
   /** Live events held for one subscriber while its replay runs. Default 10 000. */
   maxReplayBacklog: v.optional(ms(1, 1_000_000), 10_000),
-  /** Journal page size of a replay. Default 500. */
+  /** Event log page size of a replay. Default 500. */
   replayPageSize: v.optional(ms(1, 500), 500),
   /** Subscriptions one WebSocket may hold at once. Default 16. */
   maxSubscriptions: v.optional(ms(1, 256), 16),

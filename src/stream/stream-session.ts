@@ -1,13 +1,13 @@
 /**
  * One subscriber of the live stream, independent of the transport. It attaches to the live
- * fan-out before it reads the journal, so nothing recorded in between can slip through:
+ * fan-out before it reads the event log, so nothing recorded in between can slip through:
  *   1. attach (live events from now on are held in a backlog);
  *   2. decide the start position: the resume cursor (checked against retention) or the newest
- *      journal position;
- *   3. replay matching events after the cursor from the journal, in pages, pausing while the
+ *      event log position;
+ *   3. replay matching events after the cursor from the event log, in pages, pausing while the
  *      consumer's buffer is high;
  *   4. send the backlog, then live events, skipping every position already passed (the backlog
- *      and the journal overlap; positions make the overlap harmless).
+ *      and the event log overlap; positions make the overlap harmless).
  * A consumer whose buffer passes the bound, whose token expires, or that stalls is ended with
  * an error frame and a documented close code; it can resume from its last cursor.
  */

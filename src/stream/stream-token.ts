@@ -65,7 +65,8 @@ export async function mintStreamToken(ctx: StreamDeps, request: Request, options
     });
   }
   // A token the gateway would refuse itself is never minted: the client JWT lifetime limit
-  // (auth.jwt.maxLifetimeSeconds, README "Security") caps the stream token's too.
+  // (auth.jwt.maxLifetimeSeconds, docs/security-and-deployment.md#what-protects-what) caps the
+  // stream token's too.
   const maxTtl = Math.min(
     options.maxTokenTtlSeconds,
     ctx.config.auth.jwt?.maxLifetimeSeconds ?? Number.POSITIVE_INFINITY,

@@ -1,5 +1,5 @@
 /**
- * The tracing port: the few span operations the gateway's hook points use. Off by default
+ * The tracing contract: the few span operations the gateway's hook points use. Off by default
  * (`ctx.tracing` undefined: every hook point is one `undefined` check and allocates nothing); the
  * runtime adapters implement it over the OpenTelemetry SDK (adapters/tracing, docs/tracing.md).
  */

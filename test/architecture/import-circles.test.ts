@@ -1,5 +1,5 @@
 /**
- * The layout rules of README "Architecture", checked on the import graph of src/, adapters/ and
+ * The layout rules of docs/architecture.md, checked on the import graph of src/, adapters/ and
  * emulators/: no file imports itself through others (no circle), no two folders import each
  * other, and no file outside src/services/ names an upstream service except the configuration
  * defaults and the emulators.

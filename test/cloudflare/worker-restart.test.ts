@@ -2,7 +2,7 @@
  * The deployable Worker bundle (`wrangler deploy --dry-run`) in workerd through Miniflare with
  * persisted Durable Object storage: a runtime stopped in the middle of a load of signed webhooks
  * and started again on the same directory still has every event it acknowledged with 202, and
- * still answers their retries as duplicates (README "Deploy to Cloudflare Workers").
+ * still answers their retries as duplicates (docs/cloudflare-workers.md).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";

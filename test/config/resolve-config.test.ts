@@ -43,7 +43,7 @@ describe("defaults", () => {
       claimTtlSeconds: 30,
       log: { level: "info" },
     });
-    // The defences of README "Security" are on by default.
+    // The defences of docs/security-and-deployment.md#what-protects-what are on by default.
     expect(config.ingress).toEqual({
       failedVerificationLimit: {
         maxFailures: 20,

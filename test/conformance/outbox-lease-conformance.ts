@@ -1,7 +1,7 @@
 /**
  * The outbox lease suite (`claimDue` / `renewLeases`), run against every outbox driver from its
  * test/drivers/outbox/<name>.test.ts beside `testOutboxDriver`: what lets several instances
- * share one outbox without a leader (README "Running several instances").
+ * share one outbox without a leader (docs/several-instances.md).
  */
 import { describe, expect, it } from "vitest";
 import type { OutboxHarness } from "./outbox-conformance.ts";

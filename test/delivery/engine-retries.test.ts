@@ -79,7 +79,8 @@ describe("retries", () => {
     ]);
     await gw.time.advance(48 * HOUR);
     expect(receiver.requests).toHaveLength(8);
-    // /metrics wants a token or an allowed address (README "Security"); in process there is no address.
+    // /metrics wants a token or an allowed address
+    // (docs/security-and-deployment.md#what-protects-what); in process there is no address.
     const metrics = await (
       await gw.gateway.fetch(
         new Request("http://gateway.test/metrics", { headers: { authorization: `Bearer ${gw.adminKey}` } }),

@@ -1,8 +1,8 @@
 /**
- * A hub conformance harness (test/conformance/hub-conformance.ts) for journal-backed hubs
- * (src/stream/journal-hub.ts): such a hub hands its subscribers what the store's journal holds,
+ * A hub conformance harness (test/conformance/hub-conformance.ts) for shared live hubs
+ * (src/stream/journal-hub.ts): such a hub hands its subscribers what the store's event log holds,
  * so what the suite publishes is first appended to a real store, as the ingress does, and then
- * announced. `flush` waits until every open hub has read the journal up to its end.
+ * announced. `flush` waits until every open hub has read the event log up to its end.
  */
 import type { StoreDriver } from "../../src/store/contract.ts";
 import type { LiveHub } from "../../src/stream/hub-contract.ts";

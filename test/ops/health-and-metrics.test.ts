@@ -37,7 +37,8 @@ describe("GET /healthz", () => {
   it("answers 503 while the store ping fails and 200 once it answers again (in process)", async () => {
     const gw = createTestGateway();
     gw.store.failWrites = true;
-    // Details need operator credentials (README "Security"); in process there is no address.
+    // Details need operator credentials (docs/security-and-deployment.md#what-protects-what); in
+    // process there is no address.
     const down = await gw.request("/healthz");
     expect(down.status).toBe(503);
     expect(await down.json()).toMatchObject({ ok: false, store: { driver: "memory", reachable: false } });

@@ -34,7 +34,8 @@ beforeAll(async () => {
   const options = { esign, staffing, clients: [fullClient(key)], log: "debug" as const };
   const config = proxyConfig(options);
   // 500 concurrent calls from one address: more than the default per-address connection cap
-  // (256, README "Security"), as a busy backend client behind one address would configure.
+  // (256, docs/security-and-deployment.md#what-protects-what), as a busy backend client behind one
+  // address would configure.
   config.server = { ...(config.server as object), maxConnectionsPerAddress: 1000 };
   (config.upstreams as Record<string, unknown>[]).push(
     {

@@ -1,5 +1,6 @@
 /**
- * The staged close after a refused webhook body (README "Security", adapters/node/
+ * The staged close after a refused webhook body
+ * (docs/security-and-deployment.md#what-protects-what, adapters/node/
  * linger-after-refusal.ts) against a real gateway process: a client that keeps writing after
  * its 413 still reads the answer, and the gateway does not read the rest for ever: it closes the
  * connection once it has thrown away its bound (1 MiB), however long the client goes on.

@@ -1,5 +1,6 @@
 /**
- * Start-up of the sqlite store is honest (README "Storage"): a second process on the same data
+ * Start-up of the sqlite store is honest (docs/storage.md#the-sqlite-store): a second process on
+ * the same data
  * directory is refused by SQLite's own lock, a lock never outlives its process (kill -9), the
  * WAL recovered after a crash is reported at warn with what was kept and dropped, and a
  * database that vanished where one was recorded stops start-up instead of starting empty.

@@ -1,5 +1,6 @@
 /**
- * The hardening of README "Security" that applies on Workers, checked through the Worker entry
+ * The hardening of docs/security-and-deployment.md#what-protects-what that applies on Workers,
+ * checked through the Worker entry
  * inside workerd: proxy paths an upstream would resolve elsewhere, the client JWT lifetime rule,
  * CORS without a Host-based exemption, `/metrics` behind credentials, and the per-address limiter
  * of failed webhook verifications, keyed by `CF-Connecting-IP` (the client address Cloudflare

@@ -2,7 +2,7 @@
  * The `redis` outbox driver: the shared outbox (scripted-outbox.ts) on its own ioredis
  * connection, with the store's URL and prefix (the outbox goes with `store.driver`,
  * adapters/outbox/registry.ts). Every instance on the same Redis and prefix shares it, no
- * leader (README "Running several instances").
+ * leader (docs/several-instances.md).
  */
 import type { OutboxFactory } from "../../../src/delivery/outbox-contract.ts";
 import { openIoredisRunner, resolveRedisUrl } from "../../store/redis/ioredis-runner.ts";

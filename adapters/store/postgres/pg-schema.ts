@@ -10,7 +10,7 @@
  *   does); `events.doc` is the filter document (`{ event, headers }`) as JSONB, what filter
  *   pushdown reads. It is NULL when the JSON holds a U+0000 escape, which JSONB cannot store:
  *   such rows always reach the in-memory check.
- * - `meta.last_seq` is the journal's counter, and its row lock orders appends: seq order is
+ * - `meta.last_seq` is the event log's counter, and its row lock orders appends: seq order is
  *   commit order, so a reader that saw seq n has seen every seq below n (the outbox's routing
  *   cursor and the live hub's cursor rely on it).
  * - Keys (dedupe, kv) and kv values are `bytea`: any string, U+0000 included.

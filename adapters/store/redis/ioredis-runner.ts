@@ -93,13 +93,13 @@ export async function checkPersistence(client: Redis): Promise<string | undefine
     appendonly = /aof_enabled:1/.test(info) ? "yes" : /aof_enabled:0/.test(info) ? "no" : undefined;
   }
   if (appendonly === "no") {
-    return "Redis runs without AOF (appendonly no): acknowledged webhooks can be lost when Redis restarts; set appendonly yes and appendfsync always (README: Running several instances)";
+    return "Redis runs without AOF (appendonly no): acknowledged webhooks can be lost when Redis restarts; set appendonly yes and appendfsync always (docs/several-instances.md#redis-settings)";
   }
   if (appendonly === "yes" && fsync !== undefined && fsync !== "always") {
-    return `Redis AOF uses appendfsync ${fsync}: up to about a second of acknowledged webhooks can be lost on a crash of the Redis host; set appendfsync always (README: Running several instances)`;
+    return `Redis AOF uses appendfsync ${fsync}: up to about a second of acknowledged webhooks can be lost on a crash of the Redis host; set appendfsync always (docs/several-instances.md#redis-settings)`;
   }
   if (appendonly === undefined) {
-    return "could not read the Redis persistence settings: make sure AOF with appendfsync always is on (README: Running several instances)";
+    return "could not read the Redis persistence settings: make sure AOF with appendfsync always is on (docs/several-instances.md#redis-settings)";
   }
   return undefined;
 }

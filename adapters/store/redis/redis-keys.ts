@@ -1,7 +1,8 @@
 /**
  * Key layout of the Redis-backed drivers. Every key starts with one hash tag, `{<prefix>}`, so
  * that all keys of one gateway live in one Redis Cluster slot and the multi-key Lua scripts can
- * run on a cluster (README "Running several instances", Redis Cluster). Caller-supplied parts
+ * run on a cluster (docs/several-instances.md#how-far-redis-scales, Redis Cluster).
+ * Caller-supplied parts
  * (dedupe keys, kv keys, index values) are percent-encoded, so no value can forge another key.
  */
 
@@ -15,7 +16,7 @@ export function createKeyLayout(prefix: string) {
     version: `${root}version`,
     /** Applied migration steps: version -> JSON `{ description, release, applied_at }`. */
     migrations: `${root}migrations`,
-    /** The global journal sequence (one counter for every instance). */
+    /** The global event log sequence (one counter for every instance). */
     seq: `${root}seq`,
     /** Event hash by id: `s` seq, `j` record JSON, `x` its index keys, `t` type. */
     eventPrefix: `${root}ev:`,

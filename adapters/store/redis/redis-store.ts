@@ -2,8 +2,7 @@
  * The `redis` store driver (ioredis over TCP, `redis://` / `rediss://`): the scripted store
  * (scripted-store.ts) on one connection. Several gateway instances pointed at the same Redis
  * and prefix behave as one gateway; the outbox (adapters/outbox/redis/) and the live hub
- * (adapters/hub/redis.ts) of the same name share its options (README "Running several
- * instances").
+ * (adapters/hub/redis.ts) of the same name share its options (docs/several-instances.md).
  */
 import type { StoreFactory } from "../../../src/store/contract.ts";
 import { checkPersistence, openIoredisRunner, resolveRedisUrl } from "./ioredis-runner.ts";

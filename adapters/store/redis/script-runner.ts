@@ -3,7 +3,7 @@
  * script atomically (EVALSHA, falling back to EVAL when the server does not know the script
  * yet), plus PING and close. Both the TCP driver (ioredis) and the REST driver (@upstash/redis)
  * implement it, so every data-structure decision lives once, in the scripts
- * (README "Running several instances").
+ * (docs/several-instances.md).
  */
 
 /** A Lua script and its SHA-1 (computed once by `defineScript`). */

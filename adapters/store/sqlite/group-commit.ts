@@ -7,7 +7,8 @@
  * event loop spends no CPU on SQLite's write path (B-tree and index updates, the WAL, the sync,
  * checkpoints).
  *
- * Durability (README "Storage"): a write's promise resolves only once the writer thread reports
+ * Durability (docs/storage.md#the-sqlite-store): a write's promise resolves only once the writer
+ * thread reports
  * its transaction committed and the WAL synced, which is the contract's durability rule
  * (src/store/contract.ts) and what the ingress waits for before its 202.
  *

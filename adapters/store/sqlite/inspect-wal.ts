@@ -1,7 +1,7 @@
 /**
  * Reads a SQLite write-ahead log left behind by a process that did not close the database (a
  * crash, `kill -9`, power loss), before SQLite recovers it, so start-up can say what recovery
- * keeps and what it drops (README "Storage": start-up is honest about damage).
+ * keeps and what it drops (docs/storage.md#the-sqlite-store: start-up is honest about damage).
  *
  * Format (sqlite.org/fileformat2.html, "WAL file format"): a 32-byte header (magic, version,
  * page size, checkpoint sequence, two salts, checksum), then frames of a 24-byte header (page

@@ -1,7 +1,7 @@
 /**
  * Opening the sqlite store's database file, with everything that is Node-only: the pragmas,
  * the lock, the marker that records a database exists, the honest report of a recovered WAL,
- * and the import of an old journal (journal-import/import-disk-journal.ts).
+ * and the one-time import of the removed journal store's files (journal-import/import-disk-journal.ts).
  *
  * Durability: WAL mode. The connection opened here only reads (on the event loop); the writer
  * thread (sqlite-writer-thread.js, through group-commit.ts) is the only connection that writes,
@@ -111,7 +111,7 @@ export function takeLock(dir: string): Database.Database {
   const lock = retainConnection(new Database(join(dir, LOCK_FILE), { timeout: 0 }));
   try {
     pragmaOn(lock, "locking_mode = EXCLUSIVE");
-    // Only the lock matters, not the file's content: no journal, no syncs.
+    // Only the lock matters, not the file's content: no rollback journal, no syncs.
     pragmaOn(lock, "journal_mode = OFF");
     pragmaOn(lock, "synchronous = OFF");
     // The write that takes (and, in exclusive mode, keeps) the lock.

@@ -2,7 +2,7 @@
  * The sqlite driver: the embedded default store (config `store.driver: "sqlite"`, alias
  * `"disk"`). One database file per data directory holds the event log, dedupe marks, shared
  * values and the outbox; the `StoreDriver` and the `OutboxStore` are two views of it sharing
- * one connection and one group commit (README "Storage").
+ * one connection and one group commit (docs/storage.md#the-sqlite-store).
  *
  * `sqliteStore(options)` and `sqliteOutbox(options)` may be called separately (the gateway's
  * wiring asks for a store and an outbox): the second call on the same directory in this
@@ -31,7 +31,7 @@ export interface SqliteStorageOptions {
   /**
    * Who makes a commit durable before it is acknowledged, on the writer thread: `wal-fdatasync`
    * (default) syncs the WAL after each group commit; `full` lets SQLite sync inside each commit
-   * (`synchronous=FULL`). Both are durable (README "Storage").
+   * (`synchronous=FULL`). Both are durable (docs/storage.md#the-sqlite-store).
    */
   durability?: "wal-fdatasync" | "full";
   /** Rows removed per retention transaction; each is a short write between appends. Default 500. */

@@ -4,7 +4,7 @@
  *
  * Memory holds only what is in flight: claims (an identity being recorded right now, short
  * TTL) and appends not yet committed. Everything recorded is in the database and read back
- * through its indexes, so memory does not grow with the log (README "Storage").
+ * through its indexes, so memory does not grow with the log (docs/storage.md#the-sqlite-store).
  *
  * Claims stay in memory on purpose: a claim protects one request for seconds, and one process
  * owns the database (the lock in open-database.ts), so a durable claim would cost a write per

@@ -9,7 +9,7 @@
  *
  * Durability: `wal-fdatasync` runs SQLite with `synchronous=NORMAL` and fdatasyncs the WAL after
  * each commit before answering; `full` lets SQLite sync inside the commit. Either way nothing is
- * answered before it is on disk (README "Storage").
+ * answered before it is on disk (docs/storage.md#the-sqlite-store).
  */
 import { closeSync, fdatasyncSync, openSync } from "node:fs";
 import { parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";

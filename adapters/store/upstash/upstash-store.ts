@@ -3,7 +3,7 @@
  * driver on the same Lua scripts. URL and token come from the environment
  * (`UPSTASH_REDIS_REST_URL`, `UPSTASH_REDIS_REST_TOKEN`) unless given; the outbox
  * (adapters/outbox/upstash.ts) and the live hub (adapters/hub/upstash.ts) of the same name go
- * with it (README "Running several instances").
+ * with it (docs/several-instances.md).
  */
 import type { StoreFactory } from "../../../src/store/contract.ts";
 import { migrateRedisStore } from "../redis/redis-migrations.ts";

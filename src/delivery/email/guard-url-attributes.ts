@@ -1,5 +1,6 @@
 /**
- * URL attributes in rendered HTML mail (README "Fan-out", email): `href`, `src` and the other
+ * URL attributes in rendered HTML mail (docs/fan-out-and-destinations.md, email): `href`, `src`
+ * and the other
  * attributes a mail client follows accept only `http:`, `https:` and `mailto:` URLs. Escaping
  * keeps an event value inside its attribute, but a value such as `javascript:…` or
  * `data:text/html,…` standing at the start of an `href` would still be a working link; such a

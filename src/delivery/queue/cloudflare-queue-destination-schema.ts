@@ -1,8 +1,8 @@
 /**
  * The `queue` destination on Cloudflare Queues (`driver: "cloudflare-queues"`): every routed
  * event is sent as one message through the Worker's producer binding named by `binding`
- * (wrangler.toml `[[queues.producers]]`). Available on Workers only; README "Deploy to
- * Cloudflare Workers". The message body is JSON with the fields of the Redis entry
+ * (wrangler.toml `[[queues.producers]]`). Available on Workers only; docs/cloudflare-workers.md.
+ * The message body is JSON with the fields of the Redis entry
  * (queue-destination-schema.ts): `id`, `type`, `source`, `subject` (when known), `time`,
  * `payload` (the CloudEvent as JSON). Delivery is at least once; consumers drop repeats by `id`.
  */

@@ -1,6 +1,8 @@
 /**
- * e-sign enrichment (README, "Enrichment"): an event naming an agreement (`agreement_id` in the
- * webhook body, README "The event envelope") is enriched with `GET /agreements/{id}` (esign
+ * e-sign enrichment (docs/fan-out-and-destinations.md, Enrichment): an event naming an agreement
+ * (`agreement_id` in the
+ * webhook body, docs/ingress-and-verification.md#the-event-envelope) is enriched with `GET
+ * /agreements/{id}` (esign
  * seed, Agreements).
  */
 import type { ServiceEnrichment, ServiceEvent } from "../service-contract.ts";

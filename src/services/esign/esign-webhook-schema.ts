@@ -1,5 +1,6 @@
 /**
- * Valibot schemas of the e-sign webhook bodies (README, "Webhook ingress"; the
+ * Valibot schemas of the e-sign webhook bodies
+ * (docs/ingress-and-verification.md#post-webhookssourceid; the
  * `signature` and `identification` blocks and the `agreement.completed` extras).
  * Objects are strict so that fields the upstream adds are noticed and marked; the gateway never
  * rejects a verified delivery for them.

@@ -1,5 +1,5 @@
 /**
- * e-sign webhook signature (README, "Webhook ingress"):
+ * e-sign webhook signature (docs/ingress-and-verification.md#post-webhookssourceid):
  * `X-Svc-Signature: sha256=<hex>`, HMAC-SHA256 over the raw body with the signing secret.
  * The prefix must stand at the very start; the hex is decoded and compared in constant time
  * against every active secret (rotation).

@@ -1,5 +1,6 @@
 /**
- * staffing enrichment (README, "Enrichment"): an event naming a staffing request
+ * staffing enrichment (docs/fan-out-and-destinations.md, Enrichment): an event naming a staffing
+ * request
  * (`staffingRequestId` in the webhook body) is enriched with `GET /staffing-requests/{id}`
  * (staffing seed, Staffing requests).
  */

@@ -1,5 +1,6 @@
 /**
- * Valibot schemas of the staffing webhook bodies (README, "Webhook ingress"): the documented
+ * Valibot schemas of the staffing webhook bodies
+ * (docs/ingress-and-verification.md#post-webhookssourceid): the documented
  * `candidate.accepted` and `candidate.responded` bodies and the generic shape of the others.
  * Strict objects so that added fields are noticed and marked, never rejected.
  */

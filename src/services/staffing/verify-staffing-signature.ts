@@ -1,5 +1,5 @@
 /**
- * staffing webhook signature (README, "Webhook ingress"):
+ * staffing webhook signature (docs/ingress-and-verification.md#post-webhookssourceid):
  * `X-Svc-Signature: t=<unix_seconds>,v1=<hex>`, HMAC-SHA256 of `<t>.<raw body>`.
  * The header must have that form (parts in any order, one `t`, one or more `v1`; other
  * `v<n>=<hex>` schemes are ignored), the timestamp must be within the tolerance of now in both

@@ -5,7 +5,7 @@
  * (`adapters/store/sqlite/`) runs them through better-sqlite3, and a Cloudflare Durable Object
  * can run the same statements through `ctx.storage.sql.exec`. That is why nothing here uses
  * PRAGMA, ATTACH, BEGIN/COMMIT or extensions: durability and transactions are the runtime's job
- * (README "Storage").
+ * (docs/storage.md#the-sqlite-store).
  *
  * Whole records are stored as JSON text next to the columns that queries filter on, so a
  * record is read back exactly as it was written and every filter has an index.

@@ -1,7 +1,8 @@
 /**
  * The upgrade path from the old disk store: a `.data` directory holding `journal.log` (events,
  * dedupe marks, shared values) and `outbox.log` (delivery records) is imported into a new
- * SQLite database on the first start of the sqlite driver (README "Upgrading from the journal").
+ * SQLite database on the first start of the sqlite driver
+ * (docs/storage.md#upgrading-from-the-journal).
  *
  * The old files are read with the old code's own recovery (adapters/store/disk/: the journal's
  * recover-journal.ts and the outbox log's recover-disk-outbox.ts), through a read-only handle: a
