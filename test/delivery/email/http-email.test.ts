@@ -47,6 +47,7 @@ const destination = () =>
     type: "email",
     transport: "http-email",
     url,
+    allowPrivateNetworks: true,
     apiKey: API_KEY,
     from: "Gateway <gateway@example.com>",
     to: ["ops@example.com"],
