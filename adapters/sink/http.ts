@@ -1,6 +1,6 @@
 /**
  * The Node HTTP transport of `http` destinations: undici with one keep-alive Agent per
- * destination whose `connect.lookup` runs the SSRF guard (adapters/node/guarded-lookup.ts) on
+ * destination whose `connect.lookup` runs the SSRF guard (adapters/sink/guarded-lookup.ts) on
  * every address the resolver returns, right before the socket connects to it (no DNS-rebinding
  * bypass); IP literals in the URL never reach a resolver, so they are checked before the request. Redirects are never followed
  * (a bare dispatch does not follow them); the body of every answer is drained and dropped.
@@ -16,10 +16,10 @@ import { toTransportFailure } from "../../src/delivery/http/transport-failure.ts
 import type { SinkFactory } from "../../src/delivery/sink-contract.ts";
 import type { AddressPolicy } from "../../src/ssrf/address-policy.ts";
 import { createLiteralRefusal } from "../../src/ssrf/refuse-ip-literal.ts";
-import { createGuardedLookup, type ResolveAll, SSRF_REFUSED } from "../node/guarded-lookup.ts";
+import { createGuardedLookup, type ResolveAll, SSRF_REFUSED } from "./guarded-lookup.ts";
 import { AttemptHandler } from "./http-attempt-handler.ts";
 
-export type { ResolveAll } from "../node/guarded-lookup.ts";
+export type { ResolveAll } from "./guarded-lookup.ts";
 
 export interface HttpTransportOptions {
   policy: AddressPolicy;

@@ -4,7 +4,7 @@
  * command it answered are kept, the server's text is not (it may echo addresses or content).
  *
  * The SSRF guard applies as for `http` destinations: every send resolves `host` with the guarded
- * lookup (adapters/node/guarded-lookup.ts) and nodemailer connects to that checked address, never
+ * lookup (adapters/sink/guarded-lookup.ts) and nodemailer connects to that checked address, never
  * to the name (TLS still verifies and sends SNI for the name). When the name starts resolving to
  * another address, a new pool is opened for it and the old one closes once its sends finished.
  */
@@ -16,7 +16,7 @@ import type { MailSendResult, MailTransportFactory } from "../../src/delivery/em
 import type { SinkFactory } from "../../src/delivery/sink-contract.ts";
 import type { AddressPolicy } from "../../src/ssrf/address-policy.ts";
 import { parseIp } from "../../src/ssrf/parse-ip-address.ts";
-import { type ResolveAll, resolveGuarded, SSRF_REFUSED } from "../node/guarded-lookup.ts";
+import { type ResolveAll, resolveGuarded, SSRF_REFUSED } from "./guarded-lookup.ts";
 
 export interface SmtpOptions {
   host: string;
