@@ -9,6 +9,8 @@
  * Outcomes: 2xx sent; 401/403 `auth` (retried: a rotated key may be fixed); 400/413/422
  * `invalid` (the provider refused this message: dead letter); 408/429/5xx and network errors
  * are retried. The provider's answer body is never kept (it may echo addresses or content).
+ * A URL whose host is an IP address the destination's SSRF policy refuses (`allowPrivateNetworks`,
+ * `allowCidrs`) is refused before any request, on Node and Workers (src/ssrf/refuse-ip-literal.ts).
  */
 import type { EmailMessage } from "../../src/delivery/email/build-email-message.ts";
 import { createEmailSink } from "../../src/delivery/email/email-sink.ts";
@@ -16,12 +18,16 @@ import type { HttpEmailDestination } from "../../src/delivery/email/http-email-d
 import type { MailSendResult, MailTransport } from "../../src/delivery/email/mail-transport.ts";
 import type { Sink, SinkFactory } from "../../src/delivery/sink-contract.ts";
 import { fetchWithDeadline } from "../../src/http/fetch-with-deadline.ts";
+import type { AddressPolicy } from "../../src/ssrf/address-policy.ts";
+import { createLiteralRefusal } from "../../src/ssrf/refuse-ip-literal.ts";
 
 export interface HttpEmailOptions {
   url: string;
   apiKey: string;
   /** Bound of one attempt, ms. Default 30000. */
   timeoutMs?: number;
+  /** The SSRF guard's policy for an IP literal in `url`. Default: public addresses only. */
+  policy?: AddressPolicy;
 }
 
 /** The provider-neutral JSON body of one mail. */
@@ -54,8 +60,11 @@ export function classifyMailApiStatus(status: number, recipients: number): MailS
 /** Creates the transport. */
 export function httpEmailTransport(options: HttpEmailOptions): MailTransport {
   const timeoutMs = options.timeoutMs ?? 30_000;
+  const literalRefusal = createLiteralRefusal(options.policy ?? {});
   return {
     async send(message, signal): Promise<MailSendResult> {
+      const refusal = literalRefusal(options.url);
+      if (refusal) return { ok: false, failure: "refused", detail: refusal };
       const outcome = await fetchWithDeadline(
         options.url,
         {
@@ -91,5 +100,6 @@ export const httpEmailSink: SinkFactory<HttpEmailDestination, unknown> = (destin
       url: destination.url,
       apiKey: destination.apiKey,
       timeoutMs: destination.timeoutMs,
+      policy: { allowPrivateNetworks: destination.allowPrivateNetworks, allowCidrs: destination.allowCidrs },
     }),
   });

@@ -1,27 +1,25 @@
 /**
  * The Node HTTP transport of `http` destinations: undici with one keep-alive Agent per
- * destination whose `connect.lookup` runs the SSRF guard on every address the resolver returns,
- * right before the socket connects to it. Checking the address actually connected to (not the
- * name, not an earlier resolution) is what makes DNS rebinding useless; IP literals in the URL
- * never reach a resolver, so they are checked before the request. Redirects are never followed
+ * destination whose `connect.lookup` runs the SSRF guard (adapters/sink/guarded-lookup.ts) on
+ * every address the resolver returns, right before the socket connects to it (no DNS-rebinding
+ * bypass); IP literals in the URL never reach a resolver, so they are checked before the request. Redirects are never followed
  * (a bare dispatch does not follow them); the body of every answer is drained and dropped.
  *
  * One attempt is one `dispatch` with a small callback handler (http-attempt-handler.ts), one
  * timer, and the lane's shutdown signal listened to once per transport rather than per attempt.
  */
 import { createHmac } from "node:crypto";
-import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { Agent } from "undici";
 import type { HttpDestination } from "../../src/delivery/http/http-destination-schema.ts";
 import { createHttpSink, type HttpSendResult, type HttpTransport } from "../../src/delivery/http/http-sink.ts";
 import { toTransportFailure } from "../../src/delivery/http/transport-failure.ts";
 import type { SinkFactory } from "../../src/delivery/sink-contract.ts";
-import { type AddressPolicy, checkAddress } from "../../src/ssrf/address-policy.ts";
+import type { AddressPolicy } from "../../src/ssrf/address-policy.ts";
 import { createLiteralRefusal } from "../../src/ssrf/refuse-ip-literal.ts";
+import { createGuardedLookup, type ResolveAll, SSRF_REFUSED } from "./guarded-lookup.ts";
 import { AttemptHandler } from "./http-attempt-handler.ts";
 
-/** Resolves a host name to every address (injectable: tests simulate rebinding resolvers). */
-export type ResolveAll = (hostname: string) => Promise<LookupAddress[]>;
+export type { ResolveAll } from "./guarded-lookup.ts";
 
 export interface HttpTransportOptions {
   policy: AddressPolicy;
@@ -29,44 +27,6 @@ export interface HttpTransportOptions {
   resolve?: ResolveAll;
   /** Connections kept per origin. Default 16. */
   connections?: number;
-}
-
-const SSRF_REFUSED = "ERR_SSRF_REFUSED";
-
-class SsrfRefusedError extends Error {
-  readonly code = SSRF_REFUSED;
-}
-
-const systemResolve: ResolveAll = (hostname) =>
-  new Promise((resolve, reject) => {
-    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) =>
-      error ? reject(error) : resolve(addresses),
-    );
-  });
-
-type LookupCallback = (error: Error | null, address: string | LookupAddress[], family?: number) => void;
-
-/** A `net.connect` lookup that only ever hands out addresses the policy allows. */
-export function createGuardedLookup(policy: AddressPolicy, resolve: ResolveAll = systemResolve) {
-  return (hostname: string, options: { family?: number | string; all?: boolean }, callback: LookupCallback) => {
-    resolve(hostname).then(
-      (addresses) => {
-        const family = options.family === "IPv4" ? 4 : options.family === "IPv6" ? 6 : Number(options.family ?? 0);
-        const candidates = family ? addresses.filter((a) => a.family === family) : addresses;
-        const allowed = candidates.filter((a) => checkAddress(a.address, policy).allowed);
-        const first = allowed[0];
-        if (!first) {
-          const decision = candidates[0] ? checkAddress(candidates[0].address, policy) : undefined;
-          const reason = decision && !decision.allowed ? decision.reason : "no address";
-          callback(new SsrfRefusedError(`${hostname} resolves to a ${reason}`), options.all ? [] : "", undefined);
-          return;
-        }
-        if (options.all) callback(null, allowed);
-        else callback(null, first.address, first.family);
-      },
-      (error: Error) => callback(error, options.all ? [] : "", undefined),
-    );
-  };
 }
 
 function findCode(error: unknown): string | undefined {

@@ -2,6 +2,11 @@
  * The SMTP transport (nodemailer, pooled) behind the `email` destination on Node. nodemailer is
  * loaded on the first send. Failures become results: the server's reply code and the SMTP
  * command it answered are kept, the server's text is not (it may echo addresses or content).
+ *
+ * The SSRF guard applies as for `http` destinations: every send resolves `host` with the guarded
+ * lookup (adapters/sink/guarded-lookup.ts) and nodemailer connects to that checked address, never
+ * to the name (TLS still verifies and sends SNI for the name). When the name starts resolving to
+ * another address, a new pool is opened for it and the old one closes once its sends finished.
  */
 import type { NodemailerError, SMTPPoolOptions, Transporter } from "nodemailer";
 import type { EmailMessage } from "../../src/delivery/email/build-email-message.ts";
@@ -9,6 +14,9 @@ import type { EmailDestination } from "../../src/delivery/email/email-destinatio
 import { createEmailSink } from "../../src/delivery/email/email-sink.ts";
 import type { MailSendResult, MailTransportFactory } from "../../src/delivery/email/mail-transport.ts";
 import type { SinkFactory } from "../../src/delivery/sink-contract.ts";
+import type { AddressPolicy } from "../../src/ssrf/address-policy.ts";
+import { parseIp } from "../../src/ssrf/parse-ip-address.ts";
+import { type ResolveAll, resolveGuarded, SSRF_REFUSED } from "./guarded-lookup.ts";
 
 export interface SmtpOptions {
   host: string;
@@ -25,6 +33,10 @@ export interface SmtpOptions {
   timeoutMs?: number;
   /** Pooled connections. Default 2. */
   maxConnections?: number;
+  /** The SSRF guard's policy for the addresses `host` resolves to. Default: public addresses only. */
+  policy?: AddressPolicy;
+  /** Default: the system resolver (tests simulate others). */
+  resolve?: ResolveAll;
 }
 
 const INVALID_MESSAGE_CODES = new Set(["EENVELOPE", "EMESSAGE", "EMAXRECIPIENTS", "ESTREAM"]);
@@ -50,21 +62,36 @@ function replyCode(response: unknown): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
+/** One nodemailer pool, connected to one checked address, with its sends in flight. */
+interface Pool {
+  address: string;
+  transporter: Promise<Transporter>;
+  inFlight: number;
+  retired: boolean;
+}
+
 /** Creates a pooled SMTP transport. */
 export const smtpTransport: MailTransportFactory<SmtpOptions> = (options) => {
   const timeoutMs = options.timeoutMs ?? 30_000;
-  let transporter: Promise<Transporter> | undefined;
+  const policy = options.policy ?? {};
+  /** SNI and certificate checks use the configured name, not the address connected to. */
+  const servername = parseIp(options.host.replace(/^\[|\]$/g, "")) ? undefined : options.host;
+  let current: Pool | undefined;
   let closed = false;
 
-  const create = async () => {
+  const create = async (address: string) => {
     const { createTransport } = await import("nodemailer");
     const config: SMTPPoolOptions & { pool: true } = {
       pool: true,
-      host: options.host,
+      host: address,
       port: options.port ?? (options.secure ? 465 : 587),
       secure: options.secure ?? false,
       requireTLS: options.requireTLS ?? false,
-      tls: { rejectUnauthorized: options.tlsRejectUnauthorized ?? true },
+      tls: {
+        rejectUnauthorized: options.tlsRejectUnauthorized ?? true,
+        ...(servername ? { servername } : {}),
+      },
+      ...(servername ? { servername } : {}),
       maxConnections: options.maxConnections ?? 2,
       // One requeue covers a pooled connection the server closed while idle; further retries
       // are the delivery engine's, on its schedule.
@@ -82,10 +109,39 @@ export const smtpTransport: MailTransportFactory<SmtpOptions> = (options) => {
     return createTransport(config) as Transporter;
   };
 
+  const closePool = (pool: Pool) => {
+    void pool.transporter.then(
+      (transporter) => transporter.close(),
+      () => {},
+    );
+  };
+
+  /** The pool for the address `host` resolves to now; the previous one retires when idle. */
+  const poolFor = (address: string): Pool => {
+    if (current?.address === address) return current;
+    const previous = current;
+    current = { address, transporter: create(address), inFlight: 0, retired: false };
+    if (previous) {
+      previous.retired = true;
+      if (previous.inFlight === 0) closePool(previous);
+    }
+    return current;
+  };
+
   const send = async (message: EmailMessage): Promise<MailSendResult> => {
+    let address: string;
     try {
-      transporter ??= create();
-      const info = await (await transporter).sendMail({ ...message });
+      address = (await resolveGuarded(options.host.replace(/^\[|\]$/g, ""), policy, options.resolve)).address;
+    } catch (error) {
+      const { code, message: text } = error as { code?: string; message?: string };
+      if (code === SSRF_REFUSED) return { ok: false, failure: "refused", detail: text ?? "refused" };
+      return { ok: false, failure: "unreachable", detail: code ?? "EDNS" };
+    }
+    if (closed) return { ok: false, failure: "unreachable", detail: "transport closed" };
+    const pool = poolFor(address);
+    pool.inFlight++;
+    try {
+      const info = await (await pool.transporter).sendMail({ ...message });
       const rejectedErrors = (info.rejectedErrors ?? []) as NodemailerError[];
       return {
         ok: true,
@@ -96,6 +152,9 @@ export const smtpTransport: MailTransportFactory<SmtpOptions> = (options) => {
       };
     } catch (error) {
       return classify(error as NodemailerError);
+    } finally {
+      pool.inFlight--;
+      if (pool.retired && pool.inFlight === 0) closePool(pool);
     }
   };
 
@@ -118,7 +177,7 @@ export const smtpTransport: MailTransportFactory<SmtpOptions> = (options) => {
     async close() {
       if (closed) return;
       closed = true;
-      (await transporter?.catch(() => undefined))?.close();
+      (await current?.transporter.catch(() => undefined))?.close();
     },
   };
 };
@@ -135,5 +194,6 @@ export const smtpEmailSink: SinkFactory<EmailDestination, void> = (destination) 
       ...(destination.auth ? { auth: destination.auth } : {}),
       timeoutMs: destination.timeoutMs,
       maxConnections: destination.maxConnections,
+      policy: { allowPrivateNetworks: destination.allowPrivateNetworks, allowCidrs: destination.allowCidrs },
     }),
   });

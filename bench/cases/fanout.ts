@@ -129,6 +129,7 @@ async function smtpReceiver(id: string): Promise<Destination> {
       id,
       type: "email",
       host: "127.0.0.1",
+      allowPrivateNetworks: true,
       port,
       from: "Gateway <gateway@example.com>",
       to: ["ops@example.com"],

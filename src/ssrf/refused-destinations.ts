@@ -1,23 +1,34 @@
 /**
- * Finds the `http` destinations whose address the SSRF guard will refuse at delivery time (a
+ * Finds the `http` and `email` destinations (the SMTP host, or the mail API's URL) whose address the SSRF guard will refuse at delivery time (a
  * loopback or private address without `allowPrivateNetworks`, a metadata address...), so the
  * gateway can say so at start and at reload instead of after the first dead letter. IP literals
  * and `localhost` are decided here; a host name is decided on the addresses `resolve` returns
  * (the Node adapter passes a DNS lookup; without one host names are not checked).
  */
 import type { DestinationConfig } from "../config/schema.ts";
-import { checkAddress } from "./address-policy.ts";
+import { type AddressPolicy, checkAddress } from "./address-policy.ts";
 import { parseIp } from "./parse-ip-address.ts";
 
 export interface RefusedDestination {
   destination: string;
-  /** The URL's host (never the path or query, which may carry a token). */
+  /** The URL's host or the SMTP host (never a URL's path or query, which may carry a token). */
   host: string;
   /** What the guard says, e.g. `loopback address`. */
   reason: string;
 }
 
 export type ResolveHost = (host: string) => Promise<string[]>;
+
+/** The host a destination connects to under the SSRF guard, and its policy, if it has one. */
+function guardedHost(destination: DestinationConfig): { host: string; policy: AddressPolicy } | undefined {
+  if (destination.type !== "http" && destination.type !== "email") return undefined;
+  const policy = { allowPrivateNetworks: destination.allowPrivateNetworks, allowCidrs: destination.allowCidrs };
+  const host =
+    destination.type === "email" && destination.transport === "smtp"
+      ? destination.host
+      : new URL(destination.url).hostname;
+  return { host: host.replace(/^\[(.*)\]$/, "$1"), policy };
+}
 
 /** The destinations that the guard refuses, in config order. */
 export async function findRefusedDestinations(
@@ -26,9 +37,9 @@ export async function findRefusedDestinations(
 ): Promise<RefusedDestination[]> {
   const found: RefusedDestination[] = [];
   for (const destination of destinations) {
-    if (destination.type !== "http") continue;
-    const host = new URL(destination.url).hostname.replace(/^\[(.*)\]$/, "$1");
-    const policy = { allowPrivateNetworks: destination.allowPrivateNetworks, allowCidrs: destination.allowCidrs };
+    const guarded = guardedHost(destination);
+    if (guarded === undefined) continue;
+    const { host, policy } = guarded;
     let addresses: string[] = [];
     if (parseIp(host)) addresses = [host];
     else if (host === "localhost" || host.endsWith(".localhost")) addresses = ["127.0.0.1"];

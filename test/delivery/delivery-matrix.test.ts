@@ -200,6 +200,7 @@ describe.each(STORES)("delivery matrix on the %s store", (storeDriver) => {
         id: "mail",
         type: "email",
         host: "127.0.0.1",
+        allowPrivateNetworks: true,
         port: smtp.port,
         from: "gw@example.com",
         to: ["ops@example.com"],

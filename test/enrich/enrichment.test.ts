@@ -55,6 +55,7 @@ beforeAll(async () => {
         id: "mail",
         type: "email",
         host: "127.0.0.1",
+        allowPrivateNetworks: true,
         port: smtp.port,
         from: "gateway@example.com",
         to: ["ops@example.com"],

@@ -77,6 +77,7 @@ async function startSetup(store: "sqlite" | "redis"): Promise<Setup> {
         id: "mail",
         type: "email",
         host: "127.0.0.1",
+        allowPrivateNetworks: true,
         port: smtp.port,
         from: "gw@example.com",
         to: ["ops@example.com"],

@@ -35,6 +35,7 @@ beforeAll(async () => {
       id: "ops-mail",
       type: "email",
       host: "127.0.0.1",
+      allowPrivateNetworks: true,
       port: smtp.port,
       from: "gw@example.com",
       to: ["ops@example.com"],

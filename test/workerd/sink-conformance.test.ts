@@ -49,6 +49,7 @@ testSinkDriver(
       type: "email",
       transport: "http-email",
       url: `${kind === "reachable" ? env.TEST_SINK_URL : closedUrl}/conformance-mail`,
+      allowPrivateNetworks: true,
       apiKey: "mail_api_conformance_key_0123",
       from: "gateway@example.com",
       to: ["ops@example.com"],

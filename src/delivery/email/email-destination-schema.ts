@@ -7,6 +7,7 @@
  * Give each route its own email destination when routes need different templates or recipients.
  */
 import * as v from "valibot";
+import { AddressPolicyEntries } from "../../ssrf/address-policy-schema.ts";
 import { DeliveryPolicyEntries } from "../delivery-policy.ts";
 import { PATH_PATTERN } from "./read-event-path.ts";
 import { findTemplateProblem } from "./render-template.ts";
@@ -55,7 +56,10 @@ export const EmailDestinationSchema = v.strictObject({
   type: v.literal("email"),
   /** Mail transport. `smtp` (default) on Node. */
   transport: v.optional(v.literal("smtp"), "smtp"),
-  /** SMTP server host name or address. */
+  /**
+   * SMTP server host name or address. The SSRF guard checks the address it connects to, as for
+   * `http` destinations: a loopback or private relay needs `allowPrivateNetworks` or `allowCidrs`.
+   */
   host: v.pipe(v.string(), v.minLength(1), v.maxLength(253)),
   /** SMTP port. Default 465 when `secure`, else 587. */
   port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65_535))),
@@ -98,6 +102,11 @@ export const EmailDestinationSchema = v.strictObject({
   timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1_000), v.maxValue(300_000)), 30_000),
   /** Pooled SMTP connections. Default 2. */
   maxConnections: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(20)), 2),
+  /**
+   * The SSRF guard's exceptions for the SMTP host (or the mail API's URL with `http-email`):
+   * `allowPrivateNetworks` (default false) and `allowCidrs`, as for `http` destinations.
+   */
+  ...AddressPolicyEntries,
   /** Retry schedule, breaker, concurrency, rate limit and ordering (see delivery-policy.ts). */
   ...DeliveryPolicyEntries,
 });

@@ -3,7 +3,8 @@
  * Outcome mapping (RFC 5321 reply classes): 4xx replies and connection failures retry; 5xx
  * replies are permanent (dead letter now), except 503 (bad command sequence, a session problem,
  * not a verdict on the message). Refused credentials retry: the message is fine and the
- * operator's fix should let the pending deliveries through. Never throws.
+ * operator's fix should let the pending deliveries through. An address the SSRF guard refuses is
+ * permanent, as for `http` destinations. Never throws.
  */
 import { createSink, type DeliveryAttemptResult, type Sink, type SinkFactory } from "../sink-contract.ts";
 import { buildEmailMessage } from "./build-email-message.ts";
@@ -54,6 +55,10 @@ export function toEmailAttemptResult(outcome: MailSendResult): DeliveryAttemptRe
       break;
     case "unreachable":
       result.error = `SMTP server unreachable (${outcome.detail})`;
+      break;
+    case "refused":
+      result.permanent = true;
+      result.error = `refused by the SSRF guard (${outcome.detail})`;
       break;
   }
   return result;

@@ -21,9 +21,10 @@ export type MailSendResult =
       /**
        * `unreachable`/`timeout`: no conversation; `auth`: credentials refused; `rejected`: the
        * server answered the message (envelope or data) with an error; `invalid`: the message
-       * could not be handed over at all; `aborted`: the engine gave up on the attempt.
+       * could not be handed over at all; `aborted`: the engine gave up on the attempt;
+       * `refused`: the SSRF guard refused the server's address (detail: why).
        */
-      failure: "unreachable" | "timeout" | "auth" | "rejected" | "invalid" | "aborted";
+      failure: "unreachable" | "timeout" | "auth" | "rejected" | "invalid" | "aborted" | "refused";
       /** The server's reply code, when it replied. */
       status?: number;
       /** Short, secret-free detail: an error code or the SMTP command that failed. */

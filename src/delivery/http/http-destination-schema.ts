@@ -5,7 +5,7 @@
  * (`relay` mode). The SSRF guard refuses non-public addresses unless allowed here explicitly.
  */
 import * as v from "valibot";
-import { parseCidr } from "../../ssrf/address-policy.ts";
+import { AddressPolicyEntries } from "../../ssrf/address-policy-schema.ts";
 import { DeliveryPolicyEntries } from "../delivery-policy.ts";
 
 const id = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "an id of lower-case letters, digits, _ or -"));
@@ -52,11 +52,6 @@ const headerName = v.pipe(
   v.check((name) => !RESERVED_HEADERS.test(name), "a header the gateway does not set itself"),
 );
 
-const cidr = v.pipe(
-  v.string(),
-  v.check((value) => parseCidr(value) !== undefined, "a CIDR such as 127.0.0.1/32 or ::1/128"),
-);
-
 export const HttpDestinationSchema = v.strictObject({
   id,
   type: v.literal("http"),
@@ -70,10 +65,8 @@ export const HttpDestinationSchema = v.strictObject({
   headers: v.optional(v.record(headerName, v.pipe(v.string(), v.maxLength(8192)))),
   /** Seconds one attempt may take, connect to last byte. Default 15. */
   timeoutSeconds: v.optional(v.pipe(v.number(), v.minValue(0.1), v.maxValue(300)), 15),
-  /** Allow loopback, private, link-local, CGNAT and unique-local addresses. Default false. */
-  allowPrivateNetworks: v.optional(v.boolean(), false),
-  /** Address ranges allowed even though they are not public (metadata included). Default none. */
-  allowCidrs: v.optional(v.pipe(v.array(cidr), v.maxLength(64))),
+  /** The SSRF guard's exceptions: `allowPrivateNetworks` (default false) and `allowCidrs`. */
+  ...AddressPolicyEntries,
   ...DeliveryPolicyEntries,
 });
 

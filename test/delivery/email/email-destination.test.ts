@@ -43,6 +43,7 @@ describe("EmailDestinationSchema", () => {
       messageIdDomain: "gateway",
       timeoutMs: 30_000,
       maxConnections: 2,
+      allowPrivateNetworks: false,
     });
   });
 
@@ -69,6 +70,10 @@ describe("EmailDestinationSchema", () => {
     ["delivery policy", { retry: { schedule: [60, 600] }, rateLimitPerSecond: 5, ordering: "subject" }, true],
     ["invalid delivery policy", { ordering: "fifo" }, false],
     ["unknown key", { recipients: ["a@example.com"] }, false],
+    ["private networks allowed", { allowPrivateNetworks: true }, true],
+    ["allowed ranges", { allowCidrs: ["10.1.0.0/16", "::1/128"] }, true],
+    ["malformed range", { allowCidrs: ["10.1.0.0/40"] }, false],
+    ["allowPrivateNetworks not a boolean", { allowPrivateNetworks: "yes" }, false],
   ])("%s", (_, patch, valid) => {
     expect(v.safeParse(EmailDestinationSchema, { ...base, ...patch }).success).toBe(valid);
   });

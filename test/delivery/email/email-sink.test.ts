@@ -5,7 +5,8 @@
  */
 import * as v from "valibot";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { smtpEmailSink } from "../../../adapters/sink/smtp.ts";
+import { smtpEmailSink, smtpTransport } from "../../../adapters/sink/smtp.ts";
+import { buildEmailMessage, type EmailMessage } from "../../../src/delivery/email/build-email-message.ts";
 import { EmailDestinationSchema } from "../../../src/delivery/email/email-destination-schema.ts";
 import { toEmailAttemptResult } from "../../../src/delivery/email/email-sink.ts";
 import type { MailSendResult } from "../../../src/delivery/email/mail-transport.ts";
@@ -25,6 +26,7 @@ function openSink(patch: Record<string, unknown> = {}, port = server.port): Sink
     id: "ops-mail",
     type: "email",
     host: "127.0.0.1",
+    allowPrivateNetworks: true,
     port,
     from: "Gateway <gateway@example.com>",
     to: ["ops@example.com"],
@@ -34,6 +36,20 @@ function openSink(patch: Record<string, unknown> = {}, port = server.port): Sink
   const sink = smtpEmailSink(destination);
   sinks.push(sink);
   return sink;
+}
+
+/** The mail of one event, built as the sink builds it. */
+function buildMessage(): EmailMessage {
+  const destination = v.parse(EmailDestinationSchema, {
+    id: "ops-mail",
+    type: "email",
+    host: "mail.example.test",
+    from: "gateway@example.com",
+    to: ["ops@example.com"],
+  });
+  const built = buildEmailMessage(destination, completed());
+  if (!built.ok) throw new Error(built.error);
+  return built.message;
 }
 
 const completed = () =>
@@ -220,5 +236,65 @@ describe("outcome mapping", () => {
       status: expected.status,
       permanent: expected.permanent,
     });
+  });
+});
+
+describe("SSRF guard on the SMTP host", () => {
+  it("refuses a loopback server without allowPrivateNetworks: a permanent failure, nothing sent", async () => {
+    const result = await openSink({ allowPrivateNetworks: false }).deliver(completed(), live());
+    expect(result).toEqual({
+      ok: false,
+      permanent: true,
+      error: "refused by the SSRF guard (127.0.0.1 resolves to a loopback address)",
+    });
+    expect(server.messages).toHaveLength(0);
+  });
+
+  it("refuses localhost too, and an address spelled as IPv4-mapped IPv6", async () => {
+    for (const host of ["localhost", "::ffff:127.0.0.1"]) {
+      const result = await openSink({ host, allowPrivateNetworks: false }).deliver(completed(), live());
+      expect(result).toMatchObject({ ok: false, permanent: true });
+      expect(result.error).toMatch(/^refused by the SSRF guard \(.* resolves to a loopback address/);
+    }
+    expect(server.messages).toHaveLength(0);
+  });
+
+  it("allowCidrs opens exactly the listed range", async () => {
+    const allowed = await openSink({ allowPrivateNetworks: false, allowCidrs: ["127.0.0.1/32"] }).deliver(
+      completed(),
+      live(),
+    );
+    expect(allowed).toEqual({ ok: true, status: 250 });
+    const other = await openSink({
+      host: "127.0.0.2",
+      allowPrivateNetworks: false,
+      allowCidrs: ["127.0.0.1/32"],
+    }).deliver(completed(), live());
+    expect(other).toMatchObject({ ok: false, permanent: true });
+    expect(server.messages).toHaveLength(1);
+  });
+
+  it("checks the address each send connects to: a name that starts resolving to loopback is refused", async () => {
+    let answer = "127.0.0.1";
+    const transport = smtpTransport({
+      host: "mail.example.test",
+      port: server.port,
+      policy: { allowCidrs: ["127.0.0.1/32"] },
+      resolve: async () => [{ address: answer, family: 4 }],
+      timeoutMs: 5_000,
+    });
+    try {
+      const message = buildMessage();
+      expect(await transport.send(message, live())).toMatchObject({ ok: true, status: 250 });
+      answer = "10.0.0.7";
+      expect(await transport.send(message, live())).toEqual({
+        ok: false,
+        failure: "refused",
+        detail: "mail.example.test resolves to a private address",
+      });
+      expect(server.messages).toHaveLength(1);
+    } finally {
+      await transport.close();
+    }
   });
 });

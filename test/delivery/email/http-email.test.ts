@@ -47,6 +47,7 @@ const destination = () =>
     type: "email",
     transport: "http-email",
     url,
+    allowPrivateNetworks: true,
     apiKey: API_KEY,
     from: "Gateway <gateway@example.com>",
     to: ["ops@example.com"],
@@ -104,6 +105,22 @@ describe("http-email transport", () => {
     const result = await sink.deliver(record(), new AbortController().signal);
     expect(result).toMatchObject({ ok: false });
     expect(result.permanent).toBeUndefined();
+  });
+
+  it("refuses a loopback IP in the URL without allowPrivateNetworks: permanent, no request sent", async () => {
+    const sink = httpEmailSink({ ...destination(), allowPrivateNetworks: false }, undefined);
+    expect(await sink.deliver(record(), new AbortController().signal)).toEqual({
+      ok: false,
+      permanent: true,
+      error: "refused by the SSRF guard (loopback address)",
+    });
+    expect(received).toHaveLength(0);
+    const ranged = httpEmailSink(
+      { ...destination(), allowPrivateNetworks: false, allowCidrs: ["127.0.0.1/32"] },
+      undefined,
+    );
+    expect(await ranged.deliver(record(), new AbortController().signal)).toMatchObject({ ok: true });
+    expect(received).toHaveLength(1);
   });
 
   it("is chosen by `transport: http-email` in the config on Node", async () => {

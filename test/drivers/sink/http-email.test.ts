@@ -38,6 +38,7 @@ testSinkDriver(
         type: "email",
         transport: "http-email",
         url: kind === "reachable" ? url : `http://127.0.0.1:${deadPort}/v1/send`,
+        allowPrivateNetworks: true,
         apiKey: "mail_api_conformance_key_0123",
         from: "gateway@example.com",
         to: ["ops@example.com"],

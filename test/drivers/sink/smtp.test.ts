@@ -24,6 +24,7 @@ testSinkDriver(
       type: "email",
       transport: "smtp",
       host: "127.0.0.1",
+      allowPrivateNetworks: true,
       port: kind === "reachable" ? server.port : deadPort,
       secure: false,
       requireTLS: false,
