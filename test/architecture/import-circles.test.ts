@@ -7,7 +7,7 @@
  * an upstream service except the configuration defaults and the emulators.
  */
 import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   findCycles,
