@@ -3,7 +3,7 @@
  * and the runtime's crypto, clock and logger. Runtime adapters (`adapters/node`, later
  * `adapters/cloudflare`) call this and serve `gateway.app`.
  */
-import { H3 } from "h3";
+import type { H3 } from "h3";
 import { createClientAuthenticator } from "./auth/authenticate-client.ts";
 import { requireEventsAccess } from "./auth/events-access.ts";
 import { type ConfigChanges, describeConfigChanges } from "./config/config-changes.ts";
@@ -23,7 +23,8 @@ import type { Sink } from "./delivery/sink-contract.ts";
 import { createEnricher } from "./enrich/create-enricher.ts";
 import { createGatewayError, toErrorResponse } from "./errors.ts";
 import type { GatewayContext } from "./gateway-context.ts";
-import { createAllowedMethods, type RouteEntry } from "./http/allowed-methods.ts";
+import { createAllowedMethods } from "./http/allowed-methods.ts";
+import { createRouteRecordingApp } from "./http/route-recording-app.ts";
 import { readRawBody } from "./ingress/read-raw-body.ts";
 import { receiveWebhook } from "./ingress/receive-webhook.ts";
 import { createVerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
@@ -296,7 +297,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     options.stream,
   );
 
-  const app = new H3({
+  const { app, routes: registeredRoutes } = createRouteRecordingApp({
     // Every answer carries X-Request-Id; ingress and the proxy set their own (one id per request).
     // A hook rather than middleware: no per-request closures on the ingress hot path.
     onRequest(event) {
@@ -318,7 +319,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       return response;
     },
   });
-  const allowedMethods = createAllowedMethods(() => (app as unknown as { "~routes": RouteEntry[] })["~routes"]);
+  const allowedMethods = createAllowedMethods(() => registeredRoutes);
 
   app.post("/webhooks/:sourceId", (event) => {
     const sourceId = event.context.params?.sourceId ?? "";

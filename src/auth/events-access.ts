@@ -6,9 +6,13 @@
  * refused when minted for another use (`token_use`). The web console reads the log this way.
  */
 import { createGatewayError } from "../errors.ts";
-import type { GatewayContext } from "../gateway-context.ts";
-import { hashApiKey } from "./admin-auth.ts";
-import { readBearerCredential } from "./authenticate-client.ts";
+import { type AdminAuthDeps, hashApiKey } from "./admin-auth.ts";
+import { type ClientAuthenticator, readBearerCredential } from "./authenticate-client.ts";
+
+/** What the events check needs: the admin key hashes, the crypto port and the client authenticator. */
+export interface EventsAccessDeps extends AdminAuthDeps {
+  clients: ClientAuthenticator;
+}
 
 const CREDENTIAL = /^[\x21-\x7e]{1,4096}$/;
 
@@ -24,7 +28,7 @@ function unauthorized() {
 }
 
 /** Throws 401 without a valid credential, 403 for a client without the events scope. */
-export async function requireEventsAccess(ctx: GatewayContext, request: Request): Promise<void> {
+export async function requireEventsAccess(ctx: EventsAccessDeps, request: Request): Promise<void> {
   const credential = readBearerCredential(request, new URL(request.url));
   if (!credential || !CREDENTIAL.test(credential)) throw unauthorized();
   if (ctx.adminKeyHashes.has(await hashApiKey(credential, ctx))) return;

@@ -12,17 +12,31 @@
 import type { H3 } from "h3";
 import * as v from "valibot";
 import { requireAdmin } from "../auth/admin-auth.ts";
-import { requireEventsAccess } from "../auth/events-access.ts";
+import { type EventsAccessDeps, requireEventsAccess } from "../auth/events-access.ts";
 import { createGatewayError } from "../errors.ts";
 import { isEventId } from "../events/event-id.ts";
 import { type EventFilter, parseEventFilter } from "../filters/event-filter.ts";
 import { DialectFiltersSchema, FilterSchema } from "../filters/filter-schema.ts";
-import type { GatewayContext } from "../gateway-context.ts";
-import { readJsonBody } from "../http/read-json-body.ts";
+import { type BodyReader, readJsonBody } from "../http/read-json-body.ts";
+import type { Clock } from "../ops/clock.ts";
+import type { Logger } from "../ops/logger.ts";
+import type { StoreDriver } from "../store/contract.ts";
 import { eachMatching } from "../store/list-matching.ts";
 import type { DeliveryEngine } from "./delivery-engine.ts";
 import { toDeliveryJson, toDestinationJson } from "./delivery-view.ts";
 import { DELIVERY_STATES, type DeliveryState } from "./outbox-contract.ts";
+
+/** What the delivery admin routes use: the engine, the event log, and the admin/events checks. */
+export interface DeliveryAdminDeps extends EventsAccessDeps {
+  /** Undefined when the runtime provides no transports (the routes answer 404). */
+  delivery?: DeliveryEngine;
+  store: StoreDriver;
+  readBody: BodyReader;
+  logger: Logger;
+  clock: Clock;
+  /** `retentionDays`: how far back a filtered replay looks. */
+  config: { retentionDays: number };
+}
 
 const time = v.pipe(
   v.union([v.number(), v.string()]),
@@ -113,7 +127,7 @@ export function invalid(issues: v.BaseIssue<unknown>[]) {
  * (an empty body is `{}`).
  */
 export async function readJson<T extends v.GenericSchema>(
-  ctx: Pick<GatewayContext, "readBody">,
+  ctx: { readBody: BodyReader },
   request: Request,
   schema: T,
 ): Promise<v.InferOutput<T>> {
@@ -123,7 +137,7 @@ export async function readJson<T extends v.GenericSchema>(
   return parsed.output;
 }
 
-function engineFor(ctx: GatewayContext, destinationId?: string): DeliveryEngine {
+function engineFor(ctx: Pick<DeliveryAdminDeps, "delivery">, destinationId?: string): DeliveryEngine {
   const engine = ctx.delivery;
   if (!engine) throw createGatewayError(404, "not_found", "delivery is not enabled in this runtime");
   if (destinationId !== undefined && !engine.has(destinationId)) {
@@ -133,7 +147,7 @@ function engineFor(ctx: GatewayContext, destinationId?: string): DeliveryEngine 
 }
 
 /** Adds the delivery admin routes to `app`. */
-export function registerDeliveryRoutes(app: H3, ctx: GatewayContext): void {
+export function registerDeliveryRoutes(app: H3, ctx: DeliveryAdminDeps): void {
   const param = (event: { context: { params?: Record<string, string> } }, name: string) =>
     event.context.params?.[name] ?? "";
   const healthOf = async (engine: DeliveryEngine, id: string) => {

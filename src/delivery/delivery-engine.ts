@@ -1,7 +1,8 @@
 /**
  * The delivery engine: the route dispatcher feeding the outbox, and one lane per destination
  * that has a sink (`stream` destinations belong to the live stream and are not ours). It resumes
- * from the outbox on start, and offers what the admin API needs: health, pause/resume, replay.
+ * from the outbox on start; what the admin API needs (health, pause/resume, replay) is the
+ * facade of delivery-admin.ts over its lanes and outbox.
  */
 import type { Enricher } from "../enrich/create-enricher.ts";
 import type { Clock } from "../ops/clock.ts";
@@ -12,14 +13,13 @@ import type { CompiledRoute } from "../routes/match-routes.ts";
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { LiveHub } from "../stream/hub-contract.ts";
 import type { TraceSpan, Tracing } from "../tracing/tracing-port.ts";
+import { createDeliveryAdmin } from "./delivery-admin.ts";
 import { resolveDeliveryPolicy } from "./delivery-policy.ts";
 import { createAttemptTracer } from "./delivery-spans.ts";
-import { createDestinationLane, type DestinationLane, type LaneHealth } from "./destination-lane.ts";
+import { createDestinationLane, type DestinationLane } from "./destination-lane.ts";
 import type { LaneObserver } from "./lane-observer.ts";
 import { createLeasePoller, type LeasePoller } from "./lease-poller.ts";
 import {
-  type DeliveryPage,
-  type DeliveryQuery,
   type DeliveryRecord,
   type DeliveryState,
   type DestinationState,
@@ -27,7 +27,7 @@ import {
   type OutboxStore,
 } from "./outbox-contract.ts";
 import { createRetryingPersist } from "./outbox-write-retry.ts";
-import { type BulkReplayFilter, type ReplayDeps, replayBulk, replayEvent } from "./replay-deliveries.ts";
+import type { ReplayDeps } from "./replay-deliveries.ts";
 import { createRouteDispatcher } from "./route-dispatcher.ts";
 import { type Scheduler, systemScheduler } from "./scheduler.ts";
 import { ERASED_CANCEL, eventTexts, holdsEventText, scrubDelivery } from "./scrub-delivery.ts";
@@ -79,11 +79,7 @@ export interface DeliveryEngineDeps {
   tracing?: Tracing;
 }
 
-export interface DestinationHealth extends LaneHealth {
-  type: string;
-  /** Records per state in the outbox. */
-  counts: Partial<Record<DeliveryState, number>>;
-}
+export type { DestinationHealth } from "./delivery-admin.ts";
 
 export type DeliveryEngine = ReturnType<typeof createDeliveryEngine>;
 
@@ -157,7 +153,6 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     pollIntervalMs: options.pollIntervalMs ?? 1000,
   });
 
-  const laneOf = (id: string) => lanes.get(id);
   const enricherFor = (destinationId: string) => {
     const { enricher } = current;
     return enricher && ((record: EventRecord, span?: TraceSpan) => enricher.enrich(record, [destinationId], span));
@@ -379,37 +374,8 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     /** Resolves once no routing, attempt or outbox write is running (tests with a manual clock). */
     settled: () => tracker.idle(),
 
-    /** True when this engine delivers to `id`. */
-    has: (id: string) => lanes.has(id),
-
-    async destinations(): Promise<DestinationHealth[]> {
-      const counts = await writes.countByState();
-      return [...lanes.values()].map((lane) => ({
-        ...lane.health(),
-        type: types.get(lane.id) ?? "unknown",
-        counts: counts[lane.id] ?? {},
-      }));
-    },
-
-    async pause(id: string) {
-      await laneOf(id)?.pause();
-    },
-
-    async resume(id: string) {
-      await laneOf(id)?.resume();
-    },
-
-    listDeliveries: async (query: DeliveryQuery): Promise<DeliveryPage> => {
-      const page = await outbox.listDeliveries(query);
-      return { ...page, deliveries: page.deliveries.map(writes.overlay) };
-    },
-    deliveriesOfEvent: async (eventId: string) => (await outbox.listByEvent(eventId)).map(writes.overlay),
-
-    /** Delivers a recorded event again (see replay-deliveries.ts); undefined for an unknown event. */
-    replayEvent: (eventId: string, destinationId?: string) => replayEvent(replayDeps, eventId, destinationId),
-
-    /** Replays one destination's records in `states` (default dead) received in [from, to). */
-    replayBulk: (destinationId: string, filter: BulkReplayFilter) => replayBulk(replayDeps, destinationId, filter),
+    // Health, pause/resume, the delivery records and replay: the admin facade (delivery-admin.ts).
+    ...createDeliveryAdmin({ lanes, typeOf: (id) => types.get(id), outbox, writes, replay: replayDeps }),
 
     /**
      * Erasure's share of the delivery records (src/lifecycle/erase-events.ts): the unfinished

@@ -2,7 +2,7 @@
  * How deliveries and destinations look in the admin API and in `GET /events/{id}`: snake_case,
  * RFC 3339 times, attempts with status, latency and error. Errors never hold secrets or bodies.
  */
-import type { DestinationHealth } from "./delivery-engine.ts";
+import type { DestinationHealth } from "./delivery-admin.ts";
 import { type DeliveryRecord, isTerminal } from "./outbox-contract.ts";
 
 const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());

@@ -3,7 +3,7 @@
  * §15.5.6): the app's routes compiled once into patterns (`:param` one segment, `**` the rest).
  */
 
-/** A registered route as h3 keeps it (`app["~routes"]`): a method (empty for any) and a pattern. */
+/** A registered route (route-recording-app.ts): a method (empty for any) and a pattern. */
 export interface RouteEntry {
   method?: string;
   route: string;

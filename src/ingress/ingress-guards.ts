@@ -7,8 +7,8 @@
  */
 import type { SourceConfig } from "../config/schema.ts";
 import type { ErrorCode } from "../errors.ts";
-import type { GatewayContext } from "../gateway-context.ts";
 import { clientAddressOf } from "../http/client-address.ts";
+import type { IngressGuardDeps } from "./ingress-deps.ts";
 import { precheckSignature } from "./precheck-signature.ts";
 
 export interface EarlyRefusal {
@@ -22,7 +22,7 @@ export interface EarlyRefusal {
 
 /** The refusal of a delivery that must not have its body read, or undefined. */
 export async function guardBeforeBody(
-  ctx: GatewayContext,
+  ctx: IngressGuardDeps,
   source: SourceConfig,
   request: Request,
 ): Promise<EarlyRefusal | undefined> {

@@ -12,13 +12,13 @@ import { HTTPResponse } from "h3";
 import { encodeRawBody } from "../encoding/raw-body-text.ts";
 import { createGatewayError } from "../errors.ts";
 import { normalizeEvent } from "../events/normalize-event.ts";
-import type { GatewayContext } from "../gateway-context.ts";
 import { clientAddressOf } from "../http/client-address.ts";
 import { redactHeaders } from "../ops/logger.ts";
 import { type EventRecord, toDedupeKey } from "../store/contract.ts";
 import { describeEventSpan } from "../tracing/event-span-attributes.ts";
 import { attachTraceContext, readTraceHeaders } from "../tracing/trace-context.ts";
 import type { TraceSpan } from "../tracing/tracing-port.ts";
+import type { IngressDeps } from "./ingress-deps.ts";
 import { guardBeforeBody } from "./ingress-guards.ts";
 import { signatureFormOf } from "./precheck-signature.ts";
 import { verifyWebhook } from "./verify-webhook.ts";
@@ -50,7 +50,7 @@ export function boundedSourceId(id: string): string {
  * the request's server span when tracing is on (src/tracing/trace-http-server.ts).
  */
 export async function receiveWebhook(
-  ctx: GatewayContext,
+  ctx: IngressDeps,
   sourceId: string,
   request: Request,
   requestId: string,
@@ -90,7 +90,7 @@ export async function receiveWebhook(
   // behind a load balancer it is every sender's address; verification-failure-limiter.ts).
   const slot = ctx.verificationLimiter?.admit(clientAddressOf(request));
   const release = slot ? await slot : undefined;
-  let body: Awaited<ReturnType<GatewayContext["readBody"]>>;
+  let body: Awaited<ReturnType<IngressDeps["readBody"]>>;
   let verified!: Awaited<ReturnType<typeof verifyWebhook>>;
   let started = 0;
   let receivedAt = 0;
@@ -233,7 +233,7 @@ export async function receiveWebhook(
   return json(202, { id: event.id, duplicate: false }, requestId);
 }
 
-function storeUnavailable(ctx: GatewayContext, requestId: string, sourceId: string, cause: unknown) {
+function storeUnavailable(ctx: IngressDeps, requestId: string, sourceId: string, cause: unknown) {
   ctx.metrics.inc("gateway_webhooks_rejected_total", { source: sourceId, reason: "store_unavailable" });
   ctx.logger.error("store could not record the webhook", {
     requestId,

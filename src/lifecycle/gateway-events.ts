@@ -5,10 +5,12 @@
  * like any other event (docs/data-lifecycle.md).
  */
 
+import type { CryptoPort } from "../crypto/crypto-port.ts";
 import type { GatewayEvent } from "../events/envelope.ts";
 import { deriveEventId } from "../events/event-id.ts";
-import type { GatewayContext } from "../gateway-context.ts";
-import { type EventRecord, toDedupeKey } from "../store/contract.ts";
+import type { Clock } from "../ops/clock.ts";
+import { type EventRecord, type StoreDriver, toDedupeKey } from "../store/contract.ts";
+import type { LiveHub } from "../stream/hub-contract.ts";
 
 /** The source id (for routes: `sources: ["gateway"]`) and service of the gateway's own events. */
 export const GATEWAY_SOURCE_ID = "gateway";
@@ -17,7 +19,13 @@ export const GATEWAY_SERVICE = "gateway";
 /** How long the identity of a gateway event is remembered (a retried recording stays one event). */
 const DEDUPE_MS = 72 * 3600_000;
 
-export type GatewayEventDeps = Pick<GatewayContext, "store" | "crypto" | "clock" | "hub">;
+export interface GatewayEventDeps {
+  store: StoreDriver;
+  crypto: CryptoPort;
+  clock: Clock;
+  /** Notified after each durable append. */
+  hub: LiveHub;
+}
 
 /**
  * Records a gateway event of `type` with `data`. `identity` makes recording idempotent (the same

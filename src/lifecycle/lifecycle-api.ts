@@ -4,12 +4,19 @@
  */
 import type { H3 } from "h3";
 import * as v from "valibot";
-import { requireAdmin } from "../auth/admin-auth.ts";
+import { type AdminAuthDeps, requireAdmin } from "../auth/admin-auth.ts";
 import { readJson } from "../delivery/delivery-admin-api.ts";
 import { DialectFiltersSchema, FilterSchema } from "../filters/filter-schema.ts";
-import type { GatewayContext } from "../gateway-context.ts";
+import type { BodyReader } from "../http/read-json-body.ts";
 import { applyRetention } from "./apply-retention.ts";
-import { eraseEvents } from "./erase-events.ts";
+import { type EraseDeps, eraseEvents } from "./erase-events.ts";
+import type { RetentionPolicy } from "./retention-rules.ts";
+
+/** What the lifecycle routes use: erasure's dependencies, the retention policy, the admin check. */
+export interface LifecycleApiDeps extends EraseDeps, AdminAuthDeps {
+  readBody: BodyReader;
+  retention: RetentionPolicy;
+}
 
 const EraseBody = v.pipe(
   v.strictObject({
@@ -39,7 +46,7 @@ function actorOf(keyHash: string): string {
 }
 
 /** Adds the lifecycle routes to `app`. */
-export function registerLifecycleRoutes(app: H3, ctx: GatewayContext): void {
+export function registerLifecycleRoutes(app: H3, ctx: LifecycleApiDeps): void {
   app.post("/events/erase", async (event) => {
     const keyHash = await requireAdmin(ctx, event.req);
     const { dryRun, ...selection } = await readJson(ctx, event.req, EraseBody);

@@ -5,16 +5,27 @@
  * Query parameters are validated with valibot at this boundary.
  */
 import * as v from "valibot";
+import type { DeliveryEngine } from "../delivery/delivery-engine.ts";
 import { toDeliveryJson } from "../delivery/delivery-view.ts";
 import { rawBodyBase64 } from "../encoding/raw-body-text.ts";
 import { createGatewayError } from "../errors.ts";
 import { isEventId } from "../events/event-id.ts";
 import { FilterParamSchema } from "../filters/filter-schema.ts";
 import { parseFilter } from "../filters/parse-filter.ts";
-import type { GatewayContext } from "../gateway-context.ts";
-import type { EventRecord } from "../store/contract.ts";
+import type { RetentionPolicy } from "../lifecycle/retention-rules.ts";
+import type { Clock } from "../ops/clock.ts";
+import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import { isErased } from "../store/erased-event.ts";
 import { listMatching } from "../store/list-matching.ts";
+
+/** What the event log routes read: the store, the retention policy, the clock, the delivery records. */
+export interface EventLogDeps {
+  store: StoreDriver;
+  retention: RetentionPolicy;
+  clock: Clock;
+  /** Undefined when the runtime delivers nothing (no deliveries listed). */
+  delivery?: Pick<DeliveryEngine, "deliveriesOfEvent">;
+}
 
 const timeParam = v.pipe(
   v.string(),
@@ -42,7 +53,7 @@ const ListQuery = v.strictObject({
 const DAY_MS = 86_400_000;
 
 /** True when the rule that covers `record` (src/lifecycle/retention-rules.ts) no longer keeps it. */
-function pastRetention(ctx: GatewayContext, record: EventRecord): boolean {
+function pastRetention(ctx: EventLogDeps, record: EventRecord): boolean {
   const days = ctx.retention.ruleFor(record.sourceId, record.event.type).days;
   return record.receivedAt < ctx.clock.now() - days * DAY_MS;
 }
@@ -53,7 +64,7 @@ function summarize(record: EventRecord) {
 }
 
 /** `GET /events` */
-export async function listEvents(ctx: GatewayContext, url: URL): Promise<Response> {
+export async function listEvents(ctx: EventLogDeps, url: URL): Promise<Response> {
   const params = Object.fromEntries(url.searchParams);
   const parsed = v.safeParse(ListQuery, params);
   if (!parsed.success) {
@@ -84,7 +95,7 @@ export async function listEvents(ctx: GatewayContext, url: URL): Promise<Respons
 }
 
 /** `GET /events/{id}` */
-export async function getEvent(ctx: GatewayContext, id: string): Promise<Response> {
+export async function getEvent(ctx: EventLogDeps, id: string): Promise<Response> {
   const record = isEventId(id) ? await ctx.store.get(id) : undefined;
   if (!record || pastRetention(ctx, record)) {
     throw createGatewayError(404, "not_found", "no event with this id");

@@ -8,8 +8,18 @@ import * as v from "valibot";
 import { createGatewayError } from "../errors.ts";
 import { parseEventFilter } from "../filters/event-filter.ts";
 import { DialectFiltersSchema, FilterSchema } from "../filters/filter-schema.ts";
-import type { GatewayContext } from "../gateway-context.ts";
-import { readJsonBody } from "../http/read-json-body.ts";
+import { type BodyReader, readJsonBody } from "../http/read-json-body.ts";
+import type { Clock } from "../ops/clock.ts";
+import type { StoreDriver } from "../store/contract.ts";
+
+/** What the filter test reads: the request body, the clock and retention, the recent events. */
+export interface FilterTestDeps {
+  readBody: BodyReader;
+  clock: Clock;
+  /** `retentionDays`: how far back the test looks. */
+  config: { retentionDays: number };
+  store: Pick<StoreDriver, "list">;
+}
 
 const TestBody = v.strictObject({
   filter: v.optional(FilterSchema),
@@ -25,7 +35,7 @@ function invalid(issues: v.BaseIssue<unknown>[]) {
 }
 
 /** `POST /filters/test` */
-export async function testFilter(ctx: GatewayContext, request: Request): Promise<Response> {
+export async function testFilter(ctx: FilterTestDeps, request: Request): Promise<Response> {
   const value = await readJsonBody(ctx.readBody, request);
   const parsed = v.safeParse(TestBody, value);
   if (!parsed.success) throw invalid(parsed.issues);

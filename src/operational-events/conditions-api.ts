@@ -4,12 +4,11 @@
  * console's banner shows them. Same access as the event log.
  */
 import type { H3 } from "h3";
-import { requireEventsAccess } from "../auth/events-access.ts";
-import type { GatewayContext } from "../gateway-context.ts";
+import { type EventsAccessDeps, requireEventsAccess } from "../auth/events-access.ts";
 import type { OperationalEvents } from "./create-operational-events.ts";
 
 /** Adds `GET /conditions` to `app` (an empty list when operational events are off). */
-export function registerConditionsRoute(app: H3, ctx: GatewayContext, events: OperationalEvents | undefined): void {
+export function registerConditionsRoute(app: H3, ctx: EventsAccessDeps, events: OperationalEvents | undefined): void {
   app.get("/conditions", async (event) => {
     await requireEventsAccess(ctx, event.req);
     return { conditions: events?.conditions() ?? [] };

@@ -3,12 +3,20 @@
  * store does not answer or refuses writes ("cannot record", src/ops/write-health.ts). Without
  * operator credentials (src/ops/ops-access.ts) the answer is only `{"ok":…}`.
  */
-import type { GatewayContext } from "../gateway-context.ts";
-import { mayReadOpsDetails } from "./ops-access.ts";
+import type { StoreDriver } from "../store/contract.ts";
+import { mayReadOpsDetails, type OpsAccessDeps } from "./ops-access.ts";
+import type { WriteHealth } from "./write-health.ts";
+
+/** What `/healthz` reads: the store, write health, the source ids, and what the operator check needs. */
+export interface HealthDeps extends OpsAccessDeps {
+  store: Pick<StoreDriver, "ping" | "name">;
+  writeHealth?: Pick<WriteHealth, "failing">;
+  sources: { keys(): Iterable<string> };
+}
 
 const PING_TIMEOUT_MS = 2000;
 
-export async function checkHealth(ctx: GatewayContext, request: Request): Promise<Response> {
+export async function checkHealth(ctx: HealthDeps, request: Request): Promise<Response> {
   const started = performance.now();
   let storeOk = true;
   let error: string | undefined;

@@ -6,14 +6,25 @@
  */
 import type { H3 } from "h3";
 import * as v from "valibot";
-import { requireAdmin } from "../auth/admin-auth.ts";
+import { type AdminAuthDeps, requireAdmin } from "../auth/admin-auth.ts";
 import { createGatewayError } from "../errors.ts";
-import type { GatewayContext } from "../gateway-context.ts";
-import { readJsonBody } from "../http/read-json-body.ts";
+import { type BodyReader, readJsonBody } from "../http/read-json-body.ts";
+import type { StoreDriver } from "../store/contract.ts";
 import { TransformCompileError } from "./quickjs-sandbox.ts";
 import { type PreparedTransform, toTransformEvent } from "./transform-contract.ts";
+import type { TransformRegistry } from "./transform-registry.ts";
 import { BUILTIN_TRANSFORMS } from "./transform-schema.ts";
 import { redactHeaders } from "./transforming-sink.ts";
+
+/** What the transform test route uses: the transforms, the event log, the destinations, the admin check. */
+export interface TransformTestDeps extends AdminAuthDeps {
+  /** Undefined when the runtime provides no sandbox. */
+  transforms?: TransformRegistry;
+  store: Pick<StoreDriver, "get">;
+  readBody: BodyReader;
+  /** The configured destinations (an unknown destination is answered 404). */
+  config: { destinations: readonly { id: string }[] };
+}
 
 const MAX_BODY_BYTES = 512 * 1024;
 
@@ -41,7 +52,7 @@ export type TransformTestAnswer =
   | { ok: true; skipped: boolean; result: unknown; logs: string[]; version: string; durationMs: number }
   | { ok: false; error: { code: "transform_error"; message: string }; logs: string[]; version?: string };
 
-async function readBody(ctx: GatewayContext, request: Request): Promise<v.InferOutput<typeof TestBody>> {
+async function readBody(ctx: { readBody: BodyReader }, request: Request): Promise<v.InferOutput<typeof TestBody>> {
   // Counted while reading, chunked or not (read-json-body.ts).
   const value = await readJsonBody(ctx.readBody, request, { limit: MAX_BODY_BYTES });
   const parsed = v.safeParse(TestBody, value);
@@ -62,7 +73,7 @@ const failure = (message: string, logs: string[] = [], version?: string): Transf
 
 /** Runs the test described by `body`; throws the HTTP errors of unknown events or destinations. */
 export async function runTransformTest(
-  ctx: GatewayContext,
+  ctx: TransformTestDeps,
   body: v.InferOutput<typeof TestBody>,
 ): Promise<TransformTestAnswer> {
   const registry = ctx.transforms;
@@ -112,7 +123,7 @@ export async function runTransformTest(
 }
 
 /** Registers `POST /transforms/test`. */
-export function registerTransformRoutes(app: H3, ctx: GatewayContext): void {
+export function registerTransformRoutes(app: H3, ctx: TransformTestDeps): void {
   app.post("/transforms/test", async (event) => {
     await requireAdmin(ctx, event.req);
     return runTransformTest(ctx, await readBody(ctx, event.req));

@@ -63,9 +63,17 @@ export function findCycles(graph: ReadonlyMap<string, readonly string[]>): strin
   return cycles;
 }
 
-/** Collapses a file graph to a folder graph (`src/stream`, `adapters/node`, ...), without self-edges. */
+/**
+ * Collapses a file graph to a folder graph (`src/stream`, `adapters/node`, ...), without
+ * self-edges. A file above that depth (`src/gateway-context.ts`, `src/errors.ts`) is a node of
+ * its own: a root file joins no folder, so a folder importing it while it imports that folder
+ * is a mutual pair like any other.
+ */
 export function folderGraph(graph: ReadonlyMap<string, readonly string[]>, depth = 2): Map<string, string[]> {
-  const folderOf = (file: string) => dirname(file).split("/").slice(0, depth).join("/");
+  const folderOf = (file: string) => {
+    const parts = dirname(file).split("/");
+    return parts.length < depth ? file : parts.slice(0, depth).join("/");
+  };
   const folders = new Map<string, Set<string>>();
   for (const [file, targets] of graph) {
     const from = folderOf(file);
@@ -74,4 +82,50 @@ export function folderGraph(graph: ReadonlyMap<string, readonly string[]>, depth
     folders.set(from, set);
   }
   return new Map([...folders].map(([folder, set]) => [folder, [...set].sort()]));
+}
+
+/** Every pair of nodes of a folder graph that import each other, as `a <-> b` (a < b). */
+export function mutualPairs(folders: ReadonlyMap<string, readonly string[]>): string[] {
+  const mutual: string[] = [];
+  for (const [from, targets] of folders) {
+    for (const to of targets) if (from < to && folders.get(to)?.includes(from)) mutual.push(`${from} <-> ${to}`);
+  }
+  return mutual.sort();
+}
+
+const STATIC_IMPORT = /(import|export)\s+(type\s+)?([^'"]*?)from\s*["']([^"']+)["']/g;
+const DYNAMIC_IMPORT = /import\(\s*["']([^"']+)["']\s*\)/g;
+
+/**
+ * The relative specifiers a module's text loads at run time: every `import`/`export … from` and
+ * `import("…")` except `import type`/`export type` and `import { type A, type B }` (erased at
+ * compile time). Comments are ignored.
+ */
+export function valueImportSpecifiers(text: string): string[] {
+  const code = text.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "");
+  const found = new Set<string>();
+  for (const match of code.matchAll(STATIC_IMPORT)) {
+    const [, , typeOnly, clause = "", spec = ""] = match;
+    if (typeOnly) continue;
+    const braces = /^\s*\{([^}]*)\}\s*$/.exec(clause);
+    const names = braces?.[1]
+      ?.split(",")
+      .map((name) => name.trim())
+      .filter(Boolean);
+    if (names && names.length > 0 && names.every((name) => name.startsWith("type "))) continue;
+    found.add(spec);
+  }
+  for (const match of code.matchAll(DYNAMIC_IMPORT)) if (match[1]) found.add(match[1]);
+  return [...found].filter((spec) => spec.startsWith("."));
+}
+
+/** The files among `files` that load `target` at run time (a value import), given each file's text. */
+export function valueImporters(
+  files: readonly string[],
+  target: string,
+  textOf: (file: string) => string = (file) => readFileSync(join(ROOT, file), "utf8"),
+): string[] {
+  return files.filter((file) =>
+    valueImportSpecifiers(textOf(file)).some((spec) => relative(ROOT, resolve(ROOT, dirname(file), spec)) === target),
+  );
 }

@@ -1,0 +1,40 @@
+/**
+ * What webhook ingress uses of the gateway (`receiveWebhook`, `guardBeforeBody`): the parts of
+ * the gateway context it reads, named here so ingress does not depend on the whole context.
+ */
+import type { GatewayConfig, SourceConfig } from "../config/schema.ts";
+import type { CryptoPort } from "../crypto/crypto-port.ts";
+import type { Clock } from "../ops/clock.ts";
+import type { Logger } from "../ops/logger.ts";
+import type { Metrics } from "../ops/metrics.ts";
+import type { WriteHealth } from "../ops/write-health.ts";
+import type { ServiceRegistry } from "../services/service-contract.ts";
+import type { EventRecord, StoreDriver } from "../store/contract.ts";
+import type { RawBodyResult } from "./read-raw-body.ts";
+import type { VerificationFailureLimiter } from "./verification-failure-limiter.ts";
+
+/** What the signature pre-check before the body is read uses. */
+export interface IngressGuardDeps {
+  clock: Clock;
+  crypto: CryptoPort;
+  services: ServiceRegistry;
+  verificationLimiter?: VerificationFailureLimiter;
+}
+
+/** What `receiveWebhook` uses. */
+export interface IngressDeps extends IngressGuardDeps {
+  config: Pick<GatewayConfig, "claimTtlSeconds">;
+  sources: ReadonlyMap<string, SourceConfig>;
+  store: StoreDriver;
+  metrics: Metrics;
+  logger: Logger;
+  /** Reads a request body as exact bytes up to a limit. */
+  readBody: (request: Request, limit: number, deadlineMs?: number) => Promise<RawBodyResult>;
+  /** Lists a request's headers lower-cased (runtime adapters may read them without a `Headers`). */
+  listHeaders?: (request: Request) => Record<string, string>;
+  writeHealth?: WriteHealth;
+  /** Notified after each durable append (the live hub, src/stream/hub-contract.ts). */
+  hub: { publish(record: EventRecord): void };
+  /** Told each webhook refused with an error code. */
+  onWebhookRejected?: (sourceId: string, code: string) => void;
+}
