@@ -9,12 +9,7 @@
  * embedded SQLite outbox keeps them; an eviction drops them together with their only owner.
  */
 import { createLocalLeases } from "../../src/delivery/local-leases.ts";
-import type {
-  DeliveryRecord,
-  DeliveryState,
-  DestinationState,
-  OutboxStore,
-} from "../../src/delivery/outbox-contract.ts";
+import type { DeliveryRecord, DestinationState, OutboxStore } from "../../src/delivery/outbox-contract.ts";
 import {
   buildDeliveryListQuery,
   countsByDestination,

@@ -7,12 +7,7 @@
  */
 import type { Database } from "better-sqlite3";
 import { createLocalLeases } from "../../../src/delivery/local-leases.ts";
-import {
-  type DeliveryRecord,
-  type DeliveryState,
-  deliveryKey,
-  type OutboxStore,
-} from "../../../src/delivery/outbox-contract.ts";
+import { type DeliveryRecord, deliveryKey, type OutboxStore } from "../../../src/delivery/outbox-contract.ts";
 import {
   buildDeliveryListQuery,
   countsByDestination,
