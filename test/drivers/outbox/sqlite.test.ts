@@ -85,7 +85,7 @@ describe("sqlite through the registries", () => {
 
   it("names the registered drivers and the alias when the name is unknown", async () => {
     await expect(openConfiguredStore({ driver: "tape" } as never)).rejects.toThrow(
-      'no store driver "tape"; registered: memory, sqlite, redis, upstash, disk (alias)',
+      'no store driver "tape"; registered: memory, sqlite, redis, upstash, postgres, disk (alias)',
     );
   });
 });
