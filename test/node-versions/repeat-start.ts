@@ -23,31 +23,46 @@ const started = Date.now();
 // outbox and the writer thread all prepare statements at start.
 const receiver = await startWebhookReceiver();
 const whsec = makeWhsecSecret();
-for (let i = 1; i <= times; i++) {
-  const secrets = makeSecrets();
-  const dataDir = await mkdtemp(join(tmpdir(), "gw-repeat-"));
-  const config = fanoutConfig(dataDir, secrets.adminKey, [
-    { id: "a", url: receiver.url },
-    { id: "b", url: receiver.url },
-  ]);
-  const gateway = await startGatewayProcess({ dataDir, secrets, config, env: { TEST_WHSEC: whsec } });
-  try {
-    const before = receiver.requests.length;
-    for (let n = 0; n < 10; n++) {
-      const response = await postWebhook(gateway.url, "esign", await esignDelivery(gateway.secrets.esign));
-      if (response.status !== 202) throw new Error(`start ${i}: a webhook answered ${response.status}`);
+try {
+  await startRepeatedly();
+} catch (error) {
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exitCode = 1;
+} finally {
+  // The receiver's server would keep the process (and CI) waiting.
+  await receiver.close();
+}
+if (process.exitCode !== 1) {
+  console.log(
+    `${times} starts on Node ${process.version} without a native crash (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+  );
+}
+process.exit();
+
+async function startRepeatedly() {
+  for (let i = 1; i <= times; i++) {
+    const secrets = makeSecrets();
+    const dataDir = await mkdtemp(join(tmpdir(), "gw-repeat-"));
+    const config = fanoutConfig(dataDir, secrets.adminKey, [
+      { id: "a", url: receiver.url },
+      { id: "b", url: receiver.url },
+    ]);
+    const gateway = await startGatewayProcess({ dataDir, secrets, config, env: { TEST_WHSEC: whsec } });
+    try {
+      const before = receiver.requests.length;
+      for (let n = 0; n < 10; n++) {
+        const response = await postWebhook(gateway.url, "esign", await esignDelivery(gateway.secrets.esign));
+        if (response.status !== 202) throw new Error(`start ${i}: a webhook answered ${response.status}`);
+      }
+      await waitFor(`start ${i}: 20 deliveries`, () => receiver.requests.length >= before + 20, 60_000);
+      const code = await gateway.kill("SIGTERM");
+      const native = gateway.lines.filter((line) => /Assertion failed|Segmentation|FATAL ERROR|Aborted/.test(line));
+      if (code !== 0 || native.length > 0) {
+        throw new Error(`start ${i}: exit ${code}\n${gateway.lines.join("\n")}`);
+      }
+    } finally {
+      await gateway.kill("SIGKILL");
+      await rm(gateway.dataDir, { recursive: true, force: true });
     }
-    await waitFor(`start ${i}: 20 deliveries`, () => receiver.requests.length >= before + 20, 60_000);
-    const code = await gateway.kill("SIGTERM");
-    const native = gateway.lines.filter((line) => /Assertion failed|Segmentation|FATAL ERROR|Aborted/.test(line));
-    if (code !== 0 || native.length > 0) {
-      throw new Error(`start ${i}: exit ${code}\n${gateway.lines.join("\n")}`);
-    }
-  } finally {
-    await gateway.kill("SIGKILL");
-    await rm(gateway.dataDir, { recursive: true, force: true });
   }
 }
-console.log(
-  `${times} starts on Node ${process.version} without a native crash (${((Date.now() - started) / 1000).toFixed(0)} s)`,
-);
