@@ -24,16 +24,8 @@ import {
   type OutboxStore,
 } from "../../../src/delivery/outbox-contract.ts";
 import { buildDeliveryListQuery, deliveryFromRow, OUTBOX_SQL } from "../../../src/delivery/sql/outbox-sql.ts";
-import {
-  createPool,
-  inTransaction,
-  type PostgresOptions,
-  pgText,
-  resolveSchema,
-  toPg,
-  unavailable,
-} from "../../store/postgres/pg-connection.ts";
-import { ensureSchema } from "../../store/postgres/pg-schema.ts";
+import { inTransaction, type PostgresOptions, pgText, toPg, unavailable } from "../../store/postgres/pg-connection.ts";
+import { openSchemaPool } from "../../store/postgres/pg-schema.ts";
 
 export type PostgresOutboxOptions = PostgresOptions;
 
@@ -160,22 +152,8 @@ interface QueuedWrite {
 }
 
 /** Opens the pool (creating the schema when missing) and returns the shared outbox. */
-export const postgresOutbox: OutboxFactory<PostgresOutboxOptions> = async (options) => {
-  const schema = resolveSchema(options.schema);
-  const pool = createPool(options);
-  try {
-    const client = await pool.connect();
-    try {
-      await ensureSchema(client, schema);
-    } finally {
-      client.release();
-    }
-  } catch (error) {
-    await pool.end().catch(() => {});
-    throw error;
-  }
-  return createPostgresOutbox(pool);
-};
+export const postgresOutbox: OutboxFactory<PostgresOutboxOptions> = async (options) =>
+  createPostgresOutbox(await openSchemaPool(options));
 
 /** The outbox on an opened pool whose schema exists. */
 export function createPostgresOutbox(pool: pg.Pool): OutboxStore {

@@ -21,6 +21,7 @@
  * do not race.
  */
 import type pg from "pg";
+import { createPool, type PostgresOptions, resolveSchema } from "./pg-connection.ts";
 
 /** The layout version this code reads and writes (the `schema_version` row). */
 export const PG_SCHEMA_VERSION = 1;
@@ -170,4 +171,28 @@ export async function ensureSchema(client: pg.ClientBase, schema: string): Promi
     await client.query("ROLLBACK").catch(() => {});
     throw error;
   }
+}
+
+/**
+ * Opens the pool of a store or outbox, creates the schema when missing and runs `check` on the
+ * same connection; a failure of either ends the pool before it is thrown.
+ */
+export async function openSchemaPool(
+  options: PostgresOptions,
+  check?: (client: pg.PoolClient) => Promise<void>,
+): Promise<pg.Pool> {
+  const pool = createPool(options);
+  try {
+    const client = await pool.connect();
+    try {
+      await ensureSchema(client, resolveSchema(options.schema));
+      await check?.(client);
+    } finally {
+      client.release();
+    }
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
+  return pool;
 }

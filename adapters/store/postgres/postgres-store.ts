@@ -30,17 +30,9 @@ import type {
 } from "../../../src/store/contract.ts";
 import { StoreUnavailableError } from "../../../src/store/contract.ts";
 import { EVENT_SQL, type EventRow, eventFromRow } from "../../../src/store/sql/event-sql.ts";
-import {
-  createPool,
-  inTransaction,
-  type PostgresOptions,
-  pgBytes,
-  resolveSchema,
-  toPg,
-  unavailable,
-} from "./pg-connection.ts";
+import { inTransaction, type PostgresOptions, pgBytes, toPg, unavailable } from "./pg-connection.ts";
 import { buildPgListQuery, buildPgReadAfterQuery, eventColumns } from "./pg-event-queries.ts";
-import { ensureSchema } from "./pg-schema.ts";
+import { openSchemaPool } from "./pg-schema.ts";
 
 export interface PostgresStoreOptions extends PostgresOptions {
   /** Clock for TTLs and windows, epoch ms. Default `Date.now`. */
@@ -115,27 +107,16 @@ interface PendingAppend {
 
 /** Opens the pool, creates the schema when missing, and returns the driver. */
 export const postgresStore: StoreFactory<PostgresStoreOptions> = async (options) => {
-  const schema = resolveSchema(options.schema);
-  const pool = createPool(options);
-  try {
-    const client = await pool.connect();
-    try {
-      await ensureSchema(client, schema);
-      if (options.warn) {
-        const { rows } = await client.query<{ fsync: string }>("SELECT current_setting('fsync') AS fsync");
-        if (rows[0]?.fsync !== "on") {
-          options.warn(
-            "PostgreSQL runs with fsync = off: commits are not flushed to disk, so a crash of its machine can lose acknowledged events",
-          );
-        }
+  const pool = await openSchemaPool(options, async (client) => {
+    if (options.warn) {
+      const { rows } = await client.query<{ fsync: string }>("SELECT current_setting('fsync') AS fsync");
+      if (rows[0]?.fsync !== "on") {
+        options.warn(
+          "PostgreSQL runs with fsync = off: commits are not flushed to disk, so a crash of its machine can lose acknowledged events",
+        );
       }
-    } finally {
-      client.release();
     }
-  } catch (error) {
-    await pool.end().catch(() => {});
-    throw error;
-  }
+  });
   return createPostgresStore(pool, options);
 };
 
