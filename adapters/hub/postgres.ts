@@ -12,7 +12,7 @@ import pg from "pg";
 import type { StoreDriver } from "../../src/store/contract.ts";
 import type { HubFactory } from "../../src/stream/hub-contract.ts";
 import { openJournalHub } from "../../src/stream/journal-hub.ts";
-import { clientConfig, type PostgresOptions, resolveSchema } from "../store/postgres/pg-connection.ts";
+import { clientConfig, keepErrorsLocal, type PostgresOptions, resolveSchema } from "../store/postgres/pg-connection.ts";
 
 export interface PostgresHubOptions extends PostgresOptions {
   /** The `postgres` store on the same database and schema. */
@@ -34,7 +34,7 @@ export const postgresHub: HubFactory<PostgresHubOptions> = async (options) => {
   const config = clientConfig(options);
   // One connection announces; notifications are sent outside any transaction, at once.
   const announcer = new pg.Pool({ ...config, max: 1 });
-  announcer.on("error", () => {});
+  keepErrorsLocal(announcer);
   let listener: pg.Client | undefined;
   let closed = false;
   let retry: ReturnType<typeof setTimeout> | undefined;

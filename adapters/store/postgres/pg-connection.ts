@@ -69,6 +69,9 @@ export function clientConfig(options: PostgresOptions): pg.ClientConfig {
     ssl: options.ssl as pg.ClientConfig["ssl"],
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     statement_timeout: options.statementTimeoutMs ?? 30_000,
+    // The server cancels a slow statement itself; this bounds the wait for a server that no
+    // longer answers at all (frozen, or gone without closing the connection).
+    query_timeout: (options.statementTimeoutMs ?? 30_000) + 5_000,
     options: `-c search_path=${schema} -c synchronous_commit=on`,
     application_name: "gateway",
     keepAlive: true,
@@ -76,11 +79,27 @@ export function clientConfig(options: PostgresOptions): pg.ClientConfig {
   };
 }
 
-/** A pool with the session settings; a dropped idle connection is replaced, not fatal. */
+/**
+ * A pool with the session settings; a dropped connection is replaced, never fatal. `pg` emits
+ * a dead connection's error (a server shutdown sends FATAL 57P01 to every session) on its
+ * client; the pool listens only while the client is idle, and an `error` event nobody listens
+ * to ends the process. So every client gets a listener of its own for its whole life: the
+ * error then only fails the client's queries (the statement running, and any later one with
+ * "not queryable"), which the drivers answer as StoreUnavailableError (503), and the broken
+ * client is dropped when it is released (inTransaction, pool.query).
+ */
 export function createPool(options: PostgresOptions): pg.Pool {
   const pool = new pg.Pool({ ...clientConfig(options), max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
-  pool.on("error", () => {});
+  keepErrorsLocal(pool);
   return pool;
+}
+
+/** Makes a dead connection of `pool` fail its queries instead of the process (see createPool). */
+export function keepErrorsLocal(pool: pg.Pool): void {
+  pool.on("error", () => {});
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+  });
 }
 
 /** Replaces each `?` outside quotes with `$1`, `$2`, ... */
