@@ -3,61 +3,64 @@
  * instance holds the deliveries every instance takes, a resume through another releases them,
  * and a replay asked of an instance that never delivered the event delivers it again.
  */
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startWebhookReceiver, type WebhookReceiver, waitFor } from "../delivery/helpers/webhook-receiver.ts";
-import { startDurableRedis } from "../helpers/durable-redis.ts";
 import type { GatewayProcess } from "../helpers/gateway-process.ts";
 import { esignDelivery, postWebhook } from "../helpers/signed-requests.ts";
-import { type Cluster, startCluster } from "./cluster-fixtures.ts";
+import { type Cluster, ENGINES, type Engine, startCluster, startEngine } from "./cluster-fixtures.ts";
 
-let redis: Awaited<ReturnType<typeof startDurableRedis>>;
-let receiver: WebhookReceiver;
-let cluster: Cluster;
+describe.each(ENGINES)("on %s", (engineName) => {
+  let engine: Engine;
+  let receiver: WebhookReceiver;
+  let cluster: Cluster;
 
-beforeAll(async () => {
-  redis = await startDurableRedis();
-  receiver = await startWebhookReceiver();
-  cluster = await startCluster({ redisUrl: redis.url, count: 2, hookUrl: receiver.url });
-});
-afterAll(async () => {
-  await cluster?.stop();
-  await receiver?.close();
-  await redis?.stop();
-});
-
-const admin = (gateway: GatewayProcess, path: string, method = "GET") =>
-  fetch(`${gateway.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${cluster.secrets.adminKey}`, "content-type": "application/json" },
-    body: method === "POST" ? "{}" : undefined,
+  beforeAll(async () => {
+    engine = await startEngine(engineName);
+    receiver = await startWebhookReceiver();
+    cluster = await startCluster({ ...engine.cluster, count: 2, hookUrl: receiver.url });
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    await receiver?.close();
+    await engine?.stop();
   });
 
-const hookStateOf = async (gateway: GatewayProcess, id: string) => {
-  const body = (await (await admin(gateway, `/events/${id}`)).json()) as {
-    deliveries?: { destination: string; state: string }[];
+  const admin = (gateway: GatewayProcess, path: string, method = "GET") =>
+    fetch(`${gateway.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${cluster.secrets.adminKey}`, "content-type": "application/json" },
+      body: method === "POST" ? "{}" : undefined,
+    });
+
+  const hookStateOf = async (gateway: GatewayProcess, id: string) => {
+    const body = (await (await admin(gateway, `/events/${id}`)).json()) as {
+      deliveries?: { destination: string; state: string }[];
+    };
+    return body.deliveries?.find((d) => d.destination === "hook")?.state;
   };
-  return body.deliveries?.find((d) => d.destination === "hook")?.state;
-};
 
-test("pause on one instance, accept on another, resume on the other, replay anywhere", async () => {
-  const [one, two] = cluster.gateways as [GatewayProcess, GatewayProcess];
-  expect((await admin(one, "/destinations/hook/pause", "POST")).status).toBe(200);
+  test("pause on one instance, accept on another, resume on the other, replay anywhere", async () => {
+    const [one, two] = cluster.gateways as [GatewayProcess, GatewayProcess];
+    expect((await admin(one, "/destinations/hook/pause", "POST")).status).toBe(200);
 
-  const posted: string[] = [];
-  for (let i = 0; i < 6; i++) {
-    const answer = await postWebhook(two.url, "esign", await esignDelivery(cluster.secrets.esign));
-    expect(answer.status).toBe(202);
-    posted.push(((await answer.json()) as { id: string }).id);
-  }
-  // Whichever instance took each delivery holds it paused.
-  for (const id of posted) await waitFor(`${id} paused`, async () => (await hookStateOf(one, id)) === "paused");
-  expect(receiver.ids().filter((id) => posted.includes(id))).toEqual([]);
+    const posted: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const answer = await postWebhook(two.url, "esign", await esignDelivery(cluster.secrets.esign));
+      expect(answer.status).toBe(202);
+      posted.push(((await answer.json()) as { id: string }).id);
+    }
+    // Whichever instance took each delivery holds it paused.
+    for (const id of posted) await waitFor(`${id} paused`, async () => (await hookStateOf(one, id)) === "paused");
+    expect(receiver.ids().filter((id) => posted.includes(id))).toEqual([]);
 
-  expect((await admin(two, "/destinations/hook/resume", "POST")).status).toBe(200);
-  await waitFor("every paused delivery sent after the resume", () => posted.every((id) => receiver.ids().includes(id)));
-  for (const id of posted) await waitFor(`${id} delivered`, async () => (await hookStateOf(two, id)) === "delivered");
+    expect((await admin(two, "/destinations/hook/resume", "POST")).status).toBe(200);
+    await waitFor("every paused delivery sent after the resume", () =>
+      posted.every((id) => receiver.ids().includes(id)),
+    );
+    for (const id of posted) await waitFor(`${id} delivered`, async () => (await hookStateOf(two, id)) === "delivered");
 
-  const [replayed] = posted;
-  expect((await admin(one, `/events/${replayed}/replay`, "POST")).status).toBe(202);
-  await waitFor("the replay delivered", () => receiver.ids().filter((id) => id === replayed).length === 2);
+    const [replayed] = posted;
+    expect((await admin(one, `/events/${replayed}/replay`, "POST")).status).toBe(202);
+    await waitFor("the replay delivered", () => receiver.ids().filter((id) => id === replayed).length === 2);
+  });
 });

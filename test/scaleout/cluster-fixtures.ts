@@ -5,12 +5,14 @@
  * one route to all of them, a stream client and an admin key. Secrets are shared by all.
  */
 import { randomBytes } from "node:crypto";
+import { startDurableRedis } from "../helpers/durable-redis.ts";
 import {
   defaultTestConfig,
   type GatewayProcess,
   makeSecrets,
   startGatewayProcess,
 } from "../helpers/gateway-process.ts";
+import { type PostgresServer, startPostgresServer } from "../helpers/postgres-server.ts";
 import { adminKeyHash } from "../helpers/signed-requests.ts";
 
 export interface ClusterOptions {
@@ -28,6 +30,8 @@ export interface ClusterOptions {
   edit?: (config: ClusterConfig) => void;
   /** Extra environment of every process (e.g. the Upstash token). */
   env?: Record<string, string>;
+  /** Changes one instance's copy of the config (after `edit`), e.g. a destination URL per instance. */
+  editInstance?: (config: ClusterConfig, index: number) => void;
 }
 
 /** The config the instances share; `destinations` can be edited per test. */
@@ -75,9 +79,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   };
   options.edit?.(config);
   const gateways = await Promise.all(
-    Array.from({ length: options.count }, () =>
-      startGatewayProcess({ config, secrets, env: { TEST_WHSEC: whsec, ...options.env } }),
-    ),
+    Array.from({ length: options.count }, (_, index) => {
+      const own = structuredClone(config);
+      options.editInstance?.(own, index);
+      return startGatewayProcess({ config: own, secrets, env: { TEST_WHSEC: whsec, ...options.env } });
+    }),
   );
   return {
     gateways,
@@ -95,4 +101,42 @@ export function wsUrlOf(gateway: GatewayProcess, key: string, since?: string): s
   const params = new URLSearchParams({ token: key });
   if (since) params.set("since", since);
   return `${gateway.url.replace(/^http/, "ws")}/ws?${params}`;
+}
+
+/** The shared engines the scale-out suites run against (one `describe.each` per scenario). */
+export const ENGINES = ["redis", "postgres"] as const;
+export type EngineName = (typeof ENGINES)[number];
+
+/** A running shared engine for one suite. */
+export interface Engine {
+  name: EngineName;
+  /** The cluster options naming it (`redisUrl` or `postgresUrl`). */
+  cluster: Pick<ClusterOptions, "redisUrl" | "postgresUrl">;
+  /** The store config of a gateway started by hand on it (schema/prefix fresh per call). */
+  store(): Record<string, unknown>;
+  /** The PostgreSQL server, when `name` is "postgres". */
+  postgres?: PostgresServer;
+  stop(): Promise<void>;
+}
+
+/** Starts a fresh redis-server (AOF, `appendfsync always`) or PostgreSQL server. */
+export async function startEngine(name: EngineName): Promise<Engine> {
+  const fresh = () => `t${randomBytes(4).toString("hex")}`;
+  if (name === "postgres") {
+    const server = await startPostgresServer();
+    return {
+      name,
+      cluster: { postgresUrl: server.url },
+      store: () => ({ driver: "postgres", url: server.url, schema: fresh() }),
+      postgres: server,
+      stop: () => server.stop(),
+    };
+  }
+  const redis = await startDurableRedis();
+  return {
+    name,
+    cluster: { redisUrl: redis.url },
+    store: () => ({ driver: "redis", url: redis.url, prefix: fresh() }),
+    stop: () => redis.stop(),
+  };
 }

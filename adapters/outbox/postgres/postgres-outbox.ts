@@ -44,13 +44,19 @@ const SQL = {
   lockCursor: "SELECT value FROM meta WHERE key = 'routing_cursor' FOR UPDATE",
   create: `INSERT INTO deliveries (${COLUMNS}) ${UNNEST}
     ON CONFLICT (event_id, destination_id) DO NOTHING RETURNING event_id, destination_id`,
-  /** A finished record holds no lease: a replay is due at once, not when the old lease ends. */
+  /**
+   * A finished record holds no lease: a replay is due at once, not when the old lease ends.
+   * "delivering" never replaces a finished state: it is written as an attempt starts, so over a
+   * finished row it comes from an instance whose lease another one took over, and applying it
+   * would make the finished record due again (delivered once more when that instance dies).
+   */
   save: `INSERT INTO deliveries (${COLUMNS}) ${UNNEST}
     ON CONFLICT (event_id, destination_id) DO UPDATE SET seq = excluded.seq, state = excluded.state,
       received_at = excluded.received_at, updated_at = excluded.updated_at, record = excluded.record,
       subject = excluded.subject, next_at = excluded.next_at,
       lease_until = CASE WHEN excluded.state IN ${TERMINAL} THEN 0 ELSE deliveries.lease_until END,
-      lease_owner = CASE WHEN excluded.state IN ${TERMINAL} THEN NULL ELSE deliveries.lease_owner END`,
+      lease_owner = CASE WHEN excluded.state IN ${TERMINAL} THEN NULL ELSE deliveries.lease_owner END
+    WHERE NOT (deliveries.state IN ${TERMINAL} AND excluded.state = 'delivering')`,
   /** Frees the subjects (of these destinations) that have no unfinished record left. */
   freeSubjects: `DELETE FROM subject_owners o USING unnest($1::text[], $2::text[]) AS u(destination_id, subject)
     WHERE o.destination_id = u.destination_id AND o.subject = u.subject
@@ -214,6 +220,29 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
   const routing = writeQueue();
   const updates = writeQueue();
 
+  /**
+   * Records whose save is queued or in flight, by key (count of saves). A lane lets go of a
+   * record once its outcome is queued, before the write commits; until then the row still says
+   * "delivering" under this instance's lease. Renewals cover these rows too, so a slow commit
+   * under load cannot let the lease end and another instance deliver the record again.
+   */
+  const unsaved = new Map<string, { ref: DeliveryRef; n: number }>();
+  const markUnsaved = (records: readonly DeliveryRecord[]) => {
+    for (const r of records) {
+      const key = pairKey(r.eventId, r.destinationId);
+      const entry = unsaved.get(key);
+      if (entry) entry.n++;
+      else unsaved.set(key, { ref: { eventId: r.eventId, destinationId: r.destinationId }, n: 1 });
+    }
+  };
+  const markSaved = (records: readonly DeliveryRecord[]) => {
+    for (const r of records) {
+      const key = pairKey(r.eventId, r.destinationId);
+      const entry = unsaved.get(key);
+      if (entry && --entry.n === 0) unsaved.delete(key);
+    }
+  };
+
   /** Folds the counters' change rows into their totals, unless another instance is doing it. */
   const foldCounts = async () => {
     try {
@@ -273,16 +302,21 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
       for (const r of records) last.set(pairKey(r.eventId, r.destinationId), r);
       // Rows locked in one order by every instance: concurrent saves cannot deadlock.
       const unique = [...last.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([, r]) => r);
-      await updates.write(
-        async (client) => {
-          for (let i = 0; i < unique.length; i += WRITE_BATCH) {
-            await client.query(SQL.save, columnsOf(unique.slice(i, i + WRITE_BATCH)));
-          }
-          await freeSubjects(client, unique);
-        },
-        false,
-        unique,
-      );
+      markUnsaved(unique);
+      try {
+        await updates.write(
+          async (client) => {
+            for (let i = 0; i < unique.length; i += WRITE_BATCH) {
+              await client.query(SQL.save, columnsOf(unique.slice(i, i + WRITE_BATCH)));
+            }
+            await freeSubjects(client, unique);
+          },
+          false,
+          unique,
+        );
+      } finally {
+        markSaved(unique);
+      }
     },
     async getDelivery(eventId, destinationId) {
       const { rows } = await read<{ record: string }>(SQL.get, [pgText(eventId), pgText(destinationId)]);
@@ -414,16 +448,21 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
       }
     },
     async renewLeases(owner, refs, until) {
-      if (refs.length === 0) return [];
+      // With the records whose save has not committed yet (see `unsaved`); a release (`until`
+      // in the past, at stop) leaves them alone: their write is about to finish them.
+      const asked = new Set(refs.map((r) => pairKey(r.eventId, r.destinationId)));
+      const extra = [...unsaved.entries()].filter(([key]) => !asked.has(key)).map(([, e]) => e.ref);
+      const all = until > Date.now() ? [...refs, ...extra] : refs;
+      if (all.length === 0) return [];
       try {
         return await inTransaction(pool, async (client) => {
-          const ids = [refs.map((r) => pgText(r.eventId)), refs.map((r) => pgText(r.destinationId))];
+          const ids = [all.map((r) => pgText(r.eventId)), all.map((r) => pgText(r.destinationId))];
           const { rows } = await client.query<{ event_id: string; destination_id: string; subject: string | null }>(
             SQL.renew,
             [...ids, until, owner],
           );
           const held = new Set(rows.map((r) => pairKey(r.event_id, r.destination_id)));
-          if (held.size < refs.length) {
+          if (held.size < all.length) {
             // Skipped (locked by a write in flight) is not lost: it is still this owner's.
             const owned = await client.query<{ event_id: string; destination_id: string }>(SQL.owned, [...ids, owner]);
             for (const r of owned.rows) held.add(pairKey(r.event_id, r.destination_id));
