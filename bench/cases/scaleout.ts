@@ -158,6 +158,9 @@ async function commandsProcessed(redis: Redis): Promise<number> {
 
 type BenchGateway = Awaited<ReturnType<typeof startBenchGateway>>;
 
+/** A progress line while the case runs (the summary follows at its end). */
+const note = (line: string) => console.log(`  [${new Date().toISOString().slice(11, 19)}] ${line}`);
+
 /** The commit_delay values of the sweep (µs), from `BENCH_PG_COMMIT_DELAYS`. */
 function commitDelays(): number[] {
   const raw = process.env.BENCH_PG_COMMIT_DELAYS ?? "0,100,1000";
@@ -221,6 +224,7 @@ export async function benchScaleout(options: ScaleoutOptions = {}): Promise<Reco
   try {
     postgres = await startBenchPostgres();
     const embedded = await single(await start({ log: { level: "warn" } }), {}, "e");
+    note(row("1 instance, disk store", embedded.result, embedded.cpuPercent));
     await stopAll();
 
     const onePostgres = await single(
@@ -236,15 +240,23 @@ export async function benchScaleout(options: ScaleoutOptions = {}): Promise<Reco
     const oneRedis = await withCpu({ gateway: oneRedisGateway.gateway.child.pid, "redis-server": redis.pid }, () =>
       runLoad(oneRedisGateway.gateway.url, createWebhookGenerator(oneRedisGateway.secrets, "s"), load),
     );
+    note(row("1 instance, PostgreSQL", onePostgres.result, onePostgres.cpuPercent));
+    note(row("1 instance, Redis", oneRedis.result, oneRedis.cpuPercent));
     const perEvent = ((await commandsProcessed(stats)) - before) / Math.max(1, oneRedis.result.total);
     await stopAll();
 
     // Three instances sharing one schema / prefix need the same webhook secrets.
     const threePostgres = await three(postgresConfig(postgres.url, freshSchema("three")), { postgres: pg() });
+    note(
+      `${row("3 instances, PostgreSQL", threePostgres.result, threePostgres.cpuPercent)}   live p99 ${threePostgres.live.p99} ms`,
+    );
     const threeRedis = await three(redisConfig(redis.url, "three"), { "redis-server": redis.pid });
+    note(`${row("3 instances, Redis", threeRedis.result, threeRedis.cpuPercent)}   live p99 ${threeRedis.live.p99} ms`);
 
     const delivery = await deliveryLatencyOnPostgres(postgres.url, deliveryRate, liveSeconds);
+    note(`2xx -> delivery on PostgreSQL: p99 ${delivery.p99} ms, ${delivery.missing} missing`);
     const lookups = await externalIdLookups(postgres.url, lookupEvents);
+    note(`external_id at ${lookups.events} events: p95 ${lookups.p95} ms (fill ${lookups.fillSeconds} s)`);
 
     // commit_delay sweep: one instance on PostgreSQL, a fresh schema per value, the server's setting changed live.
     const sweep: { delay: number; figures: LoadFigures; cpu: Record<string, number> }[] = [];
@@ -257,6 +269,7 @@ export async function benchScaleout(options: ScaleoutOptions = {}): Promise<Reco
       );
       await stopAll();
       sweep.push({ delay, figures: run.result, cpu: run.cpuPercent });
+      note(row(`commit_delay ${delay} µs`, run.result, run.cpuPercent));
     }
     if (delays.length > 0) await postgres.setCommitDelay(0, 5);
 
