@@ -15,7 +15,8 @@
  * Environment: `SCALEOUT_SECONDS` (or `BENCH_SECONDS`) per load run, `BENCH_SCALEOUT_EVENTS`
  * (default 200000) events for the external-id lookup, `BENCH_PG_COMMIT_DELAYS` (default
  * `0,100,1000`, µs; empty skips the sweep), `BENCH_PG_COMMIT_SIBLINGS` (default 5) and
- * `BENCH_PG_COMMIT_ROUNDS` (default 1: rounds of the sweep, alternated; medians reported).
+ * `BENCH_PG_COMMIT_ROUNDS` (default 1: rounds of the sweep, the order reversed every other
+ * round; medians reported). `BENCH_SCALEOUT_ONLY=commit_delay` runs only the sweep.
  */
 import { createHash, randomBytes } from "node:crypto";
 import http from "node:http";
@@ -243,8 +244,61 @@ export async function benchScaleout(options: ScaleoutOptions = {}): Promise<Reco
     await stopAll();
     return { ...figures, live };
   };
+  /**
+   * commit_delay sweep: one instance on PostgreSQL, the server's setting changed live between
+   * runs (every session takes it at its next statement); the order of the values is reversed
+   * every other round, so that a drift of the machine's load does not read as an effect.
+   */
+  const runSweep = async (server: BenchPostgres) => {
+    const sweep: { delay: number; figures: LoadFigures; cpu: Record<string, number> }[] = [];
+    if (delays.length === 0) return sweep;
+    const gateway = await start(postgresConfig(server.url, freshSchema("cd")));
+    for (let round = 0; round < rounds; round++) {
+      for (const delay of round % 2 === 0 ? delays : [...delays].reverse()) {
+        await server.setCommitDelay(delay, siblings);
+        const run = await single(gateway, { postgres: { tree: server.pid } }, `cd${delay}-${round}`);
+        sweep.push({ delay, figures: run.result, cpu: run.cpuPercent });
+        note(row(`commit_delay ${delay} µs (round ${round + 1})`, run.result, run.cpuPercent));
+      }
+    }
+    await stopAll();
+    await server.setCommitDelay(0, 5);
+    return sweep;
+  };
+  const reportSweep = (sweep: { delay: number; figures: LoadFigures; cpu: Record<string, number> }[]) => {
+    const out: Record<string, number> = {};
+    if (sweep.length === 0) return out;
+    console.log(`commit_delay on one PostgreSQL instance (commit_siblings ${siblings}, ${connections} connections):`);
+    for (const s of sweep) console.log(row(`  commit_delay ${s.delay} µs`, s.figures, s.cpu));
+    for (const [delay, figures] of sweepMedians(sweep)) {
+      console.log(`  commit_delay ${delay} µs, median of ${rounds}: ${figures.rps} req/s, p99 ${figures.p99} ms`);
+      out[`commit_delay_${delay}_rps`] = figures.rps;
+      out[`commit_delay_${delay}_p99_ms`] = figures.p99;
+    }
+    for (const [delay, figures] of sweepMedians(sweep)) {
+      checkTarget(
+        "scaleout",
+        `PostgreSQL commit_delay ${delay} µs: req/s (median of ${rounds})`,
+        figures.rps,
+        "report",
+      );
+      checkTarget(
+        "scaleout",
+        `PostgreSQL commit_delay ${delay} µs: p99 (median of ${rounds})`,
+        figures.p99,
+        "report",
+        undefined,
+        " ms",
+      );
+    }
+    return out;
+  };
   try {
     postgres = await startBenchPostgres();
+    if (process.env.BENCH_SCALEOUT_ONLY === "commit_delay") {
+      console.log(`\nscaleout, commit_delay sweep only: ${connections} connections, ${durationSeconds} s per run`);
+      return reportSweep(await runSweep(postgres));
+    }
     const embedded = await single(await start({ log: { level: "warn" } }), {}, "e");
     note(row("1 instance, disk store", embedded.result, embedded.cpuPercent));
     await stopAll();
@@ -280,22 +334,7 @@ export async function benchScaleout(options: ScaleoutOptions = {}): Promise<Reco
     const lookups = await externalIdLookups(postgres.url, lookupEvents);
     note(`external_id at ${lookups.events} events: p95 ${lookups.p95} ms (fill ${lookups.fillSeconds} s)`);
 
-    // commit_delay sweep: one instance on PostgreSQL, the server's setting changed live between
-    // runs (every session takes it at its next statement), the values alternated round by round.
-    const sweep: { delay: number; figures: LoadFigures; cpu: Record<string, number> }[] = [];
-    if (delays.length > 0) {
-      const gateway = await start(postgresConfig(postgres.url, freshSchema("cd")));
-      for (let round = 0; round < rounds; round++) {
-        for (const delay of delays) {
-          await postgres.setCommitDelay(delay, siblings);
-          const run = await single(gateway, { postgres: pg() }, `cd${delay}-${round}`);
-          sweep.push({ delay, figures: run.result, cpu: run.cpuPercent });
-          note(row(`commit_delay ${delay} µs (round ${round + 1})`, run.result, run.cpuPercent));
-        }
-      }
-      await stopAll();
-    }
-    if (delays.length > 0) await postgres.setCommitDelay(0, 5);
+    const sweep = await runSweep(postgres);
 
     const ratioOf = (a: LoadFigures, b: LoadFigures) => Number((a.requestsPerSecond / b.requestsPerSecond).toFixed(2));
     const pgToDisk = ratioOf(onePostgres.result, embedded.result);
@@ -328,13 +367,6 @@ export async function benchScaleout(options: ScaleoutOptions = {}): Promise<Reco
       `GET /events?external_id= on PostgreSQL at ${lookups.events} events (filled in ${lookups.fillSeconds} s through the store API): p50 ${lookups.p50} ms, p95 ${lookups.p95} ms, p99 ${lookups.p99} ms, ${lookups.eventsPerAnswer} events per answer; the SELECT alone p50 ${lookups.sqlP50} ms, p95 ${lookups.sqlP95} ms`,
     );
     console.log(`  EXPLAIN: ${lookups.plan.join("\n           ")}`);
-    if (sweep.length > 0) {
-      console.log(`commit_delay on one PostgreSQL instance (commit_siblings ${siblings}):`);
-      for (const s of sweep) console.log(row(`  commit_delay ${s.delay} µs`, s.figures, s.cpu));
-      for (const [delay, figures] of sweepMedians(sweep)) {
-        console.log(`  commit_delay ${delay} µs, median of ${rounds}: ${figures.rps} req/s, p99 ${figures.p99} ms`);
-      }
-    }
 
     checkTarget("scaleout", "one instance on PostgreSQL / embedded store", pgToDisk, ">=", 0.6);
     checkTarget("scaleout", "one instance on PostgreSQL / on Redis", pgToRedis, "report");
@@ -366,22 +398,7 @@ export async function benchScaleout(options: ScaleoutOptions = {}): Promise<Reco
       ">=",
       1,
     );
-    for (const [delay, figures] of sweepMedians(sweep)) {
-      checkTarget(
-        "scaleout",
-        `PostgreSQL commit_delay ${delay} µs: req/s (median of ${rounds})`,
-        figures.rps,
-        "report",
-      );
-      checkTarget(
-        "scaleout",
-        `PostgreSQL commit_delay ${delay} µs: p99 (median of ${rounds})`,
-        figures.p99,
-        "report",
-        undefined,
-        " ms",
-      );
-    }
+    const sweepFigures = reportSweep(sweep);
 
     const out: Record<string, number | string> = {
       disk_rps: embedded.result.requestsPerSecond,
@@ -431,10 +448,7 @@ export async function benchScaleout(options: ScaleoutOptions = {}): Promise<Reco
     })) {
       out[`${name}_cpu`] = formatCpu(cpu);
     }
-    for (const [delay, figures] of sweepMedians(sweep)) {
-      out[`commit_delay_${delay}_rps`] = figures.rps;
-      out[`commit_delay_${delay}_p99_ms`] = figures.p99;
-    }
+    Object.assign(out, sweepFigures);
     return out;
   } finally {
     await stopAll().catch(() => {});
