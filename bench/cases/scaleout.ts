@@ -308,6 +308,7 @@ export async function benchScaleout(options: ScaleoutOptions = {}): Promise<Reco
       { postgres: pg() },
       "p",
     );
+    note(row("1 instance, PostgreSQL", onePostgres.result, onePostgres.cpuPercent));
     await stopAll();
 
     const oneRedisGateway = await start(redisConfig(redis.url, "one"));
@@ -316,7 +317,6 @@ export async function benchScaleout(options: ScaleoutOptions = {}): Promise<Reco
     const oneRedis = await withCpu({ gateway: oneRedisGateway.gateway.child.pid, "redis-server": redis.pid }, () =>
       runLoad(oneRedisGateway.gateway.url, createWebhookGenerator(oneRedisGateway.secrets, "s"), load),
     );
-    note(row("1 instance, PostgreSQL", onePostgres.result, onePostgres.cpuPercent));
     note(row("1 instance, Redis", oneRedis.result, oneRedis.cpuPercent));
     const perEvent = ((await commandsProcessed(stats)) - before) / Math.max(1, oneRedis.result.total);
     await stopAll();
