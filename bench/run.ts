@@ -37,7 +37,11 @@ const CASES: Record<string, { file: string; exportName: string; about: string }>
   },
   live: { file: "./cases/live.ts", exportName: "benchLive", about: "2,000 WebSocket subscribers vs a naive broadcast" },
   hostile: { file: "./cases/hostile.ts", exportName: "benchHostile", about: "CPU per forged or unsigned webhook" },
-  scaleout: { file: "./cases/scaleout.ts", exportName: "benchScaleout", about: "one vs three instances on Redis" },
+  scaleout: {
+    file: "./cases/scaleout.ts",
+    exportName: "benchScaleout",
+    about: "one vs three instances on PostgreSQL and on Redis vs the embedded store; live, delivery, lookups",
+  },
   scale: {
     file: "./cases/scale.ts",
     exportName: "benchScale",

@@ -36,10 +36,14 @@ export interface IngressOptions {
   durationSeconds?: number;
 }
 
-/** Starts a gateway process on the disk store in a temp dir (unless the config says otherwise); returns it with its secrets. */
+/**
+ * Starts a gateway process on the disk store in a temp dir (unless the config says otherwise);
+ * returns it with its secrets. `env`: extra environment of the process.
+ */
 export async function startBenchGateway(
   extraConfig: Record<string, unknown> = {},
   secrets = { esign: randomBytes(24).toString("hex"), staffing: randomBytes(24).toString("hex") },
+  env: Record<string, string> = {},
 ) {
   const dir = await mkdtemp(join(tmpdir(), "gw-bench-"));
   const config = {
@@ -56,7 +60,7 @@ export async function startBenchGateway(
   const gateway = await spawnAndWait(
     [...profileFlags(), BIN, "serve", "--config", join(dir, "gateway.json")],
     (line) => (line.includes('"msg":"listening"') ? JSON.parse(line).url : undefined),
-    { BENCH_ESIGN_SECRET: secrets.esign, BENCH_STAFFING_SECRET: secrets.staffing },
+    { ...env, BENCH_ESIGN_SECRET: secrets.esign, BENCH_STAFFING_SECRET: secrets.staffing },
   );
   return {
     gateway,

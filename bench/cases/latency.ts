@@ -32,7 +32,7 @@ const RECEIPT_DEADLINE_MS = 600_000;
 const WHSEC = `whsec_${randomBytes(32).toString("base64")}`;
 
 /** Signed e-sign webhooks with unique ids, as the upstream signs them. */
-function esignWebhooks(secret: string, runId: string): () => LoadRequest {
+export function esignWebhooks(secret: string, runId: string): () => LoadRequest {
   const MARK = "__UNIQUE__";
   const template = JSON.stringify(buildEsignBody("agreement.signed", { uniqueId: MARK }));
   let n = 0;
@@ -55,7 +55,7 @@ function esignWebhooks(secret: string, runId: string): () => LoadRequest {
 }
 
 /** A loopback HTTP destination that notes when each delivery (by webhook-id) arrived. */
-async function receiver() {
+export async function receiver() {
   const receipts = new Map<string, number>();
   const server: Server = createServer((req, res) => {
     req.resume();
