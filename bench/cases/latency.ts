@@ -7,7 +7,8 @@
  * ratio of the same store's ingress alone (a gateway without routes).
  * Targets (issue 35): 200/s p99 <= 25 ms; 800/s p95 <= 50 ms and p99 <= 100 ms; delivered /
  * ingress only >= 0.8. Every loop is bounded (seconds per rate, a receipt deadline).
- * `BENCH_LATENCY_RATES=200,800` picks the rates; `BENCH_LATENCY_STORES=sqlite` the stores;
+ * `BENCH_LATENCY_RATES=200,800` picks the rates; `BENCH_LATENCY_STORES=sqlite,redis,postgres` the
+ * stores (default sqlite,redis; postgres starts a server as the tests do, test/helpers/postgres-server.ts);
  * `BENCH_LATENCY_CONCURRENCY=4` gives the destination that `concurrency` instead of the default.
  * The destination runs in its own process (bench/peers/latency-destination.ts).
  */
@@ -16,6 +17,7 @@ import { spawn } from "node:child_process";
 import { createHmac, randomBytes } from "node:crypto";
 import { createInterface } from "node:readline";
 import { buildEsignBody } from "../../src/services/esign/esign-samples.ts";
+import { type PostgresServer, startPostgresServer } from "../../test/helpers/postgres-server.ts";
 import { startRedisServer } from "../../test/helpers/redis-server.ts";
 import type { LoadRequest } from "../lib/autocannon-run.ts";
 import { checkTarget } from "../lib/targets.ts";
@@ -203,8 +205,20 @@ export async function benchLatency(options: LatencyOptions = {}): Promise<Record
 
   for (const store of stores) {
     let redis: Awaited<ReturnType<typeof startRedisServer>> | undefined;
+    let postgres: PostgresServer | undefined;
     let storeConfig: Record<string, unknown> | undefined;
-    if (store === "redis") {
+    if (store === "postgres") {
+      // The test harness's server (initdb in a temp dir, a free loopback port), fsync on.
+      postgres = await startPostgresServer({ fsync: true }).catch((error: Error) => {
+        console.log(`\npostgres store: skipped (${error.message.split("\n")[0]})`);
+        return undefined;
+      });
+      if (!postgres) {
+        out.postgres = "skipped: no PostgreSQL here";
+        continue;
+      }
+      storeConfig = { driver: "postgres", url: postgres.url, schema: `gwlat_${runId}` };
+    } else if (store === "redis") {
       redis = await startRedisServer().catch(() => undefined);
       if (!redis) {
         console.log("\nredis store: skipped (no redis-server here)");
@@ -243,6 +257,7 @@ export async function benchLatency(options: LatencyOptions = {}): Promise<Record
       out[`${store}_delivered_ratio`] = ratio;
     } finally {
       await redis?.stop();
+      await postgres?.stop();
     }
   }
   return out;
