@@ -78,7 +78,7 @@ const USAGE = [
   "environment: BENCH_SECONDS=3 (shorter runs, a smoke test), BENCH_LIVE_SUBSCRIBERS=200,",
   "  BENCH_LIVE_IDLE=10000 (the live case's idle count), BENCH_LIVE_ONLY=idle (only its memory figures),",
   "  BENCH_GATEWAY_BIN=/other/checkout/bin/gateway.js (a gateway of unchanged code, for an A/B),",
-  "  BENCH_LATENCY_RATES=200,800 and BENCH_LATENCY_STORES=sqlite (the latency case's rates and stores)",
+  "  BENCH_LATENCY_RATES=200,800, BENCH_LATENCY_STORES=sqlite and BENCH_LATENCY_CONCURRENCY=4 (the latency case's rates, stores and destination concurrency)",
 ].join("\n");
 
 const argv = process.argv.slice(2);

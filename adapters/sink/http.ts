@@ -10,6 +10,7 @@
  */
 import { createHmac } from "node:crypto";
 import { Agent } from "undici";
+import { DEFAULT_CONCURRENCY } from "../../src/delivery/delivery-policy.ts";
 import type { HttpDestination } from "../../src/delivery/http/http-destination-schema.ts";
 import { createHttpSink, type HttpSendResult, type HttpTransport } from "../../src/delivery/http/http-sink.ts";
 import { toTransportFailure } from "../../src/delivery/http/transport-failure.ts";
@@ -159,7 +160,7 @@ export const httpWebhookSink: SinkFactory<
     transport: createHttpTransport({
       policy: { allowPrivateNetworks: destination.allowPrivateNetworks, allowCidrs: destination.allowCidrs },
       resolve: deps?.resolve,
-      connections: destination.concurrency ?? 4,
+      connections: destination.concurrency ?? DEFAULT_CONCURRENCY,
     }),
     // node:crypto's HMAC is synchronous and several times cheaper than Web Crypto's job queue.
     hmac: (key, data) => createHmac("sha256", key).update(data).digest(),

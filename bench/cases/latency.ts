@@ -7,12 +7,17 @@
  * ratio of the same store's ingress alone (a gateway without routes).
  * Targets (issue 35): 200/s p99 <= 25 ms; 800/s p95 <= 50 ms and p99 <= 100 ms; delivered /
  * ingress only >= 0.8. Every loop is bounded (seconds per rate, a receipt deadline).
- * `BENCH_LATENCY_RATES=200,800` picks the rates; `BENCH_LATENCY_STORES=sqlite` the stores.
+ * `BENCH_LATENCY_RATES=200,800` picks the rates; `BENCH_LATENCY_STORES=sqlite,redis,postgres` the
+ * stores (default sqlite,redis; postgres starts a server as the tests do, test/helpers/postgres-server.ts);
+ * `BENCH_LATENCY_CONCURRENCY=4` gives the destination that `concurrency` instead of the default.
+ * The destination runs in its own process (bench/peers/latency-destination.ts).
  */
+
+import { spawn } from "node:child_process";
 import { createHmac, randomBytes } from "node:crypto";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createInterface } from "node:readline";
 import { buildEsignBody } from "../../src/services/esign/esign-samples.ts";
+import { type PostgresServer, startPostgresServer } from "../../test/helpers/postgres-server.ts";
 import { startRedisServer } from "../../test/helpers/redis-server.ts";
 import type { LoadRequest } from "../lib/autocannon-run.ts";
 import { checkTarget } from "../lib/targets.ts";
@@ -54,28 +59,56 @@ export function esignWebhooks(secret: string, runId: string): () => LoadRequest 
   };
 }
 
-/** A loopback HTTP destination that notes when each delivery (by webhook-id) arrived. */
+const DESTINATION = new URL("../peers/latency-destination.ts", import.meta.url).pathname;
+
+/**
+ * The loopback HTTP destination, in its own process (bench/peers/latency-destination.ts): when it
+ * shared this process, every delivery also waited for the load generator's event loop (a burst
+ * of sends or 202s held the destination's answers, and the gateway's lane of 4 with them).
+ * Receipts come back on the monotonic clock and are turned into this process's `performance.now()`.
+ */
 export async function receiver() {
   const receipts = new Map<string, number>();
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      receipts.set(String(req.headers["webhook-id"]), performance.now());
-      res.writeHead(204).end();
-    });
-  });
+  // process.hrtime and performance.now() are both monotonic here: a constant offset apart.
+  const offset = Number(process.hrtime.bigint()) / 1e6 - performance.now();
   let connections = 0;
-  server.on("connection", () => connections++);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  const child = spawn(process.execPath, ["--import", "tsx", DESTINATION], {
+    stdio: ["ignore", "pipe", "inherit", "ipc"],
+  });
+  child.on("message", (message: { receipts: [string, number][]; connections: number }) => {
+    for (const [id, at] of message.receipts) receipts.set(id, at - offset);
+    connections = message.connections;
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout as NonNullable<typeof child.stdout> });
+    lines.on("line", (line) => {
+      if (line.startsWith("PORT ")) resolve(Number(line.slice(5)));
+    });
+    child.once("exit", (code) => reject(new Error(`the destination process exited (${code}) before listening`)));
+  });
+  const url = `http://127.0.0.1:${port}/hook`;
   return {
     id: "http-1",
     receipts,
     /** Connections the destination accepted so far (a reconnecting gateway shows here). */
     connections: () => connections,
-    // Default settings (concurrency, retries, breaker): only what an http destination requires.
-    config: { id: "http-1", type: "http", url, secrets: [WHSEC], allowCidrs: ["127.0.0.1/32"] },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())).then(() => server.closeAllConnections()),
+    // Default settings (concurrency, retries, breaker): only what an http destination requires;
+    // BENCH_LATENCY_CONCURRENCY sets `concurrency` (an A/B of the lane's width).
+    config: {
+      id: "http-1",
+      type: "http",
+      url,
+      secrets: [WHSEC],
+      allowCidrs: ["127.0.0.1/32"],
+      ...(process.env.BENCH_LATENCY_CONCURRENCY ? { concurrency: Number(process.env.BENCH_LATENCY_CONCURRENCY) } : {}),
+    },
+    close: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.disconnect();
+      child.kill("SIGTERM");
+      await exited;
+    },
   };
 }
 
@@ -172,8 +205,20 @@ export async function benchLatency(options: LatencyOptions = {}): Promise<Record
 
   for (const store of stores) {
     let redis: Awaited<ReturnType<typeof startRedisServer>> | undefined;
+    let postgres: PostgresServer | undefined;
     let storeConfig: Record<string, unknown> | undefined;
-    if (store === "redis") {
+    if (store === "postgres") {
+      // The test harness's server (initdb in a temp dir, a free loopback port), fsync on.
+      postgres = await startPostgresServer({ fsync: true }).catch((error: Error) => {
+        console.log(`\npostgres store: skipped (${error.message.split("\n")[0]})`);
+        return undefined;
+      });
+      if (!postgres) {
+        out.postgres = "skipped: no PostgreSQL here";
+        continue;
+      }
+      storeConfig = { driver: "postgres", url: postgres.url, schema: `gwlat_${runId}` };
+    } else if (store === "redis") {
       redis = await startRedisServer().catch(() => undefined);
       if (!redis) {
         console.log("\nredis store: skipped (no redis-server here)");
@@ -212,6 +257,7 @@ export async function benchLatency(options: LatencyOptions = {}): Promise<Record
       out[`${store}_delivered_ratio`] = ratio;
     } finally {
       await redis?.stop();
+      await postgres?.stop();
     }
   }
   return out;
