@@ -19,7 +19,7 @@ import { createWorkerSinks } from "./create-worker-sinks.ts";
 import { createDurableObjectOutbox } from "./durable-object-outbox.ts";
 import { loadQuickJSWorker } from "./quickjs-worker.ts";
 import { createWorkerConfig } from "./worker-config.ts";
-import { type DeliveryObjectRpc, openWorkerStore, type WorkerEnv } from "./worker-env.ts";
+import { type DeliveryObjectRpc, openWorkerStore, type WorkerEnv, workerTransformExecutor } from "./worker-env.ts";
 import { createWorkerTracing } from "./worker-tracing.ts";
 
 /** Event log poll period behind `wake`: the alarm re-arms at most this often when idle. */
@@ -46,6 +46,7 @@ export class DeliveryObject extends DurableObject<WorkerEnv> implements Delivery
         hub: inProcessHub(undefined),
         tracing: createWorkerTracing(this.env),
         loadQuickJS: loadQuickJSWorker,
+        transformExecutor: workerTransformExecutor(this.env, config.transforms.deadlineSlackMs),
         delivery: {
           outbox: createDurableObjectOutbox(this.ctx.storage),
           sinks: createWorkerSinks(config.destinations, this.env as unknown as Record<string, unknown>, logger),
