@@ -30,9 +30,11 @@ export interface TransformObjectRpc {
   prepare(module: Pick<TransformCall, "key" | "source" | "version" | "limits">): Promise<TransformOutcome | null>;
   /**
    * Runs a call of a prepared module: its outcome and how long it ran by this object's clock;
-   * `{ unprepared: true }` when this object does not hold the module (reset, evicted).
+   * `{ unprepared: true }` when this object does not hold the module (reset, evicted). Awaits
+   * `started` (a callback into the caller, over RPC) right before the call runs, so the caller's
+   * deadline counts the call, not the time it waited to reach the object.
    */
-  run(call: PreparedCall): Promise<Ran | { unprepared: true }>;
+  run(call: PreparedCall, started: () => void | Promise<void>): Promise<Ran | { unprepared: true }>;
 }
 
 /** Compiled modules one transform object keeps (it is named for one module; ad-hoc tests share none). */
@@ -56,15 +58,16 @@ export class TransformObject extends DurableObject<unknown> implements Transform
     return null;
   }
 
-  async run(call: PreparedCall): Promise<Ran | { unprepared: true }> {
+  async run(call: PreparedCall, started: () => void | Promise<void>): Promise<Ran | { unprepared: true }> {
     const transform = await this.compiled.get(call);
     if (transform === undefined) return { unprepared: true };
     if (!("run" in transform)) return { outcome: transform, ranMs: 0 };
+    await started();
+    // Measured around the synchronous call only. Locally workerd's clock moves while code runs;
+    // a deployed Worker's clock stands still until the next I/O, so there this reads 0 and the
+    // caller's timer alone decides.
     const startedAt = Date.now();
     const outcome = transform.run(call.event, call.context);
-    // A deployed Worker's clock stands still while code runs and moves on at the next I/O: a
-    // timer turn reads it after the call (locally it moves anyway).
-    await new Promise((resolve) => setTimeout(resolve, 0));
     const ranMs = Date.now() - startedAt;
     // The next call's runtime is built after this answer, off that call's deadline.
     queueMicrotask(() => transform.prepare());
@@ -182,11 +185,20 @@ export function createTransformObjectExecutor(
     }
     const { source: _source, ...withoutSource } = call;
     const deadlineMs = call.limits.timeoutMs + slackMs;
-    const settled = await within(
-      stub.run(withoutSource),
-      deadlineMs,
-      (ran) => !("ranMs" in ran) || ran.ranMs <= deadlineMs,
-    );
+    let onStarted = () => {};
+    const started = new Promise<void>((resolve) => {
+      onStarted = resolve;
+    });
+    const answer = stub.run(withoutSource, () => onStarted());
+    // Until the object starts the call: the time it may take to reach it (queued behind other
+    // work of its isolate), bounded like a start.
+    const reached = await within(Promise.race([started.then(() => undefined), answer]), prepareMs);
+    if ("late" in reached) {
+      abandon();
+      return { ok: false, message: `the transform did not start within ${prepareMs} ms`, logs: [] };
+    }
+    // From the start of the call: its deadline.
+    const settled = await within(answer, deadlineMs, (ran) => !("ranMs" in ran) || ran.ranMs <= deadlineMs);
     if ("late" in settled) {
       abandon();
       return { ok: false, message: `the transform ran longer than ${call.limits.timeoutMs} ms`, logs: [] };

@@ -18,6 +18,7 @@ import { loadQuickJSWorker } from "./quickjs-worker.ts";
 import { createWorkerConfig } from "./worker-config.ts";
 import { openWorkerStore, type WorkerEnv, workerTransformExecutor } from "./worker-env.ts";
 import { createWorkerTracing } from "./worker-tracing.ts";
+import { workerUpstreamFetch } from "./worker-upstream-fetch.ts";
 
 export { DeliveryObject } from "./delivery-object.ts";
 export { LiveHubObject } from "./live-hub-object.ts";
@@ -75,6 +76,7 @@ function serverFor(env: WorkerEnv): Server {
       hub,
       loadQuickJS: loadQuickJSWorker,
       tracing: createWorkerTracing(env),
+      upstreamFetch: workerUpstreamFetch,
       // The outbox lives in the delivery object: erasure scrubs its records there.
       eraseDeliveries: deliversAnything(config) ? (ids) => delivery(env).eraseDeliveries([...ids]) : undefined,
       transformExecutor: workerTransformExecutor(env, config.transforms.deadlineSlackMs),
