@@ -99,6 +99,29 @@ const GATEWAY_CONFIG = {
 };`,
       },
     },
+    // Runaway transforms (test/workerd/transform-no-stall-in-workerd.test.ts, issue 30 row 4):
+    // default limits (50 ms, 16 MiB), each on its own destination, next to a plain one.
+    ...Object.entries({
+      bomb: "export default () => { const a = []; for (;;) a.push(new Array(1e6).fill(7)); };",
+      quadratic: "export default () => ({ i: 'a'.repeat(140000).indexOf('a'.repeat(70000) + 'b') });",
+      loop: "export default () => { for (;;) {} };",
+    }).map(([name, code]) => ({
+      id: `ns-${name}`,
+      type: "http",
+      url: `\${TEST_SINK_URL}/ns-${name}`,
+      secrets: [WORKERD_WHSEC],
+      allowPrivateNetworks: true,
+      retry: { schedule: [0.05], jitter: 0 },
+      transform: { code },
+    })),
+    {
+      id: "ns-plain",
+      type: "http",
+      url: "${TEST_SINK_URL}/ns-plain",
+      secrets: [WORKERD_WHSEC],
+      allowPrivateNetworks: true,
+      retry: { schedule: [0.05], jitter: 0 },
+    },
     // Operational events (test/workerd/lifecycle-in-workerd.test.ts).
     {
       id: "ops",
@@ -127,8 +150,17 @@ const GATEWAY_CONFIG = {
       destinations: ["t-reshape", "t-skip", "t-slack", "t-loop", "t-bomb", "t-throws", "t-escape"],
     },
     { sources: ["esign"], types: ["agreement.erasure-probe"], destinations: ["t-leaky"] },
+    {
+      sources: ["esign"],
+      types: ["agreement.superseded"],
+      destinations: ["ns-bomb", "ns-quadratic", "ns-loop", "ns-plain"],
+    },
     { sources: ["gateway"], destinations: ["ops"] },
   ],
+  // Transform objects (adapters/cloudflare/transform-object.ts): more slack than the default 100 ms
+  // for a loaded 2-core machine, where workerd runs every isolate of the suite on one thread
+  // (the runaway transforms of transform-no-stall-in-workerd.test.ts run for seconds).
+  transforms: { deadlineSlackMs: 2000 },
   operationalEvents: { deadBatchSeconds: 1 },
   // Per-type retention (test/workerd/lifecycle-in-workerd.test.ts ages an event past it).
   retention: [{ sources: ["esign"], types: ["agreement.viewed"], days: 1 }],

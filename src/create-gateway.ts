@@ -112,9 +112,9 @@ export interface GatewayOptions {
    */
   loadQuickJS?: LoadQuickJS;
   /**
-   * Runs transform calls away from the gateway's event loop (adapters/node/transform-pool.ts);
-   * the registry closes it. Without it (Workers, in-process tests), calls run in this thread on
-   * `loadQuickJS`'s module.
+   * Runs transform calls away from the gateway's event loop (adapters/node/transform-pool.ts,
+   * adapters/cloudflare/transform-object.ts); the registry closes it. Without it, calls run in
+   * this thread on `loadQuickJS`'s module.
    */
   transformExecutor?: TransformExecutor;
   /** The outbox and sinks of the delivery engine. Default: nothing is delivered (no transports). */

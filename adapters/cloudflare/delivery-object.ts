@@ -19,8 +19,9 @@ import { createWorkerSinks } from "./create-worker-sinks.ts";
 import { createDurableObjectOutbox } from "./durable-object-outbox.ts";
 import { loadQuickJSWorker } from "./quickjs-worker.ts";
 import { createWorkerConfig } from "./worker-config.ts";
-import { type DeliveryObjectRpc, openWorkerStore, type WorkerEnv } from "./worker-env.ts";
+import { type DeliveryObjectRpc, openWorkerStore, type WorkerEnv, workerTransformExecutor } from "./worker-env.ts";
 import { createWorkerTracing } from "./worker-tracing.ts";
+import { workerUpstreamFetch } from "./worker-upstream-fetch.ts";
 
 /** Event log poll period behind `wake`: the alarm re-arms at most this often when idle. */
 const POLL_INTERVAL_MS = 30_000;
@@ -45,7 +46,10 @@ export class DeliveryObject extends DurableObject<WorkerEnv> implements Delivery
         store: openWorkerStore(this.env),
         hub: inProcessHub(undefined),
         tracing: createWorkerTracing(this.env),
+        // Enrichment calls upstreams from here.
+        upstreamFetch: workerUpstreamFetch,
         loadQuickJS: loadQuickJSWorker,
+        transformExecutor: workerTransformExecutor(this.env, config.transforms.deadlineSlackMs),
         delivery: {
           outbox: createDurableObjectOutbox(this.ctx.storage),
           sinks: createWorkerSinks(config.destinations, this.env as unknown as Record<string, unknown>, logger),

@@ -17,7 +17,7 @@ import type { DurableObjectState, HibernatableWebSocket } from "./cloudflare-typ
 import { createHibernatableWebSockets } from "./hibernatable-websocket.ts";
 import { loadQuickJSWorker } from "./quickjs-worker.ts";
 import { createWorkerConfig } from "./worker-config.ts";
-import { type LiveHubObjectRpc, openWorkerStore, type WorkerEnv } from "./worker-env.ts";
+import { type LiveHubObjectRpc, openWorkerStore, type WorkerEnv, workerTransformExecutor } from "./worker-env.ts";
 import { createWorkerTracing } from "./worker-tracing.ts";
 
 type Server = ReturnType<typeof serve>;
@@ -37,12 +37,14 @@ export class LiveHubObject extends DurableObject<WorkerEnv> implements LiveHubOb
 
   private open(): { gateway: Gateway; server: Server } {
     if (!this.gateway || !this.server) {
+      const config = createWorkerConfig(this.env);
       this.gateway = createGateway({
-        config: createWorkerConfig(this.env),
+        config,
         store: openWorkerStore(this.env),
         hub: inProcessHub(undefined),
         tracing: createWorkerTracing(this.env),
         loadQuickJS: loadQuickJSWorker,
+        transformExecutor: workerTransformExecutor(this.env, config.transforms.deadlineSlackMs),
       });
       this.server = serve(this.gateway.app, { manual: true });
     }

@@ -3,9 +3,11 @@
  * deployment opens on them: the stateless Worker, the delivery object and the live hub.
  */
 import type { EventRecord, StoreDriver } from "../../src/store/contract.ts";
+import type { TransformExecutor } from "../../src/transform/transform-contract.ts";
 import type { DurableObjectNamespace } from "./cloudflare-types.ts";
 import { createDurableObjectStore } from "./durable-object-store.ts";
 import type { StoreShardObject } from "./store-shard-object.ts";
+import { createTransformObjectExecutor, type TransformObjectRpc } from "./transform-object.ts";
 import type { WorkerVars } from "./worker-config.ts";
 
 /** The RPC surface of the delivery object (delivery-object.ts). */
@@ -30,6 +32,16 @@ export interface WorkerEnv extends WorkerVars {
   GATEWAY_DELIVERY: DurableObjectNamespace<DeliveryObjectRpc>;
   /** The live stream hub (GATEWAY_LIVE): `/ws` and `/stream` subscribers. */
   GATEWAY_LIVE: DurableObjectNamespace<LiveHubObjectRpc>;
+  /**
+   * Where transforms run (GATEWAY_TRANSFORM, transform-object.ts). Optional: without the binding
+   * (a wrangler.toml from before it), transforms run inside the object that delivers.
+   */
+  GATEWAY_TRANSFORM?: DurableObjectNamespace<TransformObjectRpc>;
+}
+
+/** The transform executor of a deployment: its transform objects, when bound. */
+export function workerTransformExecutor(env: WorkerEnv, slackMs: number): TransformExecutor | undefined {
+  return env.GATEWAY_TRANSFORM ? createTransformObjectExecutor(env.GATEWAY_TRANSFORM, { slackMs }) : undefined;
 }
 
 /** The Durable Object store of a deployment (GATEWAY_STORE_SHARDS shards, default 1). */

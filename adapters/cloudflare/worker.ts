@@ -16,12 +16,14 @@ import type { EventRecord } from "../../src/store/contract.ts";
 import { durableObjectHub } from "./durable-object-hub.ts";
 import { loadQuickJSWorker } from "./quickjs-worker.ts";
 import { createWorkerConfig } from "./worker-config.ts";
-import { openWorkerStore, type WorkerEnv } from "./worker-env.ts";
+import { openWorkerStore, type WorkerEnv, workerTransformExecutor } from "./worker-env.ts";
 import { createWorkerTracing } from "./worker-tracing.ts";
+import { workerUpstreamFetch } from "./worker-upstream-fetch.ts";
 
 export { DeliveryObject } from "./delivery-object.ts";
 export { LiveHubObject } from "./live-hub-object.ts";
 export { StoreShardObject } from "./store-shard-object.ts";
+export { TransformObject } from "./transform-object.ts";
 export { createWorkerConfig } from "./worker-config.ts";
 export type { WorkerEnv } from "./worker-env.ts";
 
@@ -74,8 +76,10 @@ function serverFor(env: WorkerEnv): Server {
       hub,
       loadQuickJS: loadQuickJSWorker,
       tracing: createWorkerTracing(env),
+      upstreamFetch: workerUpstreamFetch,
       // The outbox lives in the delivery object: erasure scrubs its records there.
       eraseDeliveries: deliversAnything(config) ? (ids) => delivery(env).eraseDeliveries([...ids]) : undefined,
+      transformExecutor: workerTransformExecutor(env, config.transforms.deadlineSlackMs),
     });
     gatewayOfIsolate = gateway;
     server = serve(gateway.app, { manual: true });

@@ -5,10 +5,14 @@
  * body contains a string. Control (JSON): `GET /received?path=/hook` lists what arrived
  * (failed ones under `<path>-failed`); `POST /fail` `{ "count": n, "status": 503, "match": "evt-1", "path": "/hook" }`
  * arms failures; `POST /reset` forgets everything; `GET /closed-port` names a loopback port nothing
- * listens on.
+ * listens on. `GET /compressed/<anything>/<gzip|deflate|deflate-raw|br>/<small|large>` is an
+ * upstream that compresses its JSON answer whatever it was asked (compressed-answers.ts), and
+ * records the request (its `accept-encoding` included) under `/compressed`.
  */
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
+import { COMPRESSED_ANSWERS } from "./compressed-answers.ts";
 import { findFreePort } from "./redis-server.ts";
 
 export interface ReceivedRequest {
@@ -18,6 +22,13 @@ export interface ReceivedRequest {
   /** The exact bytes of the body, base64. */
   bodyBase64: string;
 }
+
+const ENCODERS: Record<string, [header: string, encode: (b: Buffer) => Buffer]> = {
+  gzip: ["gzip", gzipSync],
+  deflate: ["deflate", deflateSync],
+  "deflate-raw": ["deflate", deflateRawSync],
+  br: ["br", brotliCompressSync],
+};
 
 export interface SinkReceiver {
   url: string;
@@ -69,6 +80,21 @@ export async function startSinkReceiver(stats: () => unknown = () => ({})): Prom
     }
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(request.headers)) if (typeof value === "string") headers[name] = value;
+    if (request.method === "GET" && url.pathname.startsWith("/compressed/")) {
+      const [, , , kind = "", size = ""] = url.pathname.split("/");
+      const entry = ENCODERS[kind];
+      const plain = COMPRESSED_ANSWERS[size as keyof typeof COMPRESSED_ANSWERS];
+      if (!entry || plain === undefined) return json(404, { error: "no such answer" });
+      received.push({ path: "/compressed", headers, body, bodyBase64 });
+      const encoded = entry[1](Buffer.from(plain));
+      response.writeHead(200, {
+        "content-type": "application/json",
+        "content-encoding": entry[0],
+        "content-length": encoded.length,
+      });
+      response.end(encoded);
+      return;
+    }
     if (failures.count > 0 && body.includes(failures.match) && (!failures.path || failures.path === url.pathname)) {
       failures.count--;
       received.push({ path: `${url.pathname}-failed`, headers, body, bodyBase64 });

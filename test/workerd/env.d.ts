@@ -22,6 +22,8 @@ declare module "cloudflare:workers" {
     WORKERD_TEST_WHSEC: string;
     /** The loopback HTTP receiver (test/helpers/http-sink-receiver.ts). */
     TEST_SINK_URL: string;
+    /** The gateway's configuration as JSON (vitest.workers.config.ts). */
+    GATEWAY_CONFIG: string;
     /** The OTLP/HTTP receiver of the Worker's traces (test/helpers/otlp-receiver.ts). */
     OTEL_EXPORTER_OTLP_ENDPOINT: string;
     GATEWAY_STORE_SHARDS?: string;
