@@ -78,7 +78,7 @@ describe("the built-in service registry is wired, not reached for", () => {
   const WIRING = new Set([
     // Composition roots: the configured registry of a gateway, a listener, the emulators; the
     // Node and Workers entries hand it to the store they open (src/store takes it injected).
-    "src/create-gateway.ts",
+    "src/build-gateway-context.ts",
     "adapters/node/listen-command.ts",
     "adapters/node/start-gateway.ts",
     "adapters/cloudflare/worker-env.ts",
