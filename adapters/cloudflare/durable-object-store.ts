@@ -6,7 +6,8 @@
  * `readAfter` seals a tick on every shard first so that its cursor is exact.
  *
  * The driver passes its clock to every call, so TTLs follow the caller's `now` (the Worker's
- * clock in production, the conformance suite's clock in tests).
+ * clock in production, the conformance suite's clock in tests), and the external id of every
+ * event it writes, read with the services it was handed (the shards know no service).
  */
 import {
   type AppendResult,
@@ -16,12 +17,14 @@ import {
   type EventRecord,
   type StoreDriver,
   StoreUnavailableError,
+  type StoreWiring,
 } from "../../src/store/contract.ts";
+import { createEventSummarizer } from "../../src/store/match-event-query.ts";
 import type { DurableObjectNamespace, DurableObjectStub } from "./cloudflare-types.ts";
 import { MAX_SHARDS, shardOf, sourceOfDedupeKey, tickOf } from "./shard-placement.ts";
-import type { StoreShardObject } from "./store-shard-object.ts";
+import type { IndexedRecord, StoreShardObject } from "./store-shard-object.ts";
 
-export interface DurableObjectStoreOptions {
+export interface DurableObjectStoreOptions extends StoreWiring {
   /** The `StoreShardObject` namespace binding. */
   namespace: DurableObjectNamespace<StoreShardObject>;
   /**
@@ -54,6 +57,8 @@ export function createDurableObjectStore(options: DurableObjectStoreOptions): St
   }
   const prefix = options.prefix ?? "store";
   const now = options.now ?? Date.now;
+  const summarizeEvent = createEventSummarizer(options.services);
+  const indexed = (record: EventRecord): IndexedRecord => ({ record, externalId: summarizeEvent(record).externalId });
   const ids = Array.from({ length: count }, (_, i) => options.namespace.idFromName(`${prefix}:${i}/${count}`));
   // A stub is bound to the request that made it (I/O objects cannot cross requests on Workers),
   // so stubs are made per call; ids are plain values and are kept.
@@ -75,7 +80,9 @@ export function createDurableObjectStore(options: DurableObjectStoreOptions): St
     async append(record: EventRecord, dedupeKey: string, dedupeTtlMs: number): Promise<AppendResult> {
       if (closed) throw new StoreUnavailableError("durable object store is closed");
       const index = bySource(record.sourceId);
-      const result = await reach(shard(index).append(record, dedupeKey, dedupeTtlMs, now(), floor, { index, count }));
+      const result = await reach(
+        shard(index).append(indexed(record), dedupeKey, dedupeTtlMs, now(), floor, { index, count }),
+      );
       floor = Math.max(floor, result.seq);
       return result;
     },
@@ -118,10 +125,10 @@ export function createDurableObjectStore(options: DurableObjectStoreOptions): St
       return counts.reduce((sum, n) => sum + n, 0);
     },
     async redactEvents(records: readonly EventRecord[]) {
-      const byShard = new Map<number, EventRecord[]>();
+      const byShard = new Map<number, IndexedRecord[]>();
       for (const record of records) {
         const index = bySource(record.sourceId);
-        byShard.set(index, [...(byShard.get(index) ?? []), record]);
+        byShard.set(index, [...(byShard.get(index) ?? []), indexed(record)]);
       }
       const counts = await reach(Promise.all([...byShard].map(([i, batch]) => shard(i).redactEvents(batch))));
       return counts.reduce((sum, n) => sum + n, 0);

@@ -32,6 +32,12 @@ const SEQ_FLOOR = "seq_floor";
 const SEALED_TICK = "sealed_tick";
 const COUNT_BEFORE = "SELECT count(*) AS n FROM events WHERE received_at < ?";
 
+/** An event as a shard stores it: the record and the external id the driver read from it. */
+export interface IndexedRecord {
+  record: EventRecord;
+  externalId: string | undefined;
+}
+
 /** A page of one shard: up to `limit + 1` rows, newest first (the driver merges shards). */
 export interface ShardPage {
   events: EventRecord[];
@@ -63,7 +69,7 @@ export class StoreShardObject extends DurableObject {
 
   /** Appends (idempotent on the id) and marks the identity recorded, in one transaction. */
   append(
-    record: EventRecord,
+    { record, externalId }: IndexedRecord,
     dedupeKey: string,
     dedupeTtlMs: number,
     now: number,
@@ -78,7 +84,7 @@ export class StoreShardObject extends DurableObject {
       if (existing) return { inserted: false, seq: existing.seq };
       const last = Math.max(this.meta(SEQ_FLOOR), lastSeqOfTick(this.meta(SEALED_TICK), place.count));
       const seq = nextSeq(place, last, floor, now);
-      sql.exec(EVENT_SQL.insert, ...eventInsertParams({ ...record, seq }));
+      sql.exec(EVENT_SQL.insert, ...eventInsertParams(record, externalId, seq));
       sql.exec(META_SQL.raise, SEQ_FLOOR, seq);
       return { inserted: true, seq };
     });
@@ -160,12 +166,12 @@ export class StoreShardObject extends DurableObject {
   }
 
   /** Replaces events of this shard in place by id (tombstones of erased events); returns how many. */
-  redactEvents(records: readonly EventRecord[]): number {
+  redactEvents(records: readonly IndexedRecord[]): number {
     const sql = this.ctx.storage.sql;
     let replaced = 0;
-    for (const record of records) {
+    for (const { record, externalId } of records) {
       if (!sql.exec(EVENT_SQL.seqOfId, record.id).toArray()[0]) continue;
-      sql.exec(EVENT_SQL.redactById, ...eventRedactParams(record));
+      sql.exec(EVENT_SQL.redactById, ...eventRedactParams(record, externalId));
       replaced++;
     }
     return replaced;

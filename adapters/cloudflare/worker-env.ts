@@ -2,6 +2,7 @@
  * The Worker's bindings (wrangler.toml and secrets) and the store every part of the Workers
  * deployment opens on them: the stateless Worker, the delivery object and the live hub.
  */
+import { builtinServices } from "../../src/services/registry.ts";
 import type { EventRecord, StoreDriver } from "../../src/store/contract.ts";
 import type { TransformExecutor } from "../../src/transform/transform-contract.ts";
 import type { DurableObjectNamespace } from "./cloudflare-types.ts";
@@ -47,6 +48,7 @@ export function workerTransformExecutor(env: WorkerEnv, slackMs: number): Transf
 /** The Durable Object store of a deployment (GATEWAY_STORE_SHARDS shards, default 1). */
 export function openWorkerStore(env: WorkerEnv): StoreDriver {
   return createDurableObjectStore({
+    services: builtinServices,
     namespace: env.GATEWAY_STORE,
     shards: env.GATEWAY_STORE_SHARDS ? Number(env.GATEWAY_STORE_SHARDS) : 1,
   });

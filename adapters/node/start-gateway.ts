@@ -12,6 +12,7 @@ import type { GatewayConfig } from "../../src/config/schema.ts";
 import { createGateway, type Gateway, type GatewayOptions, type ReloadOutcome } from "../../src/create-gateway.ts";
 import type { OutboxStore } from "../../src/delivery/outbox-contract.ts";
 import { createLogger, type Logger } from "../../src/ops/logger.ts";
+import { builtinServices } from "../../src/services/registry.ts";
 import { type ResolveHost, warnRefusedDestinations } from "../../src/ssrf/refused-destinations.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
 import { readStreamOptionsFromEnv, type StreamOptionsInput } from "../../src/stream/stream-options.ts";
@@ -104,6 +105,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   const store =
     options.store ??
     (await openConfiguredStore(config.store, {
+      services: builtinServices,
       logger,
       warn: (message) => logger.warn("durability", { message }),
     }));
@@ -125,6 +127,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   if (config.destinations.some((d) => d.transform)) transformExecutor.start();
   const gateway = createGateway({
     config,
+    services: builtinServices,
     store,
     hub,
     crypto: createNodeCrypto(),

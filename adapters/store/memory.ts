@@ -2,11 +2,16 @@
  * The memory store driver: everything in process memory, nothing durable. For tests and for
  * trying the gateway out; a restart forgets every event.
  */
-import type { ClaimResult, EventRecord, StoreDriver, StoreFactory } from "../../src/store/contract.ts";
+import type { ClaimResult, EventRecord, StoreDriver, StoreFactory, StoreWiring } from "../../src/store/contract.ts";
 import { StoreUnavailableError } from "../../src/store/contract.ts";
-import { type EventSummary, pageSummaries, summariesAfter, summarizeEvent } from "../../src/store/match-event-query.ts";
+import {
+  createEventSummarizer,
+  type EventSummary,
+  pageSummaries,
+  summariesAfter,
+} from "../../src/store/match-event-query.ts";
 
-export interface MemoryStoreOptions {
+export interface MemoryStoreOptions extends StoreWiring {
   /** Clock for TTLs, epoch ms. Default `Date.now`. */
   now?: () => number;
 }
@@ -20,6 +25,7 @@ interface Mark {
 /** The memory store driver; `failWrites` lets tests simulate an unavailable store. */
 export const memoryStore = ((options: MemoryStoreOptions = {}): StoreDriver & { failWrites: boolean } => {
   const now = options.now ?? Date.now;
+  const summarizeEvent = createEventSummarizer(options.services);
   const marks = new Map<string, Mark>();
   const byId = new Map<string, EventRecord>();
   let ordered: EventSummary[] = [];

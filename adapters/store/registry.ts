@@ -12,6 +12,7 @@
  */
 import type { StoreConfig } from "../../src/config/schema.ts";
 import type { Logger } from "../../src/ops/logger.ts";
+import type { ServiceRegistry } from "../../src/services/service-contract.ts";
 import type { StoreDriver, StoreFactory } from "../../src/store/contract.ts";
 import { type DriverAliases, type DriverRegistry, loadDriver } from "../driver-registry.ts";
 
@@ -29,6 +30,8 @@ export const storeDriverAliases: DriverAliases = { disk: "sqlite" };
 
 /** What the runtime hands every driver besides its configured options. */
 export interface DriverContext {
+  /** The gateway's upstream services: the driver indexes the search fields they declare (`StoreWiring`). */
+  services: ServiceRegistry;
   /** Where a driver reports what it found at start-up (a recovered WAL, an import). */
   logger?: Logger;
   /** Told about a risk found while opening (e.g. Redis persistence settings that can lose acknowledged events). */
@@ -36,7 +39,7 @@ export interface DriverContext {
 }
 
 /** Opens the store the configuration names, with the rest of `config` (and `context`) as its options. */
-export async function openConfiguredStore(config: StoreConfig, context: DriverContext = {}): Promise<StoreDriver> {
+export async function openConfiguredStore(config: StoreConfig, context: DriverContext): Promise<StoreDriver> {
   const { driver, ...options } = config;
   const factory = await loadDriver(storeDrivers, "store", driver, storeDriverAliases);
   return factory({ ...options, ...context });

@@ -5,16 +5,14 @@
  * checked with `json_type`), arrays match on any element (one level, as in memory), a missing
  * field is never NULL-ish (every term is 0 or 1, so `NOT` stays two-valued). Parts that cannot
  * be expressed (field names with `"` or `\`, very large expressions) become `1` and the result
- * is marked inexact: a superset the caller finishes in memory.
+ * is marked inexact: a superset the caller finishes in memory. The walk of the filter is
+ * translate-filter.ts (shared with PostgreSQL); this file spells SQLite's leaves.
  */
 import type { CompareOp, FilterNode, FilterScalar } from "./parse-filter.ts";
+import { type FilterDialect, type FilterTranslation, translateFilter } from "./translate-filter.ts";
 
 /** A translated filter: `sql` selects a superset of the matches, exactly them when `exact`. */
-export interface FilterSql {
-  sql: string;
-  params: unknown[];
-  exact: boolean;
-}
+export type FilterSql = FilterTranslation;
 
 /** Past this length a translation is dropped (evaluated in memory instead). */
 const MAX_SQL_LENGTH = 32_768;
@@ -30,14 +28,6 @@ interface Location {
   path: string;
 }
 
-interface Translation {
-  sql: string;
-  params: unknown[];
-  exact: boolean;
-}
-
-/** A part SQL cannot express: everything passes, the caller finishes in memory. */
-const UNTRANSLATED: Translation = { sql: "1", params: [], exact: false };
 const PUSHABLE_KEY = /^[^"\\\u0000-\u001f]*$/;
 const SCALAR_TYPES = "('null','true','false','integer','real','text')";
 
@@ -136,147 +126,42 @@ function hasLoneSurrogate(node: FilterNode): boolean {
   }
 }
 
-class Translator {
-  private aliases = 0;
+/** How a SQLite leaf reads one value: its SQL value and its `json_type`. */
+interface SqliteValue {
+  value: string;
+  type: string;
+}
 
-  /** A test of the value at `at`, or of any of its elements when it is an array. */
-  private spread(
-    at: Location,
-    element: (value: string, type: string, params: unknown[]) => string,
-    whole?: (value: string, type: string, params: unknown[]) => string,
-  ): Translation {
-    const alias = `j${this.aliases++}`;
-    const params: unknown[] = [];
-    const path = at.path;
-    const inner = element(`${alias}.value`, `${alias}.type`, params);
-    const scalar = (whole ?? element)(`json_extract(${at.json}, ${path})`, `json_type(${at.json}, ${path})`, params);
-    return {
-      sql: `(CASE json_type(${at.json}, ${path}) WHEN 'array' THEN EXISTS (SELECT 1 FROM json_each(${at.json}, ${path}) AS ${alias} WHERE coalesce(${inner}, 0)) ELSE coalesce(${scalar}, 0) END)`,
-      params,
-      exact: true,
-    };
-  }
-
-  private combine(op: "AND" | "OR", parts: Translation[]): Translation {
-    // A superset inside OR keeps the whole a superset; inside AND as well.
-    return {
-      sql: `(${parts.map((p) => p.sql).join(` ${op} `)})`,
-      params: parts.flatMap((p) => p.params),
-      exact: parts.every((p) => p.exact),
-    };
-  }
-
-  /** Translates `node` applied to the value at `at`. */
-  node(node: FilterNode, at: Location): Translation {
-    if (hasLoneSurrogate(node)) return UNTRANSLATED;
-    switch (node.op) {
-      case "and":
-        return this.combine(
-          "AND",
-          node.nodes.map((n) => this.node(n, at)),
-        );
-      case "or":
-        return this.combine(
-          "OR",
-          node.nodes.map((n) => this.node(n, at)),
-        );
-      case "not": {
-        const inner = this.node(node.node, at);
-        return inner.exact ? { sql: `(NOT ${inner.sql})`, params: inner.params, exact: true } : UNTRANSLATED;
-      }
-      case "exist":
-        return {
-          sql: `(json_type(${at.json}, ${at.path}) IS ${node.value ? "NOT " : ""}NULL)`,
-          params: [],
-          exact: true,
-        };
-      case "field":
-        if (!PUSHABLE_KEY.test(node.key)) return UNTRANSLATED;
-        return this.node(node.node, { json: at.json, path: childPath(at.path, node.key) });
-      case "object":
-        return this.object(node.node, at);
-      case "in":
-      case "nin": {
-        const anyOf = (value: string, type: string, params: unknown[]) =>
-          `(${node.values.map((x) => equals(value, type, x, params)).join(" OR ")})`;
-        if (node.op === "in") return this.spread(at, anyOf);
-        return this.spread(
-          at,
-          (value, type, params) => `(${type} IN ${SCALAR_TYPES} AND NOT coalesce(${anyOf(value, type, params)}, 0))`,
-        );
-      }
-      case "contains":
-        if (typeof node.value !== "string") {
-          const expected = node.value;
-          return this.spread(
-            at,
-            (value, type, params) => compare("contains", value, type, expected, params),
-            () => "0",
-          );
-        }
-        return this.spread(at, (value, type, params) => compare("contains", value, type, node.value, params));
-      default: {
-        const { op, value: expected } = node;
-        return this.spread(at, (value, type, params) => compare(op, value, type, expected, params));
-      }
-    }
-  }
-
-  /**
-   * An object filter: on the value, or on each element when it is an array (one must match).
-   * The candidate paths (the elements' full keys, or the value's own path) are one subquery, so
-   * the filter's SQL appears once however deep objects nest.
-   */
-  private object(node: FilterNode, at: Location): Translation {
-    const alias = `j${this.aliases++}`;
-    const inner = this.node(node, { json: at.json, path: `${alias}.p` });
+const sqliteDialect: FilterDialect<Location, SqliteValue> = {
+  always: "1",
+  never: "0",
+  pushable: (node) => !hasLoneSurrogate(node),
+  pushableKey: (key) => PUSHABLE_KEY.test(key),
+  rootField: (column, key) => ({ json: column, path: literal(key === "headers" ? "$.headers" : `$.event."${key}"`) }),
+  child: (at, key) => ({ json: at.json, path: childPath(at.path, key) }),
+  exist: (at, present) => `(json_type(${at.json}, ${at.path}) IS ${present ? "NOT " : ""}NULL)`,
+  valueAt: (at) => ({ value: `json_extract(${at.json}, ${at.path})`, type: `json_type(${at.json}, ${at.path})` }),
+  elementOf: (alias) => ({ value: `${alias}.value`, type: `${alias}.type` }),
+  spread: (at, alias, inner, whole) =>
+    `(CASE json_type(${at.json}, ${at.path}) WHEN 'array' THEN EXISTS (SELECT 1 FROM json_each(${at.json}, ${at.path}) AS ${alias} WHERE coalesce(${inner}, 0)) ELSE coalesce(${whole}, 0) END)`,
+  candidateOf: (at, alias) => ({ json: at.json, path: `${alias}.p` }),
+  object: (at, alias, inner) => {
     const candidates =
       `SELECT fullkey AS p FROM json_each(${at.json}, ${at.path}) WHERE json_type(${at.json}, ${at.path}) = 'array'` +
       ` UNION ALL SELECT ${at.path} AS p WHERE json_type(${at.json}, ${at.path}) IS NOT 'array'`;
-    return {
-      sql: `EXISTS (SELECT 1 FROM (${candidates}) AS ${alias} WHERE ${inner.sql})`,
-      params: inner.params,
-      exact: inner.exact,
-    };
-  }
-
-  /** The top level: a field is an attribute of `record.event`, or `record.headers`. */
-  root(node: FilterNode, column: string): Translation {
-    switch (node.op) {
-      case "object":
-        return this.root(node.node, column);
-      case "and":
-        return this.combine(
-          "AND",
-          node.nodes.map((n) => this.root(n, column)),
-        );
-      case "or":
-        return this.combine(
-          "OR",
-          node.nodes.map((n) => this.root(n, column)),
-        );
-      case "not": {
-        const inner = this.root(node.node, column);
-        return inner.exact ? { sql: `(NOT ${inner.sql})`, params: inner.params, exact: true } : UNTRANSLATED;
-      }
-      case "field":
-        if (!PUSHABLE_KEY.test(node.key)) return UNTRANSLATED;
-        return this.node(node.node, {
-          json: column,
-          path: literal(node.key === "headers" ? "$.headers" : `$.event."${node.key}"`),
-        });
-      default:
-        return { sql: "0", params: [], exact: true };
-    }
-  }
-}
+    return `EXISTS (SELECT 1 FROM (${candidates}) AS ${alias} WHERE ${inner})`;
+  },
+  equals: ({ value, type }, expected, params) => equals(value, type, expected, params),
+  compare: (op, { value, type }, expected, params) => compare(op, value, type, expected, params),
+  scalarNotAnyOf: ({ type }, anyOf) => `(${type} IN ${SCALAR_TYPES} AND NOT coalesce(${anyOf}, 0))`,
+};
 
 /**
  * Translates a filter into a WHERE term over the JSON `record` column (the layout of
  * src/store/sql/event-sql.ts), for SQLite on Node and in a Durable Object alike.
  */
 export function translateFilterToSql(node: FilterNode, column = "record"): FilterSql {
-  const translation = new Translator().root(node, column);
+  const translation = translateFilter(node, column, sqliteDialect);
   if (translation.sql.length > MAX_SQL_LENGTH || translation.params.length > MAX_PARAMS) {
     return { sql: "1", params: [], exact: false };
   }

@@ -9,6 +9,7 @@
  */
 import type { GatewayEvent } from "../events/envelope.ts";
 import type { FilterNode } from "../filters/parse-filter.ts";
+import type { ServiceRegistry } from "../services/service-contract.ts";
 
 /** One recorded event as the store keeps it. */
 export interface EventRecord {
@@ -159,6 +160,18 @@ export interface StoreDriver {
   kvDelete(key: string): Promise<void>;
   /** Flushes pending writes and releases resources. */
   close(): Promise<void>;
+}
+
+/**
+ * What the runtime hands every store driver besides its own options: the gateway's upstream
+ * services, whose declared search fields (`searchFields`) the driver indexes
+ * (match-event-query.ts `createEventSummarizer`). The composition roots pass the configured
+ * registry (adapters/store/registry.ts `openConfiguredStore`, the Workers store); a driver
+ * opened without it indexes no external id.
+ */
+export interface StoreWiring {
+  /** The upstream services of the gateway. Default: none (no event has an external id). */
+  services?: ServiceRegistry;
 }
 
 /** A typed factory per driver, as unstorage and crossws adapters do. */

@@ -3,9 +3,12 @@
  * removed journal store): the semantics of every `EventQuery` field live here once, applied to a
  * small summary of each event so that drivers need not hold whole records in memory to answer a
  * query.
+ *
+ * Where an event's external id sits in its body is for its service to say (`searchFields`): a
+ * driver is handed the gateway's services (`StoreWiring`, contract.ts) and summarizes with
+ * `createEventSummarizer(services)`; nothing here reaches for the built-in registry.
  */
-import { builtinServices } from "../services/registry.ts";
-import type { SearchField } from "../services/service-contract.ts";
+import type { SearchField, ServiceRegistry } from "../services/service-contract.ts";
 import type { EventQuery, EventRecord } from "./contract.ts";
 
 /** What a query can filter on, per event. */
@@ -51,34 +54,35 @@ function compileFieldReader(paths: readonly string[]): FieldReader {
   };
 }
 
-/** Each built-in service's reader of one search field, as the service declares it (`searchFields`). */
-function readersOf(field: SearchField): ReadonlyMap<string, FieldReader> {
+/** Each service's reader of one search field, as the service declares it (`searchFields`). */
+function readersOf(services: ServiceRegistry, field: SearchField): ReadonlyMap<string, FieldReader> {
   const readers = new Map<string, FieldReader>();
-  for (const [name, service] of builtinServices) {
+  for (const [name, service] of services) {
     const paths = service.searchFields?.[field];
     if (paths) readers.set(name, compileFieldReader(paths));
   }
   return readers;
 }
 
-const externalIdReaders = readersOf("externalId");
+/** The summary of a record, as a driver indexes it. */
+export type SummarizeEvent = (record: EventRecord) => EventSummary;
 
-/** The external id an event carries, where its service says (`searchFields.externalId`). */
-function externalIdOf(record: EventRecord): string | undefined {
-  return externalIdReaders.get(record.event.service)?.(record.event.data);
-}
-
-/** The summary of a record. */
-export function summarizeEvent(record: EventRecord): EventSummary {
-  return {
+/**
+ * The summarizer of a driver handed `services`: the external id an event carries is read where
+ * its service says (`searchFields.externalId`). Without services no event has an external id
+ * (an `externalId` query then matches nothing).
+ */
+export function createEventSummarizer(services: ServiceRegistry | undefined): SummarizeEvent {
+  const externalIdReaders = services ? readersOf(services, "externalId") : new Map<string, FieldReader>();
+  return (record) => ({
     seq: record.seq,
     id: record.id,
     sourceId: record.sourceId,
     type: record.event.type,
     subject: record.event.subject,
-    externalId: externalIdOf(record),
+    externalId: externalIdReaders.get(record.event.service)?.(record.event.data),
     receivedAt: record.receivedAt,
-  };
+  });
 }
 
 /** Builds the predicate of a query (everything but cursor and limit). */

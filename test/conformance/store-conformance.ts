@@ -1,12 +1,15 @@
 /**
  * The store contract's conformance suite, run against every driver (as unstorage's `testDriver`
  * runs against every storage driver). A driver test file calls
- * `testStoreDriver("memory", ({ now }) => memoryStore({ now }))`.
+ * `testStoreDriver("memory", ({ now, services }) => memoryStore({ now, services }))`.
  *
  * Time is a clock the suite owns and advances; every driver takes it as `now`, so TTLs and
- * windows are tested at their exact boundaries without sleeping.
+ * windows are tested at their exact boundaries without sleeping. The services are injected as
+ * the composition roots inject them (`StoreWiring`): the external-id queries need them.
  */
 import { afterEach, beforeEach, describe } from "vitest";
+import { builtinServices } from "../../src/services/registry.ts";
+import type { ServiceRegistry } from "../../src/services/service-contract.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
 import { describeAppendConformance } from "../store/conformance-append.ts";
 import { describeClaimConformance } from "../store/conformance-claims.ts";
@@ -19,6 +22,8 @@ import { T0 } from "../store/sample-records.ts";
 export interface DriverEnvironment {
   /** The suite's clock, epoch ms; drivers use it for every TTL and window. */
   now: () => number;
+  /** The upstream services whose search fields the driver indexes (the built-in ones). */
+  services: ServiceRegistry;
 }
 
 export type MakeDriver = (env: DriverEnvironment) => StoreDriver | Promise<StoreDriver>;
@@ -48,7 +53,7 @@ export function testStoreDriver(name: string, makeDriver: MakeDriver): void {
     };
     beforeEach(async () => {
       t = T0;
-      store = await makeDriver({ now: () => t });
+      store = await makeDriver({ now: () => t, services: builtinServices });
     });
     afterEach(async () => {
       await store?.close();

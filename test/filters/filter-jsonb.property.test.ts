@@ -12,6 +12,7 @@ import { eventColumns } from "../../adapters/store/postgres/pg-event-queries.ts"
 import { ensureSchema } from "../../adapters/store/postgres/pg-schema.ts";
 import { createEventFilter } from "../../src/filters/event-filter.ts";
 import type { EventRecord } from "../../src/store/contract.ts";
+import { createEventSummarizer } from "../../src/store/match-event-query.ts";
 import { type PostgresServer, startPostgresServer } from "../helpers/postgres-server.ts";
 import { document, recordOf, rootNode } from "./filter-arbitraries.ts";
 
@@ -29,13 +30,15 @@ afterAll(async () => {
   await server?.stop();
 });
 
+/** Content filters only: no service, no external id. */
+const summarizeEvent = createEventSummarizer(undefined);
 let informative = 0;
 let exactRuns = 0;
 it("JSONB pushdown and the in-memory predicate select the same events", async () => {
   await fc.assert(
     fc.asyncProperty(fc.array(document, { minLength: 1, maxLength: 12 }), rootNode, async (docs, tree) => {
       const records = docs.map((d, i) => recordOf(d, i + 1));
-      const columns = records.map(eventColumns);
+      const columns = records.map((record) => eventColumns(record, summarizeEvent));
       await client.query("DELETE FROM events");
       await client.query(
         `INSERT INTO events (seq, id, source_id, type, received_at, record, doc)

@@ -30,7 +30,7 @@ it("SQL pushdown and the in-memory predicate select the same events", () => {
       db.exec("DELETE FROM events");
       // Stored as the drivers store it (JSON text), read back as the drivers read it.
       const records = docs.map((d, i) => recordOf(d, i + 1));
-      for (const r of records) insert.run(...eventInsertParams(r));
+      for (const r of records) insert.run(...eventInsertParams(r, undefined));
       const filter = createEventFilter(tree);
       const expected = records
         .map((r) => JSON.parse(JSON.stringify(r)) as EventRecord)
@@ -59,7 +59,7 @@ it("a lone surrogate in a filter selects in SQL what it selects in memory (finis
   const insert = db.prepare(EVENT_SQL.insert);
   const values = ["😀", "\ud83d", "a\ud83d", "\ufffd", "plain", "\ude00"];
   const records = values.map((status, i) => recordOf({ data: { status }, type: "t", headers: {} } as Doc, i + 1));
-  for (const r of records) insert.run(...eventInsertParams(r));
+  for (const r of records) insert.run(...eventInsertParams(r, undefined));
   for (const value of ["\ud83d", "\ude00", "\ufffd", "😀"]) {
     const filter = createEventFilter({
       op: "field",

@@ -10,7 +10,7 @@ import { memoryStore } from "../../adapters/store/memory.ts";
 import { resolveConfig } from "../../src/config/resolve-config.ts";
 import type { GatewayConfig } from "../../src/config/schema.ts";
 import { createGateway, type Gateway, type GatewayOptions } from "../../src/create-gateway.ts";
-import { createServiceRegistry } from "../../src/services/registry.ts";
+import { builtinServices, createServiceRegistry } from "../../src/services/registry.ts";
 import type { UpstreamService } from "../../src/services/service-contract.ts";
 
 export interface InProcessGatewayOptions extends Partial<Omit<GatewayOptions, "config" | "services">> {
@@ -30,7 +30,8 @@ export function buildInProcessGateway(options: InProcessGatewayOptions): Gateway
   const registry = services && createServiceRegistry(services);
   const gatewayConfig = resolved ? (config as GatewayConfig) : resolveConfig(config, env ?? {}, registry);
   return createGateway({
-    store: memoryStore(),
+    // The store indexes the search fields of the gateway's services, as the runtimes wire it.
+    store: memoryStore({ services: registry ?? builtinServices }),
     hub: inProcessHub(undefined),
     ...rest,
     config: gatewayConfig,

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { memoryStore } from "../../adapters/store/memory.ts";
 import { resolveConfig } from "../../src/config/resolve-config.ts";
 import type { Gateway } from "../../src/create-gateway.ts";
+import { builtinServices } from "../../src/services/registry.ts";
 import {
   defaultTestConfig,
   type GatewayProcess,
@@ -38,7 +39,7 @@ export interface TestGateway {
 export function createTestGateway(config: Record<string, unknown> = {}, sourceExtras: Record<string, unknown> = {}) {
   const secrets = makeSecrets();
   let t = T0;
-  const store = memoryStore({ now: () => t });
+  const store = memoryStore({ now: () => t, services: builtinServices });
   const resolved = resolveConfig(
     {
       store: { driver: "memory" },

@@ -66,7 +66,7 @@ function seed(dataDir: string, count: number): void {
           headers: {},
           marks: [],
         } as unknown as EventRecord;
-        insert.run(...eventInsertParams(record));
+        insert.run(...eventInsertParams(record, undefined));
       }
     })();
   } finally {

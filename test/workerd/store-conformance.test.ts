@@ -8,7 +8,7 @@ import { createDurableObjectStore } from "../../adapters/cloudflare/durable-obje
 import { testStoreDriver } from "../conformance/store-conformance.ts";
 
 for (const shards of [1, 3]) {
-  testStoreDriver(`durable-object (${shards} shard${shards > 1 ? "s" : ""})`, ({ now }) =>
-    createDurableObjectStore({ namespace: env.GATEWAY_STORE, shards, prefix: crypto.randomUUID(), now }),
+  testStoreDriver(`durable-object (${shards} shard${shards > 1 ? "s" : ""})`, ({ now, services }) =>
+    createDurableObjectStore({ namespace: env.GATEWAY_STORE, shards, prefix: crypto.randomUUID(), now, services }),
   );
 }

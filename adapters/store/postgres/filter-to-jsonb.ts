@@ -9,15 +9,13 @@
  * inside `CASE` so that a value of another type is never cast (PostgreSQL does not promise the
  * order of `AND` operands). Parts that cannot be expressed (a key with U+0000, a huge
  * expression) become `true` and the result is marked inexact: a superset the driver finishes in
- * memory. Parameters are `?` placeholders (numbered by the caller).
+ * memory. Parameters are `?` placeholders (numbered by the caller). The walk of the filter is
+ * src/filters/translate-filter.ts (shared with SQLite); this file spells PostgreSQL's leaves.
  */
 import type { CompareOp, FilterNode, FilterScalar } from "../../../src/filters/parse-filter.ts";
+import { type FilterDialect, type FilterTranslation, translateFilter } from "../../../src/filters/translate-filter.ts";
 
-export interface JsonbFilterSql {
-  sql: string;
-  params: unknown[];
-  exact: boolean;
-}
+export type JsonbFilterSql = FilterTranslation;
 
 const MAX_SQL_LENGTH = 65_536;
 const UNTRANSLATED: JsonbFilterSql = { sql: "true", params: [], exact: false };
@@ -87,131 +85,34 @@ function compare(op: CompareOp, v: string, expected: FilterScalar, params: unkno
   }
 }
 
-class Translator {
-  private aliases = 0;
-
-  /** `element` on each element when `v` is an array, else `whole` (default `element`) on `v`. */
-  private spread(
-    v: string,
-    element: (value: string, params: unknown[]) => string,
-    whole?: (value: string, params: unknown[]) => string,
-  ): JsonbFilterSql {
-    const alias = `e${this.aliases++}`;
-    const params: unknown[] = [];
-    const inner = element(`${alias}.value`, params);
-    const scalar = (whole ?? element)(v, params);
-    return {
-      sql: `(CASE WHEN ${typeOf(v)} = 'array' THEN EXISTS (SELECT 1 FROM jsonb_array_elements(${v}) AS ${alias}(value) WHERE ${inner}) ELSE ${scalar} END)`,
-      params,
-      exact: true,
-    };
-  }
-
-  private combine(op: "AND" | "OR", parts: JsonbFilterSql[]): JsonbFilterSql {
-    return {
-      sql: `(${parts.map((p) => p.sql).join(` ${op} `)})`,
-      params: parts.flatMap((p) => p.params),
-      exact: parts.every((p) => p.exact),
-    };
-  }
-
-  node(node: FilterNode, v: string): JsonbFilterSql {
-    switch (node.op) {
-      case "and":
-        return this.combine(
-          "AND",
-          node.nodes.map((n) => this.node(n, v)),
-        );
-      case "or":
-        return this.combine(
-          "OR",
-          node.nodes.map((n) => this.node(n, v)),
-        );
-      case "not": {
-        const inner = this.node(node.node, v);
-        return inner.exact ? { sql: `(NOT ${inner.sql})`, params: inner.params, exact: true } : UNTRANSLATED;
-      }
-      case "exist":
-        return { sql: `(${v} IS ${node.value ? "NOT " : ""}NULL)`, params: [], exact: true };
-      case "field":
-        if (node.key.includes("\u0000")) return UNTRANSLATED;
-        return this.node(node.node, `(${v} -> ${literal(node.key)})`);
-      case "object":
-        return this.object(node.node, v);
-      case "in":
-      case "nin": {
-        const anyOf = (value: string, params: unknown[]) =>
-          `(${node.values.map((x) => equals(value, x, params)).join(" OR ")})`;
-        if (node.op === "in") return this.spread(v, anyOf);
-        return this.spread(
-          v,
-          (value, params) => `(coalesce(${typeOf(value)} IN ${SCALAR_TYPES}, false) AND NOT ${anyOf(value, params)})`,
-        );
-      }
-      case "contains":
-        if (typeof node.value !== "string") {
-          const expected = node.value;
-          return this.spread(
-            v,
-            (value, params) => compare("contains", value, expected, params),
-            () => "false",
-          );
-        }
-        return this.spread(v, (value, params) => compare("contains", value, node.value, params));
-      default: {
-        const { op, value: expected } = node;
-        return this.spread(v, (value, params) => compare(op, value, expected, params));
-      }
-    }
-  }
-
-  /** An object filter on the value, or on each element when it is an array; the filter's SQL appears once. */
-  private object(node: FilterNode, v: string): JsonbFilterSql {
-    const alias = `o${this.aliases++}`;
-    const inner = this.node(node, `${alias}.value`);
+/** A place and a value are both a jsonb expression (SQL NULL when missing). */
+const jsonbDialect: FilterDialect<string, string> = {
+  always: "true",
+  never: "false",
+  pushableKey: (key) => !key.includes("\u0000"),
+  rootField: (column, key) =>
+    key === "headers" ? `(${column} -> 'headers')` : `(${column} -> 'event' -> ${literal(key)})`,
+  child: (v, key) => `(${v} -> ${literal(key)})`,
+  exist: (v, present) => `(${v} IS ${present ? "NOT " : ""}NULL)`,
+  valueAt: (v) => v,
+  elementOf: (alias) => `${alias}.value`,
+  spread: (v, alias, inner, whole) =>
+    `(CASE WHEN ${typeOf(v)} = 'array' THEN EXISTS (SELECT 1 FROM jsonb_array_elements(${v}) AS ${alias}(value) WHERE ${inner}) ELSE ${whole} END)`,
+  candidateOf: (_v, alias) => `${alias}.value`,
+  object: (v, alias, inner) => {
     const candidates =
       `SELECT value FROM jsonb_array_elements(CASE WHEN ${typeOf(v)} = 'array' THEN ${v} END)` +
       ` UNION ALL SELECT ${v} WHERE ${typeOf(v)} IS DISTINCT FROM 'array'`;
-    return {
-      sql: `EXISTS (SELECT 1 FROM (${candidates}) AS ${alias}(value) WHERE ${inner.sql})`,
-      params: inner.params,
-      exact: inner.exact,
-    };
-  }
-
-  root(node: FilterNode, column: string): JsonbFilterSql {
-    switch (node.op) {
-      case "object":
-        return this.root(node.node, column);
-      case "and":
-        return this.combine(
-          "AND",
-          node.nodes.map((n) => this.root(n, column)),
-        );
-      case "or":
-        return this.combine(
-          "OR",
-          node.nodes.map((n) => this.root(n, column)),
-        );
-      case "not": {
-        const inner = this.root(node.node, column);
-        return inner.exact ? { sql: `(NOT ${inner.sql})`, params: inner.params, exact: true } : UNTRANSLATED;
-      }
-      case "field":
-        if (node.key.includes("\u0000")) return UNTRANSLATED;
-        return this.node(
-          node.node,
-          node.key === "headers" ? `(${column} -> 'headers')` : `(${column} -> 'event' -> ${literal(node.key)})`,
-        );
-      default:
-        return { sql: "false", params: [], exact: true };
-    }
-  }
-}
+    return `EXISTS (SELECT 1 FROM (${candidates}) AS ${alias}(value) WHERE ${inner})`;
+  },
+  equals,
+  compare,
+  scalarNotAnyOf: (value, anyOf) => `(coalesce(${typeOf(value)} IN ${SCALAR_TYPES}, false) AND NOT ${anyOf})`,
+};
 
 /** Translates a filter into a WHERE term over the JSONB `doc` column (`{ event, headers }`). */
 export function translateFilterToJsonb(node: FilterNode, column = "doc"): JsonbFilterSql {
-  const translation = new Translator().root(node, column);
+  const translation = translateFilter(node, column, jsonbDialect);
   if (translation.sql.length > MAX_SQL_LENGTH) return UNTRANSLATED;
   return translation;
 }

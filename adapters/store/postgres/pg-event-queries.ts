@@ -5,7 +5,7 @@
  * (filter-to-jsonb.ts). Parameters are `?` placeholders, numbered by `toPg`.
  */
 import type { EventQuery, EventRecord } from "../../../src/store/contract.ts";
-import { summarizeEvent } from "../../../src/store/match-event-query.ts";
+import type { SummarizeEvent } from "../../../src/store/match-event-query.ts";
 import type { SqlQuery } from "../../../src/store/sql/event-sql.ts";
 import { translateFilterToJsonb } from "./filter-to-jsonb.ts";
 import { pgText } from "./pg-connection.ts";
@@ -90,7 +90,7 @@ export function buildPgReadAfterQuery(
 }
 
 /** The indexed columns of a record (text without U+0000) and its JSONB filter document. */
-export function eventColumns(record: EventRecord) {
+export function eventColumns(record: EventRecord, summarizeEvent: SummarizeEvent) {
   const summary = summarizeEvent(record);
   const { seq: _seq, ...rest } = record;
   const doc = JSON.stringify({ event: record.event, headers: record.headers });

@@ -27,14 +27,16 @@ import type {
   EventRecord,
   StoreDriver,
   StoreFactory,
+  StoreWiring,
 } from "../../../src/store/contract.ts";
 import { StoreUnavailableError } from "../../../src/store/contract.ts";
+import { createEventSummarizer } from "../../../src/store/match-event-query.ts";
 import { EVENT_SQL, type EventRow, eventFromRow } from "../../../src/store/sql/event-sql.ts";
 import { inTransaction, type PostgresOptions, pgBytes, toPg, unavailable } from "./pg-connection.ts";
 import { buildPgListQuery, buildPgReadAfterQuery, eventColumns } from "./pg-event-queries.ts";
 import { openSchemaPool } from "./pg-schema.ts";
 
-export interface PostgresStoreOptions extends PostgresOptions {
+export interface PostgresStoreOptions extends PostgresOptions, StoreWiring {
   /** Clock for TTLs and windows, epoch ms. Default `Date.now`. */
   now?: () => number;
   /** Told once at open when the server could lose acknowledged events (`fsync = off`). */
@@ -123,6 +125,7 @@ export const postgresStore: StoreFactory<PostgresStoreOptions> = async (options)
 /** The driver on an opened pool whose schema exists. */
 export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions = {}): StoreDriver {
   const now = options.now ?? Date.now;
+  const summarizeEvent = createEventSummarizer(options.services);
   const name = "postgres";
   let closed = false;
   let queue: PendingAppend[] = [];
@@ -141,7 +144,7 @@ export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions
     // One row per id (the first wins; later ones answer as not inserted), one mark per key.
     const firstOfId = new Map<string, PendingAppend>();
     for (const item of batch) if (!firstOfId.has(item.record.id)) firstOfId.set(item.record.id, item);
-    const columns = [...firstOfId.values()].map((item) => eventColumns(item.record));
+    const columns = [...firstOfId.values()].map((item) => eventColumns(item.record, summarizeEvent));
     const marks = new Map<string, { eventId: string; expiresAt: number }>();
     for (const item of batch) marks.set(item.dedupeKey, { eventId: item.record.id, expiresAt: item.expiresAt });
     const rows = await inTransaction(pool, async (client) => {
@@ -287,7 +290,7 @@ export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions
     async redactEvents(records) {
       let replaced = 0;
       for (let i = 0; i < records.length; i += ID_BATCH) {
-        const columns = records.slice(i, i + ID_BATCH).map(eventColumns);
+        const columns = records.slice(i, i + ID_BATCH).map((record) => eventColumns(record, summarizeEvent));
         replaced +=
           (
             await query(SQL.redact, [

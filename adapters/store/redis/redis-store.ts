@@ -4,12 +4,12 @@
  * and prefix behave as one gateway; the outbox (adapters/outbox/redis/) and the live hub
  * (adapters/hub/redis.ts) of the same name share its options (docs/several-instances.md).
  */
-import type { StoreFactory } from "../../../src/store/contract.ts";
+import type { StoreFactory, StoreWiring } from "../../../src/store/contract.ts";
 import { checkPersistence, openIoredisRunner, resolveRedisUrl } from "./ioredis-runner.ts";
 import { migrateRedisStore } from "./redis-migrations.ts";
 import { createScriptedStore } from "./scripted-store.ts";
 
-export interface RedisStoreOptions {
+export interface RedisStoreOptions extends StoreWiring {
   /** `redis://host:port` or `rediss://...`. Default: the `REDIS_URL` environment variable. */
   url?: string;
   /** Hash-tag prefix of every key. Default `gw`. */

@@ -11,9 +11,15 @@ import type {
   EventQuery,
   EventRecord,
   StoreDriver,
+  StoreWiring,
 } from "../../../src/store/contract.ts";
 import { StoreUnavailableError } from "../../../src/store/contract.ts";
-import { compileEventQuery, compileTypePattern, summarizeEvent } from "../../../src/store/match-event-query.ts";
+import {
+  compileEventQuery,
+  compileTypePattern,
+  createEventSummarizer,
+  type SummarizeEvent,
+} from "../../../src/store/match-event-query.ts";
 import { createKeyLayout, type KeyLayout } from "./redis-keys.ts";
 import type { ScriptReply, ScriptRunner } from "./script-runner.ts";
 import {
@@ -32,7 +38,7 @@ import {
   writeScript,
 } from "./store-scripts.ts";
 
-export interface ScriptedStoreOptions {
+export interface ScriptedStoreOptions extends StoreWiring {
   /** Hash-tag prefix of every key (`{prefix}:...`). Default `gw`. */
   prefix?: string;
   /** Clock for TTLs and windows, epoch ms. Default `Date.now`. */
@@ -48,6 +54,7 @@ const MAX_SCAN_ROUNDS = 5_000;
 export function createScriptedStore(runner: ScriptRunner, options: ScriptedStoreOptions = {}): StoreDriver {
   const keys = createKeyLayout(options.prefix ?? "gw");
   const now = options.now ?? Date.now;
+  const summarizeEvent = createEventSummarizer(options.services);
   const appending = new Set<Promise<unknown>>();
   let closed = false;
 
@@ -118,12 +125,12 @@ export function createScriptedStore(runner: ScriptRunner, options: ScriptedStore
     },
     async list(query): Promise<EventPage> {
       const bound = query.after === undefined ? "+inf" : String(query.after);
-      const found = await walk(run, keys, query, "desc", bound, query.limit + 1);
+      const found = await walk(run, keys, summarizeEvent, query, "desc", bound, query.limit + 1);
       const events = found.slice(0, query.limit);
       return { events, next: found.length > query.limit ? (events[events.length - 1] as EventRecord).seq : null };
     },
     async readAfter(afterSeq, limit, filter = {}) {
-      return walk(run, keys, { ...filter, limit }, "asc", String(afterSeq), limit);
+      return walk(run, keys, summarizeEvent, { ...filter, limit }, "asc", String(afterSeq), limit);
     },
     async lastSeq() {
       return Number((await run(readScript, [keys.seq], [])) ?? 0);
@@ -228,6 +235,7 @@ async function indexesOf(run: ScriptRunner["run"], keys: KeyLayout, query: Event
 async function walk(
   run: ScriptRunner["run"],
   keys: KeyLayout,
+  summarizeEvent: SummarizeEvent,
   query: EventQuery,
   direction: "asc" | "desc",
   bound: string,

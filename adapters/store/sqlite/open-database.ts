@@ -19,6 +19,8 @@ import { open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "../../../src/ops/logger.ts";
+import type { StoreWiring } from "../../../src/store/contract.ts";
+import { createEventSummarizer } from "../../../src/store/match-event-query.ts";
 import { SCHEMA_STATEMENTS } from "../../../src/store/sql/schema.ts";
 import {
   applySqlStep,
@@ -43,7 +45,7 @@ export const OWNER_FILE = "store.owner";
 /** A WAL grown by a burst is cut back to this size after the next checkpoint. */
 export const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
-export interface OpenDatabaseOptions {
+export interface OpenDatabaseOptions extends StoreWiring {
   dir: string;
   /** Page cache in KiB, the bound on the database's memory. */
   cacheKiB: number;
@@ -167,7 +169,7 @@ async function openLocked(options: OpenDatabaseOptions): Promise<Database.Databa
       const building = `${path}.import`;
       await rm(building, { force: true });
       try {
-        await importDiskJournal(dir, building, options.now(), logger);
+        await importDiskJournal(dir, building, options.now(), createEventSummarizer(options.services), logger);
       } catch (error) {
         await rm(building, { force: true });
         throw error;

@@ -14,14 +14,15 @@ import { realpath } from "node:fs/promises";
 import type Database from "better-sqlite3";
 import type { OutboxFactory, OutboxStore } from "../../../src/delivery/outbox-contract.ts";
 import type { Logger } from "../../../src/ops/logger.ts";
-import type { StoreDriver, StoreFactory } from "../../../src/store/contract.ts";
+import type { StoreDriver, StoreFactory, StoreWiring } from "../../../src/store/contract.ts";
+import { createEventSummarizer } from "../../../src/store/match-event-query.ts";
 import { createGroupCommit, type GroupCommit } from "./group-commit.ts";
 import { openDatabase, StoreLockedError, WAL_SIZE_LIMIT } from "./open-database.ts";
 import { preparePrivateDir } from "./private-dir.ts";
 import { createSqliteOutboxDriver } from "./sqlite-outbox.ts";
 import { createSqliteStoreDriver } from "./sqlite-store.ts";
 
-export interface SqliteStorageOptions {
+export interface SqliteStorageOptions extends StoreWiring {
   /** Directory of the database (`gateway.db`); created when missing. Default `.data` in config. */
   dir: string;
   /** Clock for TTLs, epoch ms. Default `Date.now`. */
@@ -51,7 +52,7 @@ interface OpenStorage {
   writer: GroupCommit;
   /** Closes the reading connection and the directory's lock. */
   closeDatabase(): void;
-  options: Required<Omit<SqliteStorageOptions, "logger">>;
+  options: Required<Omit<SqliteStorageOptions, "logger" | "services">>;
   users: Set<"store" | "outbox">;
 }
 
@@ -78,7 +79,7 @@ async function acquire(options: SqliteStorageOptions, user: "store" | "outbox"):
         purgeBatchSize: options.purgeBatchSize ?? 500,
         durability: options.durability ?? "wal-fdatasync",
       };
-      const opened = await openDatabase({ ...resolved, logger: options.logger });
+      const opened = await openDatabase({ ...resolved, logger: options.logger, services: options.services });
       let writer: GroupCommit;
       try {
         writer = await createGroupCommit({
@@ -126,6 +127,7 @@ export const sqliteStore: StoreFactory<SqliteStorageOptions> = async (options) =
     db: storage.db,
     writer: storage.writer,
     now: storage.options.now,
+    summarizeEvent: createEventSummarizer(options.services),
     purgeBatchSize: storage.options.purgeBatchSize,
     checkpoint: () => storage.writer.checkpoint(),
     release: storage.release,

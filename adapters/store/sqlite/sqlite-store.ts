@@ -22,6 +22,7 @@
 import type { Database } from "better-sqlite3";
 import type { AppendResult, ClaimResult, EventRecord, StoreDriver } from "../../../src/store/contract.ts";
 import { StoreUnavailableError } from "../../../src/store/contract.ts";
+import type { SummarizeEvent } from "../../../src/store/match-event-query.ts";
 import {
   buildListQuery,
   buildReadAfterQuery,
@@ -40,6 +41,8 @@ export interface SqliteStoreParts {
   db: Database;
   writer: GroupCommit;
   now: () => number;
+  /** Reads the indexed fields of an event (its external id, with the services the store was handed). */
+  summarizeEvent: SummarizeEvent;
   /** Rows deleted per retention transaction (each is one short write between appends). */
   purgeBatchSize: number;
   /** Copies the WAL into the database and truncates it (after an erasure). */
@@ -53,7 +56,7 @@ const RECENT_EVENTS = 2048;
 
 /** Builds the store on an open database. */
 export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
-  const { db, writer, now, purgeBatchSize } = parts;
+  const { db, writer, now, purgeBatchSize, summarizeEvent } = parts;
   /** Prepared once per SQL text and kept (retained-statements.ts: never garbage collected). */
   const prepare = (sql: string) => statementOn(db, sql);
   const claims = new Map<string, number>();
@@ -152,7 +155,7 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
       let promise = writer
         .run(
           [
-            [EVENT_SQL.insert, eventInsertParams(record, seq)],
+            [EVENT_SQL.insert, eventInsertParams(record, summarizeEvent(record).externalId, seq)],
             [EVENT_SQL.upsertMark, [key, record.id, expiresAt]],
           ],
           ([inserted]) => {
@@ -237,7 +240,12 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
       // The events kept in memory still carry what is erased: forgotten as the erasure becomes
       // durable, before anything (a delivery attempt's `get`) can run after it.
       const changes = await writer.run(
-        records.map((record): WriteStatement => [EVENT_SQL.redactById, eventRedactParams(record)]),
+        records.map(
+          (record): WriteStatement => [
+            EVENT_SQL.redactById,
+            eventRedactParams(record, summarizeEvent(record).externalId),
+          ],
+        ),
         forgetRecent,
       );
       return changes.reduce((sum, n) => sum + n, 0);

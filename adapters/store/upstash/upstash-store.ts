@@ -5,12 +5,12 @@
  * (adapters/outbox/upstash.ts) and the live hub (adapters/hub/upstash.ts) of the same name go
  * with it (docs/several-instances.md).
  */
-import type { StoreFactory } from "../../../src/store/contract.ts";
+import type { StoreFactory, StoreWiring } from "../../../src/store/contract.ts";
 import { migrateRedisStore } from "../redis/redis-migrations.ts";
 import { createScriptedStore } from "../redis/scripted-store.ts";
 import { createUpstashRunner, resolveUpstashConnection } from "./upstash-runner.ts";
 
-export interface UpstashStoreOptions {
+export interface UpstashStoreOptions extends StoreWiring {
   /** REST URL. Default: `UPSTASH_REDIS_REST_URL`. */
   url?: string;
   /** REST token. Default: `UPSTASH_REDIS_REST_TOKEN` (never from a committed file). */

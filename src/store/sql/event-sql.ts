@@ -5,13 +5,13 @@
  * Node and `ctx.storage.sql.exec` on a Durable Object alike.
  *
  * The filter semantics are those of `match-event-query.ts` (the memory driver's): the columns
- * `type`, `subject` and `external_id` are filled from `summarizeEvent`, and a type glob becomes
+ * `type`, `subject` and `external_id` hold the fields of an `EventSummary` (the external id as
+ * the driver's `createEventSummarizer` reads it, with the services it was handed), and a type glob becomes
  * a SQLite GLOB with everything but `*` escaped. A content filter (src/filters) becomes
  * `json_type` / `json_extract` terms over the `record` column (filter-to-sql.ts).
  */
 import { translateFilterToSql } from "../../filters/filter-to-sql.ts";
 import type { EventQuery, EventRecord } from "../contract.ts";
-import { summarizeEvent } from "../match-event-query.ts";
 
 export const EVENT_SQL = {
   /** Changes nothing (0 rows) when the id is already recorded. */
@@ -52,26 +52,28 @@ export interface EventRow {
   record: string;
 }
 
-/** The parameters of `EVENT_SQL.insert` for a record at `seq` (default: the record's own). */
-export function eventInsertParams(record: EventRecord, seq = record.seq): unknown[] {
-  const summary = summarizeEvent(record);
+/**
+ * The parameters of `EVENT_SQL.insert` for a record at `seq` (default: the record's own), with
+ * the external id its driver's summarizer read (`SummarizeEvent`, match-event-query.ts).
+ */
+export function eventInsertParams(record: EventRecord, externalId: string | undefined, seq = record.seq): unknown[] {
   const { seq: _seq, ...rest } = record;
   return [
     seq,
     record.id,
     record.sourceId,
-    summary.type,
-    summary.subject ?? null,
-    summary.externalId ?? null,
+    record.event.type,
+    record.event.subject ?? null,
+    externalId ?? null,
     record.receivedAt,
     JSON.stringify(rest),
   ];
 }
 
 /** The parameters of `EVENT_SQL.redactById`: the replacement's columns, then its id. */
-export function eventRedactParams(record: EventRecord): unknown[] {
-  const [, id, , type, subject, externalId, , json] = eventInsertParams(record);
-  return [type, subject, externalId, json, id];
+export function eventRedactParams(record: EventRecord, externalId: string | undefined): unknown[] {
+  const [, id, , type, subject, , , json] = eventInsertParams(record, externalId);
+  return [type, subject, externalId ?? null, json, id];
 }
 
 /** The record of a selected row. */

@@ -13,6 +13,7 @@ import { openConfiguredOutbox } from "../../../adapters/outbox/registry.ts";
 import { openConfiguredStore } from "../../../adapters/store/registry.ts";
 import { type SqliteStorageOptions, sqliteOutbox } from "../../../adapters/store/sqlite/sqlite-storage.ts";
 import type { OutboxStore } from "../../../src/delivery/outbox-contract.ts";
+import { builtinServices } from "../../../src/services/registry.ts";
 import { makeDelivery, testOutboxDriver } from "../../conformance/outbox-conformance.ts";
 import { testOutboxLeases } from "../../conformance/outbox-lease-conformance.ts";
 import { keyOf, makeRecord } from "../../store/sample-records.ts";
@@ -54,7 +55,7 @@ testOutboxLeases("sqlite", harness({}));
 describe("sqlite through the registries", () => {
   it("opens the store and the outbox of one configuration on one database", async () => {
     const dir = await freshDir();
-    const store = await openConfiguredStore({ driver: "sqlite", dir });
+    const store = await openConfiguredStore({ driver: "sqlite", dir }, { services: builtinServices });
     // `disk` (the old driver's name) opens the same sqlite database, joining the store's.
     const outbox = await openConfiguredOutbox({ driver: "disk", dir });
     await expect(sqliteOutbox({ dir })).rejects.toThrow(/already open in this process/);
@@ -78,13 +79,13 @@ describe("sqlite through the registries", () => {
       db.close();
     }
     // Closed by its last user: the directory opens again.
-    const again = await openConfiguredStore({ driver: "disk", dir });
+    const again = await openConfiguredStore({ driver: "disk", dir }, { services: builtinServices });
     expect(await again.get(record.id)).toEqual({ ...record, seq });
     await again.close();
   });
 
   it("names the registered drivers and the alias when the name is unknown", async () => {
-    await expect(openConfiguredStore({ driver: "tape" } as never)).rejects.toThrow(
+    await expect(openConfiguredStore({ driver: "tape" } as never, { services: builtinServices })).rejects.toThrow(
       'no store driver "tape"; registered: memory, sqlite, redis, upstash, postgres, disk (alias)',
     );
   });

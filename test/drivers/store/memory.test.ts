@@ -2,4 +2,4 @@
 import { memoryStore } from "../../../adapters/store/memory.ts";
 import { testStoreDriver } from "../../conformance/store-conformance.ts";
 
-testStoreDriver("memory", ({ now }) => memoryStore({ now }));
+testStoreDriver("memory", ({ now, services }) => memoryStore({ now, services }));

@@ -15,4 +15,6 @@ afterAll(async () => {
 });
 
 // A fresh schema per test keeps tests apart on one server.
-testStoreDriver("postgres", ({ now }) => postgresStore({ url: server.url, schema: `t${++n}`, now, poolSize: 4 }));
+testStoreDriver("postgres", ({ now, services }) =>
+  postgresStore({ url: server.url, schema: `t${++n}`, now, poolSize: 4, services }),
+);

@@ -15,4 +15,4 @@ afterAll(async () => {
 });
 
 // A fresh key prefix per test keeps tests apart on one server.
-testStoreDriver("redis", ({ now }) => redisStore({ url: redis.url, prefix: `t${++n}`, now }));
+testStoreDriver("redis", ({ now, services }) => redisStore({ url: redis.url, prefix: `t${++n}`, now, services }));

@@ -22,9 +22,9 @@ afterAll(async () => {
   await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-testStoreDriver("sqlite", async ({ now }) => sqliteStore({ dir: await freshDir(), now }));
-testStoreDriver("sqlite (durability full, retention batches of 2)", async ({ now }) =>
-  sqliteStore({ dir: await freshDir(), now, purgeBatchSize: 2, durability: "full" }),
+testStoreDriver("sqlite", async ({ now, services }) => sqliteStore({ dir: await freshDir(), now, services }));
+testStoreDriver("sqlite (durability full, retention batches of 2)", async ({ now, services }) =>
+  sqliteStore({ dir: await freshDir(), now, services, purgeBatchSize: 2, durability: "full" }),
 );
 
 describe("sqlite: committed is not yet acknowledged", () => {

@@ -21,4 +21,6 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-testStoreDriver("upstash", ({ now }) => upstashStore({ url: front.url, token: front.token, prefix: `u${++n}`, now }));
+testStoreDriver("upstash", ({ now, services }) =>
+  upstashStore({ url: front.url, token: front.token, prefix: `u${++n}`, now, services }),
+);

@@ -9,6 +9,8 @@ import {
   type IndexEntry,
 } from "../../../adapters/store/sqlite/journal-import/journal-index.ts";
 import { JOURNAL_FORMAT } from "../../../adapters/store/sqlite/journal-import/journal-line.ts";
+import { builtinServices } from "../../../src/services/registry.ts";
+import { createEventSummarizer } from "../../../src/store/match-event-query.ts";
 import type { CompactionPlan, Relocation } from "./compact-journal.ts";
 
 export type { IndexEntry, KvItem, Mark } from "../../../adapters/store/sqlite/journal-import/journal-index.ts";
@@ -19,7 +21,7 @@ const LINE_OVERHEAD = 80;
 export type JournalIndex = ReturnType<typeof createJournalIndex>;
 
 export function createJournalIndex() {
-  const index = createReplayedIndex();
+  const index = createReplayedIndex(createEventSummarizer(builtinServices));
   const { marks, kv, byId } = index;
   /** Highest seq handed out (durable or not). */
   let assignedSeq = 0;

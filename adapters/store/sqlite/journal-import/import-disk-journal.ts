@@ -19,6 +19,7 @@ import { createOutboxIndex, type OutboxIndex } from "../../../../src/delivery/ou
 import { deliveryParams, OUTBOX_SQL } from "../../../../src/delivery/sql/outbox-sql.ts";
 import type { Logger } from "../../../../src/ops/logger.ts";
 import type { EventRecord } from "../../../../src/store/contract.ts";
+import type { SummarizeEvent } from "../../../../src/store/match-event-query.ts";
 import { EVENT_SQL, eventInsertParams } from "../../../../src/store/sql/event-sql.ts";
 import { META, META_SQL, SCHEMA_STATEMENTS, SCHEMA_VERSION } from "../../../../src/store/sql/schema.ts";
 import { pragmaOn, retainConnection, statementOn } from "../retained-statements.ts";
@@ -48,7 +49,13 @@ export interface ImportReport {
  * present). Takes the old store's locks while reading, so a gateway of the previous version
  * still running on `dir` makes this fail instead of importing a moving target.
  */
-export async function importDiskJournal(dir: string, target: string, now: number, logger?: Logger) {
+export async function importDiskJournal(
+  dir: string,
+  target: string,
+  now: number,
+  summarizeEvent: SummarizeEvent,
+  logger?: Logger,
+) {
   const releaseJournal = await acquireJournalLock(dir);
   let releaseOutbox: (() => Promise<void>) | undefined;
   const db = retainConnection(new Database(target));
@@ -56,7 +63,7 @@ export async function importDiskJournal(dir: string, target: string, now: number
     releaseOutbox = await acquireLockFile(dir, "outbox.lock", "outbox");
     pragmaOn(db, "synchronous = FULL");
     for (const statement of SCHEMA_STATEMENTS) db.exec(statement);
-    const report = await copyInto(db, dir, now);
+    const report = await copyInto(db, dir, now, summarizeEvent);
     db.close();
     if (report.journalTornBytes > 0 || report.outboxTornBytes > 0) {
       logger?.warn("old journal had a torn tail (a write that was never acknowledged); it was not imported", {
@@ -83,31 +90,36 @@ function readOnly(handle: FileHandle): FileHandle {
   } as unknown as FileHandle;
 }
 
-async function copyInto(db: Database.Database, dir: string, now: number): Promise<ImportReport> {
+async function copyInto(
+  db: Database.Database,
+  dir: string,
+  now: number,
+  summarizeEvent: SummarizeEvent,
+): Promise<ImportReport> {
   const journalPath = join(dir, OLD_JOURNAL);
   const handle = await open(journalPath, constants.O_RDONLY);
   try {
-    const index = createJournalIndex();
+    const index = createJournalIndex(summarizeEvent);
     const { size } = await handle.stat();
     const validSize = await recoverJournal(readOnly(handle), journalPath, index.replay);
     index.finishRecovery(now);
     const outbox = createOutboxIndex();
     const outboxTornBytes = await readOldOutbox(dir, outbox);
 
-    const records: EventRecord[] = [];
+    const records: { record: EventRecord; externalId: string | undefined }[] = [];
     for (const entry of index.entries) {
       const buffer = Buffer.allocUnsafe(entry.length);
       await handle.read(buffer, 0, entry.length, entry.offset);
       const parsed = parseLine(buffer, 0, entry.length - 1);
       if (!parsed || !("e" in parsed.line)) throw new Error(`${journalPath}: record ${entry.id} is unreadable`);
-      records.push(parsed.line.e);
+      records.push({ record: parsed.line.e, externalId: entry.externalId });
     }
     const marks = [...index.marks].filter(([, mark]) => mark.id !== undefined && mark.expiresAt > now);
     const values = [...index.kv].filter(([, item]) => item.expiresAt > now);
     const deliveries: DeliveryRecord[] = [...outbox.all()];
     db.transaction(() => {
       const insertEvent = statementOn(db, EVENT_SQL.insert);
-      for (const record of records) insertEvent.run(eventInsertParams(record));
+      for (const { record, externalId } of records) insertEvent.run(eventInsertParams(record, externalId));
       const upsertMark = statementOn(db, EVENT_SQL.upsertMark);
       for (const [key, mark] of marks) upsertMark.run(key, mark.id, mark.expiresAt);
       const setValue = statementOn(db, EVENT_SQL.kvSet);

@@ -5,7 +5,7 @@
  * apply to the events written before them; the last copy of an id wins).
  */
 import type { EventRecord } from "../../../../src/store/contract.ts";
-import { type EventSummary, summarizeEvent } from "../../../../src/store/match-event-query.ts";
+import type { EventSummary, SummarizeEvent } from "../../../../src/store/match-event-query.ts";
 import type { JournalLine } from "./journal-line.ts";
 
 export interface IndexEntry extends EventSummary {
@@ -24,8 +24,11 @@ export interface KvItem {
   expiresAt: number;
 }
 
-/** Creates an empty index; feed it every recovered line (`replay`), then `finishRecovery`. */
-export function createJournalIndex() {
+/**
+ * Creates an empty index; feed it every recovered line (`replay`), then `finishRecovery`.
+ * `summarizeEvent` is the store's (it reads each event's external id where its service says).
+ */
+export function createJournalIndex(summarizeEvent: SummarizeEvent) {
   /** Ascending by seq (and by offset). */
   let entries: IndexEntry[] = [];
   const byId = new Map<string, IndexEntry>();
