@@ -3,7 +3,7 @@
  * and the runtime's crypto, clock and logger. Runtime adapters (`adapters/node`, later
  * `adapters/cloudflare`) call this and serve `gateway.app`.
  */
-import type { H3 } from "h3";
+import { type H3, HTTPError, HTTPResponse } from "h3";
 import { createClientAuthenticator } from "./auth/authenticate-client.ts";
 import { requireEventsAccess } from "./auth/events-access.ts";
 import { type ConfigChanges, describeConfigChanges } from "./config/config-changes.ts";
@@ -21,13 +21,14 @@ import { DELIVERY_METRICS } from "./delivery/delivery-metrics.ts";
 import { systemScheduler } from "./delivery/scheduler.ts";
 import type { Sink } from "./delivery/sink-contract.ts";
 import { createEnricher } from "./enrich/create-enricher.ts";
-import { createGatewayError, toErrorResponse } from "./errors.ts";
+import { createGatewayError, toErrorAnswer, toErrorResponse } from "./errors.ts";
 import type { GatewayContext } from "./gateway-context.ts";
 import { createAllowedMethods } from "./http/allowed-methods.ts";
 import { createRouteRecordingApp } from "./http/route-recording-app.ts";
 import { readRawBody } from "./ingress/read-raw-body.ts";
 import { receiveWebhook } from "./ingress/receive-webhook.ts";
 import { createVerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
+import { type WebhookAnswer, type WebhookInput, webhookInputOfRequest } from "./ingress/webhook-exchange.ts";
 import { applyRetention } from "./lifecycle/apply-retention.ts";
 import { resumeErasures } from "./lifecycle/erase-events.ts";
 import { registerLifecycleRoutes } from "./lifecycle/lifecycle-api.ts";
@@ -144,6 +145,12 @@ export interface Gateway {
   /** The live stream fan-out (`/ws`, `/stream`). */
   live: LiveStream;
   fetch(request: Request): Promise<Response>;
+  /**
+   * `POST /webhooks/{sourceId}` from a runtime-neutral input to a plain answer, errors rendered
+   * and logged as the h3 route does: the Node fast path's entry (adapters/node/webhook-fast-path.ts).
+   * Undefined while tracing is on (the traced route keeps the Fetch Request).
+   */
+  receiveWebhook?: (sourceId: string, input: WebhookInput, path: string) => Promise<WebhookAnswer>;
   /** Starts background work (the delivery engine resumes from its outbox). */
   start(): Promise<void>;
   /** Enforces retention (`retentionDays` and the `retention` rules); returns how many events went. */
@@ -169,7 +176,7 @@ export type ReloadOutcome =
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
-function requestIdOf(request: Request): string {
+function requestIdOf(request: { headers: { get(name: string): string | null } }): string {
   const given = request.headers.get("x-request-id");
   return given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
 }
@@ -307,12 +314,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     onError(error, event) {
       const response = toErrorResponse(error);
-      if (isClientAbort(error)) {
-        // The client went away mid-body: nobody is left to answer and nothing is wrong here.
-        logger.info("client aborted the request", { path: event.url.pathname });
-      } else if (response.status >= 500 && !HTTPErrorIsExpected(error)) {
-        logger.error("unhandled error", { path: event.url.pathname, error: String(error.cause ?? error.message) });
-      }
+      logAnsweredError(error, response.status, event.url.pathname);
       if (!response.headers.has("x-request-id")) {
         response.headers.set("x-request-id", event.res.headers.get("x-request-id") ?? requestIdOf(event.req));
       }
@@ -320,19 +322,45 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
   });
   const allowedMethods = createAllowedMethods(() => registeredRoutes);
+  function logAnsweredError(error: HTTPError, status: number, path: string) {
+    if (isClientAbort(error)) {
+      // The client went away mid-body: nobody is left to answer and nothing is wrong here.
+      logger.info("client aborted the request", { path });
+    } else if (status >= 500 && !HTTPErrorIsExpected(error)) {
+      logger.error("unhandled error", { path, error: String(error.cause ?? error.message) });
+    }
+  }
+  // The webhook route without Request/Response objects (Gateway.receiveWebhook): what the route
+  // above answers, with errors rendered and logged as `onError` does.
+  const receiveWebhookAnswer = async (sourceId: string, input: WebhookInput, path: string): Promise<WebhookAnswer> => {
+    const requestId = requestIdOf(input);
+    try {
+      return await receiveWebhook(ctx, sourceId, input, requestId);
+    } catch (thrown) {
+      // As h3 wraps what a handler throws: anything but an HTTPError is unhandled (no message leaks).
+      const error = HTTPError.isError(thrown)
+        ? thrown
+        : Object.assign(new HTTPError(thrown as Error), { unhandled: true });
+      const answer = toErrorAnswer(error);
+      logAnsweredError(error, answer.status, path);
+      answer.headers["x-request-id"] ??= requestId;
+      return answer;
+    }
+  };
 
   app.post("/webhooks/:sourceId", (event) => {
     const sourceId = event.context.params?.sourceId ?? "";
     const { tracing } = ctx;
-    if (!tracing) return receiveWebhook(ctx, sourceId, event.req, requestIdOf(event.req));
+    const input = webhookInputOfRequest(event.req, ctx.readBody, ctx.listHeaders);
+    if (!tracing) return receiveWebhook(ctx, sourceId, input, requestIdOf(event.req)).then(toHTTPResponse);
     return traceHttpServer(
       tracing,
       "/webhooks/{sourceId}",
       event.req,
       event.url,
       { "gateway.source.id": sourceId },
-      (span) => receiveWebhook(ctx, sourceId, event.req, requestIdOf(event.req), span),
-    );
+      (span) => receiveWebhook(ctx, sourceId, input, requestIdOf(event.req), span),
+    ).then(toHTTPResponse);
   });
   app.get("/events", async (event) => {
     await requireEventsAccess(ctx, event.req);
@@ -397,6 +425,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     ctx,
     live,
     fetch: async (request) => app.fetch(request),
+    receiveWebhook: ctx.tracing ? undefined : receiveWebhookAnswer,
     start: async () => {
       await ctx.delivery?.start();
       // In the background: an erasure interrupted by a stop is finished (and audited) now.
@@ -483,4 +512,9 @@ function isClientAbort(error: { cause?: unknown; message?: string }): boolean {
 
 function HTTPErrorIsExpected(error: { data?: unknown }): boolean {
   return typeof (error.data as { code?: unknown } | undefined)?.code === "string";
+}
+
+/** A webhook answer as h3 sends it (HTTPResponse: no full Fetch Response where h3 writes directly). */
+function toHTTPResponse(answer: WebhookAnswer): HTTPResponse {
+  return new HTTPResponse(answer.body, { status: answer.status, headers: answer.headers });
 }
