@@ -34,7 +34,7 @@ import { nativeNodeRequestBody, readNodeBody } from "./read-node-body.ts";
 import { releaseNodeWebSocketUpgrade } from "./release-websocket-upgrade.ts";
 import { createStdoutLogWriter } from "./stdout-log-writer.ts";
 import { createTransformPool } from "./transform-pool.ts";
-import { installWebhookFastPath, webhookFastPathEnabled } from "./webhook-fast-path.ts";
+import { installWebhookFastPath, readWebhookFastPathSetting, webhookFastPathEnabled } from "./webhook-fast-path.ts";
 
 export interface NodeGatewayOptions {
   config: GatewayConfig;
@@ -102,6 +102,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   // Read before anything opens, so a bad OTEL_* value stops start-up.
   const tracing = await createNodeTracing(process.env, logger);
   const pollIntervalMs = readDeliveryPollFromEnv(process.env);
+  const fastPathOn = readWebhookFastPathSetting(process.env);
   const store =
     options.store ??
     (await openConfiguredStore(config.store, {
@@ -153,8 +154,6 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     tracing,
     deliveryWarnIntervalMs: attemptWarnIntervalMs(process.env),
   });
-  // Checked before anything starts, so a bad GATEWAY_WEBHOOK_FAST_PATH stops start-up.
-  const fastPath = webhookFastPathEnabled(gateway, config.server, process.env);
   await gateway.runMaintenance();
   await gateway.start();
   const maintenance = setInterval(() => {
@@ -189,7 +188,9 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   const nodeServer = server.node?.server as Server | undefined;
   if (nodeServer) applyConnectionLimits(nodeServer, config.server, logger);
   // Webhooks skip the Fetch Request/Response objects on Node (webhook-fast-path.ts).
-  if (nodeServer && fastPath) installWebhookFastPath(nodeServer, gateway, logger);
+  if (nodeServer && webhookFastPathEnabled(gateway, config.server, fastPathOn)) {
+    installWebhookFastPath(nodeServer, gateway, logger);
+  }
   await server.ready();
   // Not awaited: host names are looked up in the background, so a slow resolver never delays start.
   const warnRefused = (next: GatewayConfig) =>

@@ -23,6 +23,7 @@ import { toErrorAnswer } from "../../src/errors.ts";
 import type { HeaderReader } from "../../src/http/header-reader.ts";
 import type { WebhookInput } from "../../src/ingress/webhook-exchange.ts";
 import type { Logger } from "../../src/ops/logger.ts";
+import { CliFailure } from "./cli-errors.ts";
 import { listRawHeaders } from "./list-node-headers.ts";
 import { readIncomingBody } from "./read-node-body.ts";
 
@@ -40,17 +41,21 @@ export function fastWebhookSourceId(req: IncomingMessage): string | undefined {
   return PLAIN_ID.test(id) ? id : undefined;
 }
 
-/** Whether the fast path may answer webhooks for this configuration and environment. */
+/** `GATEWAY_WEBHOOK_FAST_PATH`: `on` (default, also unset or empty) or `off`; anything else throws. */
+export function readWebhookFastPathSetting(env: NodeJS.ProcessEnv): boolean {
+  const setting = env.GATEWAY_WEBHOOK_FAST_PATH;
+  if (setting === undefined || setting === "" || setting === "on") return true;
+  if (setting === "off") return false;
+  throw new CliFailure(`GATEWAY_WEBHOOK_FAST_PATH: expected on or off, received ${setting}`);
+}
+
+/** Whether the fast path may answer webhooks: switched on, tracing off, no trusted proxy. */
 export function webhookFastPathEnabled(
   gateway: Pick<Gateway, "receiveWebhook">,
   server: GatewayConfig["server"],
-  env: NodeJS.ProcessEnv,
+  switchedOn: boolean,
 ): boolean {
-  const setting = env.GATEWAY_WEBHOOK_FAST_PATH;
-  if (setting !== undefined && setting !== "" && setting !== "on" && setting !== "off") {
-    throw new Error(`GATEWAY_WEBHOOK_FAST_PATH: expected on or off, received ${setting}`);
-  }
-  return setting !== "off" && gateway.receiveWebhook !== undefined && server.trustProxy === false;
+  return switchedOn && gateway.receiveWebhook !== undefined && server.trustProxy === false;
 }
 
 /**

@@ -4,11 +4,23 @@
  * (headers as a `Headers` answers, the peer address, the body under its cap) and what it writes;
  * the switch that turns it off. What the policy answers is src/ingress's (fast-path-parity.test.ts).
  */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installWebhookFastPath, webhookFastPathEnabled } from "../../adapters/node/webhook-fast-path.ts";
+import {
+  installWebhookFastPath,
+  readWebhookFastPathSetting,
+  webhookFastPathEnabled,
+} from "../../adapters/node/webhook-fast-path.ts";
 import type { WebhookAnswer, WebhookInput } from "../../src/ingress/webhook-exchange.ts";
+import { adminKeyHash } from "../helpers/signed-requests.ts";
+
+const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
+
 import { createLogger } from "../../src/ops/logger.ts";
 
 let server: Server;
@@ -155,17 +167,49 @@ describe("the switch", () => {
   const server = { trustProxy: false } as Parameters<typeof webhookFastPathEnabled>[1];
 
   it("is on by default and with on, off with off, while tracing is on and behind a trusted proxy", () => {
-    expect(webhookFastPathEnabled(gateway, server, {})).toBe(true);
-    expect(webhookFastPathEnabled(gateway, server, { GATEWAY_WEBHOOK_FAST_PATH: "on" })).toBe(true);
-    expect(webhookFastPathEnabled(gateway, server, { GATEWAY_WEBHOOK_FAST_PATH: "off" })).toBe(false);
-    expect(webhookFastPathEnabled({ receiveWebhook: undefined }, server, {})).toBe(false);
-    expect(webhookFastPathEnabled(gateway, { ...server, trustProxy: ["127.0.0.1"] } as never, {})).toBe(false);
+    expect(readWebhookFastPathSetting({})).toBe(true);
+    expect(readWebhookFastPathSetting({ GATEWAY_WEBHOOK_FAST_PATH: "" })).toBe(true);
+    expect(readWebhookFastPathSetting({ GATEWAY_WEBHOOK_FAST_PATH: "on" })).toBe(true);
+    expect(readWebhookFastPathSetting({ GATEWAY_WEBHOOK_FAST_PATH: "off" })).toBe(false);
+    expect(webhookFastPathEnabled(gateway, server, true)).toBe(true);
+    expect(webhookFastPathEnabled(gateway, server, false)).toBe(false);
+    expect(webhookFastPathEnabled({ receiveWebhook: undefined }, server, true)).toBe(false);
+    expect(webhookFastPathEnabled(gateway, { ...server, trustProxy: ["127.0.0.1"] } as never, true)).toBe(false);
   });
 
   it("refuses any other value by name", () => {
-    expect(() => webhookFastPathEnabled(gateway, server, { GATEWAY_WEBHOOK_FAST_PATH: "false" })).toThrow(
+    expect(() => readWebhookFastPathSetting({ GATEWAY_WEBHOOK_FAST_PATH: "false" })).toThrow(
       "GATEWAY_WEBHOOK_FAST_PATH: expected on or off, received false",
     );
+  });
+
+  it("stops `gateway serve` with one line and exit 1 on any other value", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "gw-fast-path-"));
+    const config = join(dir, "gateway.json");
+    await writeFile(
+      config,
+      JSON.stringify({
+        server: { host: "127.0.0.1", port: 0 },
+        store: { driver: "memory" },
+        sources: [{ id: "esign", service: "esign", secrets: ["${TEST_ESIGN_SECRET}"] }],
+        admin: { apiKeyHashes: [adminKeyHash("admin_0123456789abcdef")] },
+      }),
+    );
+    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [BIN, "serve", "--config", config],
+        {
+          env: { ...process.env, TEST_ESIGN_SECRET: "whsec_0123456789abcdef", GATEWAY_WEBHOOK_FAST_PATH: "yes" },
+          timeout: 60_000,
+        },
+        (error, stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stdout, stderr }),
+      );
+    });
+    await rm(dir, { recursive: true, force: true });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^gateway serve: GATEWAY_WEBHOOK_FAST_PATH: expected on or off, received yes\n$/);
+    expect(run.stdout).not.toContain("listening");
   });
 
   it("is not installed over a server whose request handling it does not know", () => {
