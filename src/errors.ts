@@ -89,10 +89,12 @@ export function toErrorAnswer(error: unknown): { status: number; headers: Record
     }
   }
   if (!message || httpError?.unhandled) message = status >= 500 ? "internal error" : "request failed";
+  const given = new Headers(httpError?.headers);
+  given.set("content-type", "application/json; charset=utf-8");
+  // In a Headers' order (sorted by name), as a Response built from it sends them.
   const headers: Record<string, string> = {};
-  new Headers(httpError?.headers).forEach((value, name) => {
+  given.forEach((value, name) => {
     headers[name] = value;
   });
-  headers["content-type"] = "application/json; charset=utf-8";
   return { status, headers, body: JSON.stringify(toErrorBody(code, message, data?.details)) };
 }

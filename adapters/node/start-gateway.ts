@@ -186,11 +186,12 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     ],
   });
   const nodeServer = server.node?.server as Server | undefined;
-  if (nodeServer) applyConnectionLimits(nodeServer, config.server, logger);
-  // Webhooks skip the Fetch Request/Response objects on Node (webhook-fast-path.ts).
+  // Webhooks skip the Fetch Request/Response objects on Node (webhook-fast-path.ts); put in front
+  // of srvx's handler while it is the server's only one, before the limits add theirs.
   if (nodeServer && webhookFastPathEnabled(gateway, config.server, fastPathOn)) {
     installWebhookFastPath(nodeServer, gateway, logger);
   }
+  if (nodeServer) applyConnectionLimits(nodeServer, config.server, logger);
   await server.ready();
   // Not awaited: host names are looked up in the background, so a slow resolver never delays start.
   const warnRefused = (next: GatewayConfig) =>

@@ -92,7 +92,13 @@ export function installWebhookFastPath(
   const receive = gateway.receiveWebhook;
   const listeners = server.listeners("request") as ((req: IncomingMessage, res: ServerResponse) => void)[];
   const routed = listeners[0];
-  if (!receive || listeners.length !== 1 || !routed) return false;
+  if (!receive) return false;
+  if (listeners.length !== 1 || !routed) {
+    logger.warn("webhook fast path not installed: the server has other request handlers", {
+      handlers: listeners.length,
+    });
+    return false;
+  }
   const answer = async (req: IncomingMessage, res: ServerResponse, sourceId: string) => {
     const headers = new NodeHeaderReader(req.rawHeaders);
     const input: WebhookInput = {
@@ -127,5 +133,6 @@ export function installWebhookFastPath(
       res.end(failed.body);
     });
   });
+  logger.debug("webhooks answered by the Node fast path (GATEWAY_WEBHOOK_FAST_PATH)");
   return true;
 }

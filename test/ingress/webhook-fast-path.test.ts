@@ -214,7 +214,15 @@ describe("the switch", () => {
 
   it("is not installed over a server whose request handling it does not know", () => {
     const bare = createServer();
-    expect(installWebhookFastPath(bare, gateway, createLogger("silent"))).toBe(false);
+    const lines: string[] = [];
+    const logger = createLogger("warn", (line) => lines.push(line));
+    expect(installWebhookFastPath(bare, gateway, logger)).toBe(false);
+    const twoHandlers = createServer(() => {}).prependListener("request", () => {});
+    expect(installWebhookFastPath(twoHandlers, gateway, logger)).toBe(false);
+    expect(lines.map((line) => JSON.parse(line).msg)).toEqual([
+      "webhook fast path not installed: the server has other request handlers",
+      "webhook fast path not installed: the server has other request handlers",
+    ]);
     expect(
       installWebhookFastPath(
         createServer(() => {}),
