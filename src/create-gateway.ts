@@ -11,6 +11,7 @@ import { buildGatewayContext } from "./build-gateway-context.ts";
 import { createGatewayLifecycle } from "./gateway-lifecycle.ts";
 import type { Gateway, GatewayOptions } from "./gateway-options.ts";
 import { createGatewayApp } from "./gateway-routes.ts";
+import { createWebhookEntry } from "./gateway-webhook-entry.ts";
 
 export type { Gateway, GatewayOptions, ReloadOutcome } from "./gateway-options.ts";
 
@@ -23,6 +24,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     ctx: parts.ctx,
     live: parts.live,
     fetch: async (request) => app.fetch(request),
+    // The traced route keeps the Fetch Request (its span reads it): no fast path while tracing.
+    receiveWebhook: parts.ctx.tracing ? undefined : createWebhookEntry(parts.ctx),
     ...createGatewayLifecycle(parts, options),
   };
 }

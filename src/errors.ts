@@ -62,6 +62,15 @@ export function toErrorBody(code: string, message: string, details?: unknown) {
 
 /** Renders any thrown value as an envelope `Response`; unknown errors never leak their message. */
 export function toErrorResponse(error: unknown): Response {
+  const answer = toErrorAnswer(error);
+  return new Response(answer.body, { status: answer.status, headers: answer.headers });
+}
+
+/**
+ * The error envelope of `error` as a plain status, lower-cased headers and JSON body (what
+ * `toErrorResponse` sends; the Node webhook fast path writes it without a Response object).
+ */
+export function toErrorAnswer(error: unknown): { status: number; headers: Record<string, string>; body: string } {
   const httpError = HTTPError.isError(error) ? error : undefined;
   const data = httpError?.data as Partial<ErrorData> | undefined;
   let status = httpError?.status ?? 500;
@@ -80,7 +89,12 @@ export function toErrorResponse(error: unknown): Response {
     }
   }
   if (!message || httpError?.unhandled) message = status >= 500 ? "internal error" : "request failed";
-  const headers = new Headers(httpError?.headers);
-  headers.set("content-type", "application/json; charset=utf-8");
-  return new Response(JSON.stringify(toErrorBody(code, message, data?.details)), { status, headers });
+  const given = new Headers(httpError?.headers);
+  given.set("content-type", "application/json; charset=utf-8");
+  // In a Headers' order (sorted by name), as a Response built from it sends them.
+  const headers: Record<string, string> = {};
+  given.forEach((value, name) => {
+    headers[name] = value;
+  });
+  return { status, headers, body: JSON.stringify(toErrorBody(code, message, data?.details)) };
 }

@@ -3,6 +3,7 @@
  * adapter passes (its store, hub, crypto and faster paths), the gateway's surface (`fetch`,
  * lifecycle) and the outcome of a reload.
  */
+
 import type { H3 } from "h3";
 import type { ConfigChanges } from "./config/config-changes.ts";
 import type { DestinationConfig, GatewayConfig } from "./config/schema.ts";
@@ -11,6 +12,7 @@ import type { CryptoPort } from "./crypto/crypto-port.ts";
 import type { DeliveryEngineOptions } from "./delivery/delivery-engine.ts";
 import type { Sink } from "./delivery/sink-contract.ts";
 import type { GatewayContext } from "./gateway-context.ts";
+import type { WebhookEntry } from "./gateway-webhook-entry.ts";
 import type { Clock } from "./ops/clock.ts";
 import type { Logger } from "./ops/logger.ts";
 import type { UpstreamFetch } from "./proxy/upstream-fetch.ts";
@@ -93,6 +95,12 @@ export interface Gateway {
   /** The live stream fan-out (`/ws`, `/stream`). */
   live: LiveStream;
   fetch(request: Request): Promise<Response>;
+  /**
+   * `POST /webhooks/{sourceId}` from a runtime-neutral input to a plain answer, errors rendered
+   * and logged as the h3 route does: the Node fast path's entry (adapters/node/webhook-fast-path.ts).
+   * Undefined while tracing is on (the traced route keeps the Fetch Request).
+   */
+  receiveWebhook?: WebhookEntry;
   /** Starts background work (the delivery engine resumes from its outbox). */
   start(): Promise<void>;
   /** Enforces retention (`retentionDays` and the `retention` rules); returns how many events went. */

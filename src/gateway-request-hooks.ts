@@ -10,7 +10,7 @@ import type { Logger } from "./ops/logger.ts";
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
 /** The request's `X-Request-Id` when well-formed (printable ASCII, at most 128), else a new one. */
-export function requestIdOf(request: Request): string {
+export function requestIdOf(request: { headers: { get(name: string): string | null } }): string {
   const given = request.headers.get("x-request-id");
   return given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
 }
@@ -27,18 +27,23 @@ export function createRequestHooks(logger: Logger) {
     },
     onError(error: HTTPError, event: H3Event) {
       const response = toErrorResponse(error);
-      if (isClientAbort(error)) {
-        // The client went away mid-body: nobody is left to answer and nothing is wrong here.
-        logger.info("client aborted the request", { path: event.url.pathname });
-      } else if (response.status >= 500 && !HTTPErrorIsExpected(error)) {
-        logger.error("unhandled error", { path: event.url.pathname, error: String(error.cause ?? error.message) });
-      }
+      logAnsweredError(logger, error, response.status, event.url.pathname);
       if (!response.headers.has("x-request-id")) {
         response.headers.set("x-request-id", event.res.headers.get("x-request-id") ?? requestIdOf(event.req));
       }
       return response;
     },
   };
+}
+
+/** Logs an answered error once, at the level its cause deserves (the h3 route and the fast path). */
+export function logAnsweredError(logger: Logger, error: HTTPError, status: number, path: string): void {
+  if (isClientAbort(error)) {
+    // The client went away mid-body: nobody is left to answer and nothing is wrong here.
+    logger.info("client aborted the request", { path });
+  } else if (status >= 500 && !HTTPErrorIsExpected(error)) {
+    logger.error("unhandled error", { path, error: String(error.cause ?? error.message) });
+  }
 }
 
 /** Did the request fail because its client aborted (a body read cut short by the peer)? */

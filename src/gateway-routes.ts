@@ -4,7 +4,7 @@
  * `Allow` (src/http/allowed-methods.ts). The handlers live with their component; this file
  * only says which path reaches which.
  */
-import type { H3 } from "h3";
+import { type H3, HTTPResponse } from "h3";
 import { requireEventsAccess } from "./auth/events-access.ts";
 import type { GatewayParts } from "./build-gateway-context.ts";
 import { registerConsoleRoutes } from "./console/console-routes.ts";
@@ -15,6 +15,7 @@ import { createRequestHooks, requestIdOf } from "./gateway-request-hooks.ts";
 import { createAllowedMethods } from "./http/allowed-methods.ts";
 import { createRouteRecordingApp } from "./http/route-recording-app.ts";
 import { receiveWebhook } from "./ingress/receive-webhook.ts";
+import { type WebhookAnswer, webhookInputOfRequest } from "./ingress/webhook-exchange.ts";
 import { registerLifecycleRoutes } from "./lifecycle/lifecycle-api.ts";
 import { getEvent, listEvents } from "./log/event-log-api.ts";
 import { testFilter } from "./log/filter-test-api.ts";
@@ -38,15 +39,16 @@ export function createGatewayApp(parts: GatewayParts, options: GatewayOptions): 
   app.post("/webhooks/:sourceId", (event) => {
     const sourceId = event.context.params?.sourceId ?? "";
     const { tracing } = ctx;
-    if (!tracing) return receiveWebhook(ctx, sourceId, event.req, requestIdOf(event.req));
+    const input = webhookInputOfRequest(event.req, ctx.readBody, ctx.listHeaders);
+    if (!tracing) return receiveWebhook(ctx, sourceId, input, requestIdOf(event.req)).then(toHTTPResponse);
     return traceHttpServer(
       tracing,
       "/webhooks/{sourceId}",
       event.req,
       event.url,
       { "gateway.source.id": sourceId },
-      (span) => receiveWebhook(ctx, sourceId, event.req, requestIdOf(event.req), span),
-    );
+      (span) => receiveWebhook(ctx, sourceId, input, requestIdOf(event.req), span),
+    ).then(toHTTPResponse);
   });
   app.get("/events", async (event) => {
     await requireEventsAccess(ctx, event.req);
@@ -106,4 +108,9 @@ export function createGatewayApp(parts: GatewayParts, options: GatewayOptions): 
     throw createGatewayError(404, "not_found", "no such route");
   });
   return app;
+}
+
+/** A webhook answer as h3 sends it (HTTPResponse: no full Fetch Response where h3 writes directly). */
+function toHTTPResponse(answer: WebhookAnswer): HTTPResponse {
+  return new HTTPResponse(answer.body, { status: answer.status, headers: answer.headers });
 }

@@ -35,6 +35,12 @@ reports="$(mktemp -d)"
 trap 'rm -rf "$reports"' EXIT
 echo "== node tests"
 npx vitest run --config vitest.config.ts --reporter=default --reporter=json --outputFile.json="$reports/node.json"
+echo "== node tests again with webhooks through h3 (the fast path off: both paths must pass the ingress suites)"
+GATEWAY_WEBHOOK_FAST_PATH=off npx vitest run --config vitest.config.ts --reporter=default --reporter=json \
+  --outputFile.json="$reports/node-h3-webhooks.json" \
+  test/ingress/ingress-answers.test.ts test/ingress/forged-deliveries.test.ts test/ingress/raw-bytes.test.ts \
+  test/ingress/concurrent-deliveries.test.ts test/security/webhook-hostile-traffic.test.ts \
+  test/security/refused-body-linger.test.ts
 echo "== workerd tests"
 npx vitest run --config vitest.workers.config.ts --reporter=default --reporter=json --outputFile.json="$reports/workerd.json"
 
@@ -46,4 +52,4 @@ node -e '
   }
   console.log(`${passed} passed, ${failed} failed`);
   if (passed === 0 || failed > 0) process.exit(1);
-' "$reports/node.json" "$reports/workerd.json"
+' "$reports/node.json" "$reports/node-h3-webhooks.json" "$reports/workerd.json"

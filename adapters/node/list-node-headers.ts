@@ -14,13 +14,19 @@ type NodeBacked = Request & { runtime?: { node?: { req?: IncomingMessage } } };
 /** The request's headers as lower-cased name -> value. */
 export function listNodeHeaders(request: Request): Record<string, string> {
   const raw = (request as NodeBacked).runtime?.node?.req?.rawHeaders;
-  const out: Record<string, string> = {};
   if (!raw) {
+    const out: Record<string, string> = {};
     request.headers.forEach((value, name) => {
       out[name] = value;
     });
     return out;
   }
+  return listRawHeaders(raw);
+}
+
+/** Node's raw header pairs (`IncomingMessage.rawHeaders`) as a `Headers` lists them. */
+export function listRawHeaders(raw: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = (raw[i] as string).toLowerCase();
     if (name.charCodeAt(0) === 58) continue;

@@ -25,6 +25,11 @@ export function readNodeBody(request: Request, limit: number, deadlineMs?: numbe
   if (!req || request.bodyUsed || req.readableEnded || req.readableDidRead) {
     return readRawBody(request, limit, deadlineMs);
   }
+  return readIncomingBody(req, limit, deadlineMs);
+}
+
+/** Reads an unread `IncomingMessage`'s body (what `readNodeBody` does once it found one). */
+export function readIncomingBody(req: IncomingMessage, limit: number, deadlineMs?: number): Promise<RawBodyResult> {
   const declaredText = req.headers["content-length"];
   const declared = declaredText === undefined ? undefined : Number(declaredText);
   // The rest of a refused body is read and thrown away, bounded, so the client reads the 413

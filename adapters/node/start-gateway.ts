@@ -35,6 +35,7 @@ import { nativeNodeRequestBody, readNodeBody } from "./read-node-body.ts";
 import { releaseNodeWebSocketUpgrade } from "./release-websocket-upgrade.ts";
 import { createStdoutLogWriter } from "./stdout-log-writer.ts";
 import { createTransformPool } from "./transform-pool.ts";
+import { installWebhookFastPath, readWebhookFastPathSetting, webhookFastPathEnabled } from "./webhook-fast-path.ts";
 
 export interface NodeGatewayOptions {
   config: GatewayConfig;
@@ -102,6 +103,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   // Read before anything opens, so a bad OTEL_* value stops start-up.
   const tracing = await createNodeTracing(process.env, logger);
   const pollIntervalMs = readDeliveryPollFromEnv(process.env);
+  const fastPathOn = readWebhookFastPathSetting(process.env);
   const store =
     options.store ??
     (await openConfiguredStore(config.store, {
@@ -187,6 +189,11 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     ],
   });
   const nodeServer = server.node?.server as Server | undefined;
+  // Webhooks skip the Fetch Request/Response objects on Node (webhook-fast-path.ts); put in front
+  // of srvx's handler while it is the server's only one, before the limits add theirs.
+  if (nodeServer && webhookFastPathEnabled(gateway, config.server, fastPathOn)) {
+    installWebhookFastPath(nodeServer, gateway, logger);
+  }
   if (nodeServer) applyConnectionLimits(nodeServer, config.server, logger);
   await server.ready();
   // Not awaited: host names are looked up in the background, so a slow resolver never delays start.

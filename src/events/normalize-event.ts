@@ -8,6 +8,7 @@
 import type { SourceConfig } from "../config/schema.ts";
 import type { CryptoPort } from "../crypto/crypto-port.ts";
 import { MAX_JSON_DEPTH, parseBoundedJson } from "../encoding/json-depth.ts";
+import type { HeaderReader } from "../http/header-reader.ts";
 import { serviceOfSource } from "../services/lookup-service.ts";
 import { builtinServices } from "../services/registry.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
@@ -19,7 +20,7 @@ export interface NormalizeInput {
   rawBody: Uint8Array;
   /** The body already decoded as UTF-8, when the caller has it (saves a second decode). */
   text?: string;
-  headers: Headers;
+  headers: HeaderReader;
   receivedAt: number;
   /** Where the source's service is looked up. Default the built-in services. */
   services?: ServiceRegistry;

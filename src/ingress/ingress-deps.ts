@@ -10,7 +10,6 @@ import type { Metrics } from "../ops/metrics.ts";
 import type { WriteHealth } from "../ops/write-health.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
-import type { RawBodyResult } from "./read-raw-body.ts";
 import type { VerificationFailureLimiter } from "./verification-failure-limiter.ts";
 
 /** What the signature pre-check before the body is read uses. */
@@ -28,10 +27,6 @@ export interface IngressDeps extends IngressGuardDeps {
   store: StoreDriver;
   metrics: Metrics;
   logger: Logger;
-  /** Reads a request body as exact bytes up to a limit. */
-  readBody: (request: Request, limit: number, deadlineMs?: number) => Promise<RawBodyResult>;
-  /** Lists a request's headers lower-cased (runtime adapters may read them without a `Headers`). */
-  listHeaders?: (request: Request) => Record<string, string>;
   writeHealth?: WriteHealth;
   /** Notified after each durable append (the live hub, src/stream/hub-contract.ts). */
   hub: { publish(record: EventRecord): void };

@@ -7,7 +7,7 @@
  */
 import type { SourceConfig } from "../config/schema.ts";
 import type { ErrorCode } from "../errors.ts";
-import { clientAddressOf } from "../http/client-address.ts";
+import type { HeaderReader } from "../http/header-reader.ts";
 import type { IngressGuardDeps } from "./ingress-deps.ts";
 import { precheckSignature } from "./precheck-signature.ts";
 
@@ -24,11 +24,12 @@ export interface EarlyRefusal {
 export async function guardBeforeBody(
   ctx: IngressGuardDeps,
   source: SourceConfig,
-  request: Request,
+  headers: HeaderReader,
+  clientAddress: string | undefined,
 ): Promise<EarlyRefusal | undefined> {
-  const failure = await precheckSignature(source, request.headers, ctx.clock.now(), ctx.crypto, ctx.services);
+  const failure = await precheckSignature(source, headers, ctx.clock.now(), ctx.crypto, ctx.services);
   if (!failure) return undefined;
-  ctx.verificationLimiter?.recordFailure(clientAddressOf(request));
+  ctx.verificationLimiter?.recordFailure(clientAddress);
   return {
     status: 401,
     code: "invalid_signature",

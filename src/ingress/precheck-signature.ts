@@ -8,8 +8,10 @@
  * parsed once. A service without that member is asked through its verifier run with no secret,
  * which stops at `signature_mismatch` exactly when the header is well formed.
  */
+
 import type { SourceConfig } from "../config/schema.ts";
 import type { CryptoPort } from "../crypto/crypto-port.ts";
+import type { HeaderReader } from "../http/header-reader.ts";
 import { serviceOfSource } from "../services/lookup-service.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
 import type { VerifyFailure } from "../services/verify-result.ts";
@@ -18,12 +20,12 @@ import { verifyWebhook } from "./verify-webhook.ts";
 const NO_BODY = new Uint8Array(0);
 
 /** Parsed signature headers by the request headers they came from (gone with the request). */
-const checkedForms = new WeakMap<Headers, unknown>();
+const checkedForms = new WeakMap<HeaderReader, unknown>();
 
 /** The reason a delivery's headers can never verify, or undefined when the body must be checked. */
 export async function precheckSignature(
   source: SourceConfig,
-  headers: Headers,
+  headers: HeaderReader,
   nowMs: number,
   crypto: CryptoPort,
   services: ServiceRegistry,
@@ -41,6 +43,6 @@ export async function precheckSignature(
 }
 
 /** What `precheckSignature` parsed from these headers, for the service's `verifyWebhook`. */
-export function signatureFormOf(headers: Headers): unknown {
+export function signatureFormOf(headers: HeaderReader): unknown {
   return checkedForms.get(headers);
 }

@@ -8,11 +8,9 @@
  *   3. the 202 goes out only after `store.append` resolved (durable);
  *   4. any failure after verification answers 5xx so the upstream retries.
  */
-import { HTTPResponse } from "h3";
 import { encodeRawBody } from "../encoding/raw-body-text.ts";
 import { createGatewayError } from "../errors.ts";
 import { normalizeEvent } from "../events/normalize-event.ts";
-import { clientAddressOf } from "../http/client-address.ts";
 import { redactHeaders } from "../ops/logger.ts";
 import { type EventRecord, toDedupeKey } from "../store/contract.ts";
 import { describeEventSpan } from "../tracing/event-span-attributes.ts";
@@ -22,15 +20,17 @@ import type { IngressDeps } from "./ingress-deps.ts";
 import { guardBeforeBody } from "./ingress-guards.ts";
 import { signatureFormOf } from "./precheck-signature.ts";
 import { verifyWebhook } from "./verify-webhook.ts";
+import type { WebhookAnswer, WebhookInput } from "./webhook-exchange.ts";
 
 const STORE_RETRY_AFTER_SECONDS = "5";
 
-// h3's HTTPResponse skips building a full Fetch Response on runtimes where h3 can write directly.
-function json(status: number, body: unknown, requestId: string): HTTPResponse {
-  return new HTTPResponse(JSON.stringify(body), {
+// A plain answer the runtime renders (webhook-exchange.ts): no Response object on the hot path.
+function json(status: number, body: unknown, requestId: string): WebhookAnswer {
+  return {
     status,
     headers: { "content-type": "application/json; charset=utf-8", "x-request-id": requestId },
-  });
+    body: JSON.stringify(body),
+  };
 }
 
 /** Longest part of an unknown source id a log line repeats. */
@@ -52,10 +52,10 @@ export function boundedSourceId(id: string): string {
 export async function receiveWebhook(
   ctx: IngressDeps,
   sourceId: string,
-  request: Request,
+  request: WebhookInput,
   requestId: string,
   span?: TraceSpan,
-): Promise<HTTPResponse> {
+): Promise<WebhookAnswer> {
   const { metrics, logger, store } = ctx;
   const source = ctx.sources.get(sourceId);
   const reject = (
@@ -83,19 +83,19 @@ export async function receiveWebhook(
   if (!source) throw reject(404, "unknown_source", "no webhook source with this id", "unknown_source");
 
   // Before any byte of the body is read: refuse headers that can never verify (ingress-guards.ts).
-  const refused = await guardBeforeBody(ctx, source, request);
+  const refused = await guardBeforeBody(ctx, source, request.headers, request.clientAddress);
   if (refused) throw reject(refused.status, refused.code, refused.message, refused.reason, refused.extra);
 
   // An address that keeps failing verification reads its bodies a few at a time (never refused:
   // behind a load balancer it is every sender's address; verification-failure-limiter.ts).
-  const slot = ctx.verificationLimiter?.admit(clientAddressOf(request));
+  const slot = ctx.verificationLimiter?.admit(request.clientAddress);
   const release = slot ? await slot : undefined;
-  let body: Awaited<ReturnType<IngressDeps["readBody"]>>;
+  let body: Awaited<ReturnType<WebhookInput["readBody"]>>;
   let verified!: Awaited<ReturnType<typeof verifyWebhook>>;
   let started = 0;
   let receivedAt = 0;
   try {
-    body = await ctx.readBody(request, source.bodyLimitBytes, source.bodyTimeoutMs);
+    body = await request.readBody(source.bodyLimitBytes, source.bodyTimeoutMs);
     started = performance.now();
     receivedAt = ctx.clock.now();
     if (body.ok) {
@@ -134,8 +134,7 @@ export async function receiveWebhook(
     );
   }
   if (!verified.ok) {
-    if (verified.reason !== "timestamp_out_of_tolerance")
-      ctx.verificationLimiter?.recordFailure(clientAddressOf(request));
+    if (verified.reason !== "timestamp_out_of_tolerance") ctx.verificationLimiter?.recordFailure(request.clientAddress);
     if (verified.reason === "timestamp_out_of_tolerance") {
       throw reject(
         401,
@@ -203,7 +202,7 @@ export async function receiveWebhook(
     event,
     rawBody: stored.text,
     rawBodyEncoding: stored.encoding,
-    headers: redactHeaders(ctx.listHeaders ? ctx.listHeaders(request) : request.headers),
+    headers: redactHeaders(request.listHeaders()),
     marks,
   };
   let inserted: boolean;

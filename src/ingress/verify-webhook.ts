@@ -1,6 +1,8 @@
 /** Dispatches a delivery to the signature scheme of its source's service (src/services/). */
+
 import type { SourceConfig } from "../config/schema.ts";
 import type { CryptoPort } from "../crypto/crypto-port.ts";
+import type { HeaderReader } from "../http/header-reader.ts";
 import { serviceOfSource } from "../services/lookup-service.ts";
 import { builtinServices } from "../services/registry.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
@@ -12,7 +14,7 @@ import type { VerifyResult } from "../services/verify-result.ts";
  */
 export function verifyWebhook(
   source: SourceConfig,
-  headers: Headers,
+  headers: HeaderReader,
   rawBody: Uint8Array,
   nowMs: number,
   crypto: CryptoPort,

@@ -9,7 +9,9 @@
  * Service modules are leaves: they import only this contract, the crypto contract
  * (crypto-port.ts) and valibot.
  */
+
 import type { CryptoPort } from "../crypto/crypto-port.ts";
+import type { HeaderReader } from "../http/header-reader.ts";
 import type { VerifyFailure, VerifyResult } from "./verify-result.ts";
 
 /** Named fields the event log indexes (src/store/match-event-query.ts). */
@@ -29,7 +31,7 @@ export interface ServiceSource {
 /** One delivery as received, before its body is parsed. */
 export interface WebhookDelivery {
   source: ServiceSource;
-  headers: Headers;
+  headers: HeaderReader;
   /** The exact bytes received; signatures are checked on these. */
   rawBody: Uint8Array;
   /** Receive time, epoch ms. */
@@ -155,7 +157,7 @@ export interface UpstreamService {
    * that form as `delivery.signatureForm` instead of parsing the headers a second time. Must fail
    * exactly when `verifyWebhook` would stop before comparing a MAC.
    */
-  checkSignatureForm?(headers: Headers): SignatureForm;
+  checkSignatureForm?(headers: HeaderReader): SignatureForm;
   /** Reads identity, type, subject, time and marks from a verified body that is a JSON object. */
   describeEvent(
     body: Record<string, unknown>,

@@ -3,7 +3,9 @@
  * recorded event is used only when well formed (a malformed one starts a new trace, as the W3C
  * spec says), and the CloudEvents distributed-tracing extension keeps it on the event.
  */
+
 import type { GatewayEvent } from "../events/envelope.ts";
+import type { HeaderReader } from "../http/header-reader.ts";
 import type { TraceHeaders } from "./tracing-port.ts";
 
 // W3C Trace Context (docs/tracing.md#context-that-survives-the-store): version-traceid-parentid-flags, lower-case
@@ -76,7 +78,7 @@ export function toTraceHeaders(traceparent: unknown, tracestate: unknown): Trace
 }
 
 /** The trace context a request carries, or undefined when it has no valid `traceparent`. */
-export function readTraceHeaders(headers: Headers): TraceHeaders | undefined {
+export function readTraceHeaders(headers: HeaderReader): TraceHeaders | undefined {
   return toTraceHeaders(headers.get("traceparent"), headers.get("tracestate"));
 }
 

@@ -1,0 +1,138 @@
+/**
+ * The Node fast path of `POST /webhooks/{sourceId}`: the request goes from Node's
+ * `IncomingMessage` straight to the gateway's ingress policy (`Gateway.receiveWebhook`, the same
+ * `receiveWebhook` the h3 route calls) and the plain answer is written on the `ServerResponse`,
+ * without building a Fetch Request, a Response or srvx/h3's wrappers around them. h3 keeps
+ * everything else: other methods and paths, source ids with characters a URL parser could
+ * rewrite, and every request while the fast path is off.
+ *
+ * Same semantics by construction: the policy (guards, limiter, verification, normalization,
+ * store, logs, metrics, error envelope) is one code path in src/ingress; this file only reads
+ * the headers (as a `Headers` would answer), the body (readIncomingBody: caps enforced while
+ * reading, the deadline) and the peer address, and writes the answer. The server's own limits
+ * (connection caps, header and request timeouts) are on the Node server and apply to both.
+ *
+ * Off (h3 answers webhooks too) when `GATEWAY_WEBHOOK_FAST_PATH=off`, while tracing is on (the
+ * traced route keeps the Fetch Request for its span), and when `server.trustProxy` is set (the
+ * client address and the per-address cap then come from srvx's forwarded-address handling).
+ */
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { GatewayConfig } from "../../src/config/schema.ts";
+import type { Gateway } from "../../src/create-gateway.ts";
+import { toErrorAnswer } from "../../src/errors.ts";
+import type { HeaderReader } from "../../src/http/header-reader.ts";
+import type { WebhookInput } from "../../src/ingress/webhook-exchange.ts";
+import type { Logger } from "../../src/ops/logger.ts";
+import { CliFailure } from "./cli-errors.ts";
+import { listRawHeaders } from "./list-node-headers.ts";
+import { readIncomingBody } from "./read-node-body.ts";
+
+const PREFIX = "/webhooks/";
+/** Source ids the fast path takes as they are (config ids are `[a-z0-9][a-z0-9_-]*`); others go to h3. */
+const PLAIN_ID = /^[A-Za-z0-9_-]{1,256}$/;
+
+/** The source id of a request the fast path answers, or undefined when h3 should route it. */
+export function fastWebhookSourceId(req: IncomingMessage): string | undefined {
+  if (req.method !== "POST") return undefined;
+  const url = req.url;
+  if (url === undefined || !url.startsWith(PREFIX)) return undefined;
+  const query = url.indexOf("?", PREFIX.length);
+  const id = query === -1 ? url.slice(PREFIX.length) : url.slice(PREFIX.length, query);
+  return PLAIN_ID.test(id) ? id : undefined;
+}
+
+/** `GATEWAY_WEBHOOK_FAST_PATH`: `on` (default, also unset or empty) or `off`; anything else throws. */
+export function readWebhookFastPathSetting(env: NodeJS.ProcessEnv): boolean {
+  const setting = env.GATEWAY_WEBHOOK_FAST_PATH;
+  if (setting === undefined || setting === "" || setting === "on") return true;
+  if (setting === "off") return false;
+  throw new CliFailure(`GATEWAY_WEBHOOK_FAST_PATH: expected on or off, received ${setting}`);
+}
+
+/** Whether the fast path may answer webhooks: switched on, tracing off, no trusted proxy. */
+export function webhookFastPathEnabled(
+  gateway: Pick<Gateway, "receiveWebhook">,
+  server: GatewayConfig["server"],
+  switchedOn: boolean,
+): boolean {
+  return switchedOn && gateway.receiveWebhook !== undefined && server.trustProxy === false;
+}
+
+/**
+ * A request's headers read the way a Fetch `Headers` answers `get` (lower-cased names, repeated
+ * ones joined by ", ", surrounding whitespace stripped), from Node's raw header list, built once.
+ */
+class NodeHeaderReader implements HeaderReader {
+  #raw: readonly string[];
+  #list: Record<string, string> | undefined;
+  constructor(raw: readonly string[]) {
+    this.#raw = raw;
+  }
+  get(name: string): string | null {
+    this.#list ??= listRawHeaders(this.#raw);
+    return this.#list[name.toLowerCase()] ?? null;
+  }
+  /** The list for the event record, which redacts it in place: handed over, not shared. */
+  take(): Record<string, string> {
+    const list = this.#list ?? listRawHeaders(this.#raw);
+    this.#list = undefined;
+    return list;
+  }
+}
+
+/**
+ * Puts the fast path in front of the request handler srvx gave the server; returns whether it
+ * did (the server must have exactly that one `request` listener).
+ */
+export function installWebhookFastPath(
+  server: Server,
+  gateway: Pick<Gateway, "receiveWebhook">,
+  logger: Logger,
+): boolean {
+  const receive = gateway.receiveWebhook;
+  const listeners = server.listeners("request") as ((req: IncomingMessage, res: ServerResponse) => void)[];
+  const routed = listeners[0];
+  if (!receive) return false;
+  if (listeners.length !== 1 || !routed) {
+    logger.warn("webhook fast path not installed: the server has other request handlers", {
+      handlers: listeners.length,
+    });
+    return false;
+  }
+  const answer = async (req: IncomingMessage, res: ServerResponse, sourceId: string) => {
+    const headers = new NodeHeaderReader(req.rawHeaders);
+    const input: WebhookInput = {
+      headers,
+      clientAddress: req.socket.remoteAddress,
+      readBody: (limit, deadlineMs) => readIncomingBody(req, limit, deadlineMs),
+      listHeaders: () => headers.take(),
+    };
+    const url = req.url as string;
+    const query = url.indexOf("?");
+    const reply = await receive(sourceId, input, query === -1 ? url : url.slice(0, query));
+    reply.headers["content-length"] = String(Buffer.byteLength(reply.body));
+    res.writeHead(reply.status, reply.headers);
+    res.end(reply.body);
+  };
+  server.removeListener("request", routed);
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    const sourceId = fastWebhookSourceId(req);
+    if (sourceId === undefined) {
+      routed.call(server, req, res);
+      return;
+    }
+    answer(req, res, sourceId).catch((error: unknown) => {
+      // Only writing the answer can throw here (receiveWebhook renders its own errors).
+      logger.error("unhandled error", { path: PREFIX, error: String(error) });
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const failed = toErrorAnswer(error);
+      res.writeHead(failed.status, failed.headers);
+      res.end(failed.body);
+    });
+  });
+  logger.debug("webhooks answered by the Node fast path (GATEWAY_WEBHOOK_FAST_PATH)");
+  return true;
+}
