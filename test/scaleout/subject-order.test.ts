@@ -4,70 +4,71 @@
  * each first attempt fails and is retried, so that another instance could otherwise take a
  * later event of the subject meanwhile.
  */
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startWebhookReceiver, type WebhookReceiver, waitFor } from "../delivery/helpers/webhook-receiver.ts";
-import { startDurableRedis } from "../helpers/durable-redis.ts";
 import type { GatewayProcess } from "../helpers/gateway-process.ts";
 import { esignDelivery, postWebhook } from "../helpers/signed-requests.ts";
-import { type Cluster, startCluster } from "./cluster-fixtures.ts";
+import { type Cluster, ENGINES, type Engine, startCluster, startEngine } from "./cluster-fixtures.ts";
 
 const SUBJECTS = 4;
 const PER_SUBJECT = 6;
 
-let redis: Awaited<ReturnType<typeof startDurableRedis>>;
-let receiver: WebhookReceiver;
-let cluster: Cluster;
+describe.each(ENGINES)("on %s", (engineName) => {
+  let engine: Engine;
+  let receiver: WebhookReceiver;
+  let cluster: Cluster;
 
-beforeAll(async () => {
-  redis = await startDurableRedis();
-  const seen = new Set<string>();
-  // The first attempt of every event fails: the event then waits 0.2 s for its retry.
-  receiver = await startWebhookReceiver((request) => {
-    const id = request.headers["webhook-id"] as string;
-    if (seen.has(id)) return { status: 200 };
-    seen.add(id);
-    return { status: 503 };
+  beforeAll(async () => {
+    engine = await startEngine(engineName);
+    const seen = new Set<string>();
+    // The first attempt of every event fails: the event then waits 0.2 s for its retry.
+    receiver = await startWebhookReceiver((request) => {
+      const id = request.headers["webhook-id"] as string;
+      if (seen.has(id)) return { status: 200 };
+      seen.add(id);
+      return { status: 503 };
+    });
+    cluster = await startCluster({
+      ...engine.cluster,
+      count: 3,
+      hookUrl: receiver.url,
+      edit: (config) => {
+        const hook = config.destinations.find((d) => d.id === "hook") as Record<string, unknown>;
+        hook.ordering = "subject";
+        hook.breaker = { failures: 1000 };
+      },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    await receiver?.close();
+    await engine?.stop();
   });
-  cluster = await startCluster({
-    redisUrl: redis.url,
-    count: 3,
-    hookUrl: receiver.url,
-    edit: (config) => {
-      const hook = config.destinations.find((d) => d.id === "hook") as Record<string, unknown>;
-      hook.ordering = "subject";
-      hook.breaker = { failures: 1000 };
-    },
-  });
-});
-afterAll(async () => {
-  await cluster?.stop();
-  await receiver?.close();
-  await redis?.stop();
-});
 
-test("events of one subject accepted on three instances are attempted oldest first, one at a time", async () => {
-  const { gateways, secrets } = cluster;
-  const order = new Map<string, { subject: number; index: number }>();
-  await Promise.all(
-    Array.from({ length: SUBJECTS }, async (_, subject) => {
-      for (let index = 0; index < PER_SUBJECT; index++) {
-        const gateway = gateways[(subject + index) % gateways.length] as GatewayProcess;
-        const delivery = await esignDelivery(secrets.esign, "agreement.signed", { subjectId: `agr-${subject}` });
-        const answer = await postWebhook(gateway.url, "esign", delivery);
-        expect(answer.status).toBe(202);
-        order.set(((await answer.json()) as { id: string }).id, { subject, index });
-      }
-    }),
-  );
-  const total = SUBJECTS * PER_SUBJECT;
-  await waitFor("every event delivered", () => receiver.requests.length >= 2 * total, 60_000);
-  for (let subject = 0; subject < SUBJECTS; subject++) {
-    const attempts = receiver
-      .ids()
-      .map((id) => order.get(id))
-      .filter((o) => o?.subject === subject)
-      .map((o) => o?.index as number);
-    // Each event: one failed and one successful attempt, and never one of an older event after it.
-    expect(attempts).toEqual(Array.from({ length: PER_SUBJECT }, (_, i) => [i, i]).flat());
-  }
+  test("events of one subject accepted on three instances are attempted oldest first, one at a time", async () => {
+    const { gateways, secrets } = cluster;
+    const order = new Map<string, { subject: number; index: number }>();
+    await Promise.all(
+      Array.from({ length: SUBJECTS }, async (_, subject) => {
+        for (let index = 0; index < PER_SUBJECT; index++) {
+          const gateway = gateways[(subject + index) % gateways.length] as GatewayProcess;
+          const delivery = await esignDelivery(secrets.esign, "agreement.signed", { subjectId: `agr-${subject}` });
+          const answer = await postWebhook(gateway.url, "esign", delivery);
+          expect(answer.status).toBe(202);
+          order.set(((await answer.json()) as { id: string }).id, { subject, index });
+        }
+      }),
+    );
+    const total = SUBJECTS * PER_SUBJECT;
+    await waitFor("every event delivered", () => receiver.requests.length >= 2 * total, 60_000);
+    for (let subject = 0; subject < SUBJECTS; subject++) {
+      const attempts = receiver
+        .ids()
+        .map((id) => order.get(id))
+        .filter((o) => o?.subject === subject)
+        .map((o) => o?.index as number);
+      // Each event: one failed and one successful attempt, and never one of an older event after it.
+      expect(attempts).toEqual(Array.from({ length: PER_SUBJECT }, (_, i) => [i, i]).flat());
+    }
+  });
 });

@@ -93,6 +93,19 @@ const SQL = {
       (SELECT min(d.seq) FROM deliveries d WHERE d.destination_id = u.destination_id AND d.subject = u.subject
         AND d.state NOT IN ${TERMINAL}) AS head
     FROM unnest($1::text[], $2::text[]) AS u(destination_id, subject)`,
+  /**
+   * Per (destination, subject), the unfinished records up to seq $3 that are not leased to $4
+   * now ($5): a claimer takes a record of an ordered subject only when every one of these below
+   * it is taken in the same claim. A row another transaction holds locked (a claim scanning it,
+   * a write) is skipped by the due scan, so without this a later record could reach a lane
+   * before an older one that is still unfinished.
+   */
+  blockers: `SELECT d.destination_id, d.subject, d.seq FROM deliveries d
+    JOIN unnest($1::text[], $2::text[], $3::bigint[]) AS u(destination_id, subject, upto)
+      ON d.destination_id = u.destination_id AND d.subject = u.subject
+    WHERE d.state NOT IN ${TERMINAL} AND d.seq <= u.upto
+      AND NOT (d.lease_owner IS NOT DISTINCT FROM $4 AND d.lease_until > $5)
+    ORDER BY d.destination_id, d.subject, d.seq`,
   lease: `UPDATE deliveries d SET lease_until = $3, lease_owner = $4
     FROM unnest($1::text[], $2::text[]) AS u(event_id, destination_id)
     WHERE d.event_id = u.event_id AND d.destination_id = u.destination_id`,
@@ -388,7 +401,14 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
           const pairs = [...new Map(gated.map((r) => [pairKey(r.destination_id, r.subject as string), r])).values()];
           const owners = new Map<string, { owner: string; until: number }>();
           const heads = new Map<string, number>();
+          // Per pair, the seqs (ascending) of its unfinished records not leased to this owner.
+          const blockers = new Map<string, number[]>();
           if (pairs.length > 0) {
+            const upto = new Map<string, number>();
+            for (const r of gated) {
+              const key = pairKey(r.destination_id, r.subject as string);
+              upto.set(key, Math.max(upto.get(key) ?? 0, Number(r.seq)));
+            }
             const args = [pairs.map((r) => r.destination_id), pairs.map((r) => r.subject as string)];
             for (const o of (
               await client.query<{ destination_id: string; subject: string; owner: string; until: number }>(
@@ -403,12 +423,36 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
             ).rows) {
               if (h.head !== null) heads.set(pairKey(h.destination_id, h.subject), Number(h.head));
             }
+            const limits = pairs.map((r) => upto.get(pairKey(r.destination_id, r.subject as string)) ?? 0);
+            for (const b of (
+              await client.query<{ destination_id: string; subject: string; seq: number }>(SQL.blockers, [
+                ...args,
+                limits,
+                owner,
+                now,
+              ])
+            ).rows) {
+              const key = pairKey(b.destination_id, b.subject);
+              const list = blockers.get(key) ?? [];
+              list.push(Number(b.seq));
+              blockers.set(key, list);
+            }
           }
+          const takenSeqs = new Set<string>();
+          /** Whether every unfinished record of the pair below `seq` not leased to us is taken now. */
+          const inOrder = (key: string, seq: number) => {
+            for (const s of blockers.get(key) ?? []) {
+              if (s >= seq) return true;
+              if (!takenSeqs.has(`${key}\u0000${s}`)) return false;
+            }
+            return true;
+          };
           const taken: typeof rows = [];
           const acquired = new Set<string>();
           const pending = [...rows];
-          // Two passes: taking a subject's head makes its later records (seen earlier) ours too.
-          for (let pass = 0; pass < 2 && taken.length < limit; pass++) {
+          // More passes while they take something: taking a subject's head (or the record before
+          // another) makes its later records (seen earlier in due order) takeable too (bounded).
+          for (let pass = 0; pass < 8 && taken.length < limit && pending.length > 0; pass++) {
             const skipped: typeof rows = [];
             for (const row of pending) {
               if (taken.length === limit) break;
@@ -417,18 +461,24 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
                 const holder = owners.get(key);
                 const live = holder !== undefined && holder.until > now;
                 const mine = acquired.has(key) || (live && holder.owner === owner);
-                if (!mine) {
-                  if (live || heads.get(key) !== Number(row.seq)) {
-                    skipped.push(row);
-                    continue;
-                  }
-                  acquired.add(key);
+                if (!mine && (live || heads.get(key) !== Number(row.seq))) {
+                  skipped.push(row);
+                  continue;
+                }
+                // Never past an older unfinished record that this claim does not take: it may
+                // only be locked by another transaction at this moment (skipped by the scan).
+                if (!inOrder(key, Number(row.seq))) {
+                  skipped.push(row);
+                  continue;
                 }
                 acquired.add(key);
+                takenSeqs.add(`${key}\u0000${Number(row.seq)}`);
               }
               taken.push(row);
             }
+            const progressed = skipped.length < pending.length;
             pending.splice(0, pending.length, ...skipped);
+            if (!progressed) break;
           }
           if (taken.length === 0) return [];
           await client.query(SQL.lease, [
