@@ -14,12 +14,13 @@
  */
 
 import { spawn } from "node:child_process";
-import { createHmac, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { createInterface } from "node:readline";
 import { buildEsignBody } from "../../src/services/esign/esign-samples.ts";
 import { type PostgresServer, startPostgresServer } from "../../test/helpers/postgres-server.ts";
 import { startRedisServer } from "../../test/helpers/redis-server.ts";
 import type { LoadRequest } from "../lib/autocannon-run.ts";
+import { signedEsignWebhook, WEBHOOK_MARK } from "../lib/signed-webhooks.ts";
 import { checkTarget } from "../lib/targets.ts";
 import { awaitReceipts, drive } from "./fanout.ts";
 import { startBenchGateway } from "./ingress.ts";
@@ -38,25 +39,9 @@ const WHSEC = `whsec_${randomBytes(32).toString("base64")}`;
 
 /** Signed e-sign webhooks with unique ids, as the upstream signs them. */
 export function esignWebhooks(secret: string, runId: string): () => LoadRequest {
-  const MARK = "__UNIQUE__";
-  const template = JSON.stringify(buildEsignBody("agreement.signed", { uniqueId: MARK }));
+  const template = JSON.stringify(buildEsignBody("agreement.signed", { uniqueId: WEBHOOK_MARK }));
   let n = 0;
-  return () => {
-    const unique = `${runId}-${n++}`;
-    const body = template.replaceAll(MARK, unique);
-    const mac = createHmac("sha256", secret).update(body).digest("hex");
-    return {
-      method: "POST",
-      path: "/webhooks/esign",
-      headers: {
-        "content-type": "application/json",
-        "x-svc-event": "agreement.signed",
-        "x-svc-delivery": `dlv-${unique}`,
-        "x-svc-signature": `sha256=${mac}`,
-      },
-      body,
-    };
-  };
+  return () => signedEsignWebhook(secret, template, `${runId}-${n++}`);
 }
 
 const DESTINATION = new URL("../peers/latency-destination.ts", import.meta.url).pathname;

@@ -9,7 +9,8 @@ import { buildEsignBody } from "../../src/services/esign/esign-samples.ts";
 import { buildStaffingBody } from "../../src/services/staffing/staffing-samples.ts";
 import type { LoadRequest } from "./autocannon-run.ts";
 
-const MARK = "__UNIQUE__";
+/** Where a template takes its unique id. */
+export const WEBHOOK_MARK = "__UNIQUE__";
 
 export interface WebhookSecrets {
   esign: string;
@@ -17,27 +18,30 @@ export interface WebhookSecrets {
 }
 
 /** Returns a generator of signed deliveries alternating e-sign and staffing. */
+/** The e-sign template (`WEBHOOK_MARK` for the unique id) made unique and signed as the upstream signs it. */
+export function signedEsignWebhook(secret: string, template: string, unique: string): LoadRequest {
+  const body = template.replaceAll(WEBHOOK_MARK, unique);
+  const mac = createHmac("sha256", secret).update(body).digest("hex");
+  return {
+    method: "POST",
+    path: "/webhooks/esign",
+    headers: {
+      "content-type": "application/json",
+      "x-svc-event": "agreement.signed",
+      "x-svc-delivery": `dlv-${unique}`,
+      "x-svc-signature": `sha256=${mac}`,
+    },
+    body,
+  };
+}
+
 export function createWebhookGenerator(secrets: WebhookSecrets, runId: string): () => LoadRequest {
-  const esignTemplate = JSON.stringify(buildEsignBody("agreement.signed", { uniqueId: MARK }));
-  const staffingTemplate = JSON.stringify(buildStaffingBody("candidate.responded", { uniqueId: MARK }));
+  const esignTemplate = JSON.stringify(buildEsignBody("agreement.signed", { uniqueId: WEBHOOK_MARK }));
+  const staffingTemplate = JSON.stringify(buildStaffingBody("candidate.responded", { uniqueId: WEBHOOK_MARK }));
   let n = 0;
   return (): LoadRequest => {
     const unique = `${runId}-${n++}`;
-    if (n % 2 === 0) {
-      const body = esignTemplate.replaceAll(MARK, unique);
-      const mac = createHmac("sha256", secrets.esign).update(body).digest("hex");
-      return {
-        method: "POST",
-        path: "/webhooks/esign",
-        headers: {
-          "content-type": "application/json",
-          "x-svc-event": "agreement.signed",
-          "x-svc-delivery": `dlv-${unique}`,
-          "x-svc-signature": `sha256=${mac}`,
-        },
-        body,
-      };
-    }
+    if (n % 2 === 0) return signedEsignWebhook(secrets.esign, esignTemplate, unique);
     const body = staffingTemplate;
     const t = Math.floor(Date.now() / 1000);
     const mac = createHmac("sha256", secrets.staffing).update(`${t}.${body}`).digest("hex");
