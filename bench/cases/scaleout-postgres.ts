@@ -47,7 +47,14 @@ export function freshSchema(prefix: string): string {
 
 /** Starts the bench's PostgreSQL: a temp cluster on 127.0.0.1, `fsync` on, room for three instances' pools. */
 export async function startBenchPostgres(): Promise<BenchPostgres> {
-  const server = await startPostgresServer({ fsync: true, settings: { max_connections: "300" } });
+  // `BENCH_PG_SETTINGS=name=value,...`: extra server settings for a look inside (statement logs).
+  const extra = Object.fromEntries(
+    (process.env.BENCH_PG_SETTINGS ?? "")
+      .split(",")
+      .filter((pair) => pair.includes("="))
+      .map((pair) => [pair.slice(0, pair.indexOf("=")).trim(), pair.slice(pair.indexOf("=") + 1).trim()]),
+  );
+  const server = await startPostgresServer({ fsync: true, settings: { max_connections: "300", ...extra } });
   const pid = Number((await readFile(join(server.dir, "data", "postmaster.pid"), "utf8")).split("\n")[0]);
   const run = async <T>(work: (client: pg.Client) => Promise<T>) => {
     const client = new pg.Client({ connectionString: server.url });

@@ -16,7 +16,9 @@
  * (default 200000) events for the external-id lookup, `BENCH_PG_COMMIT_DELAYS` (default
  * `0,100,1000`, µs; empty skips the sweep), `BENCH_PG_COMMIT_SIBLINGS` (default 5) and
  * `BENCH_PG_COMMIT_ROUNDS` (default 1: rounds of the sweep, the order reversed every other
- * round; medians reported). `BENCH_SCALEOUT_ONLY=commit_delay` runs only the sweep.
+ * round; medians reported). `BENCH_SCALEOUT_ONLY=commit_delay` runs only the sweep;
+ * `postgres_ingress` (one instance, embedded vs PostgreSQL, A B B A), `postgres_live`,
+ * `postgres_delivery` or `postgres_external_id` only that PostgreSQL figure (quick A/B runs).
  */
 import { createHash, randomBytes } from "node:crypto";
 import http from "node:http";
@@ -196,7 +198,7 @@ export async function benchScaleout(options: ScaleoutOptions = {}): Promise<Reco
   const connections = options.connections ?? 100;
   const durationSeconds = options.durationSeconds ?? Number(process.env.SCALEOUT_SECONDS ?? 10);
   const rate = options.eventsPerSecond ?? 100;
-  const deliveryRate = 200;
+  const deliveryRate = Number(process.env.BENCH_PG_DELIVERY_RATE ?? 200);
   const liveSeconds = options.liveSeconds ?? Math.max(2, Math.min(durationSeconds, 10));
   const lookupEvents = Number(process.env.BENCH_SCALEOUT_EVENTS ?? 200_000);
   if (!Number.isInteger(lookupEvents) || lookupEvents < 1000)
@@ -295,9 +297,68 @@ export async function benchScaleout(options: ScaleoutOptions = {}): Promise<Reco
   };
   try {
     postgres = await startBenchPostgres();
-    if (process.env.BENCH_SCALEOUT_ONLY === "commit_delay") {
+    const only = process.env.BENCH_SCALEOUT_ONLY;
+    if (only === "commit_delay") {
       console.log(`\nscaleout, commit_delay sweep only: ${connections} connections, ${durationSeconds} s per run`);
       return reportSweep(await runSweep(postgres));
+    }
+    if (only === "postgres_ingress") {
+      // The ingress ratio alone: the embedded store and PostgreSQL, one instance each, twice in
+      // alternating order (A B B A) so a drift of the machine's load does not read as a ratio.
+      const runs: Record<string, number[]> = { disk: [], postgres: [] };
+      for (const engine of ["disk", "postgres", "postgres", "disk"] as const) {
+        const config =
+          engine === "disk" ? { log: { level: "warn" } } : postgresConfig(postgres.url, freshSchema("one"));
+        const run = await single(await start(config), engine === "disk" ? {} : { postgres: pg() }, engine);
+        note(row(`1 instance, ${engine}`, run.result, run.cpuPercent));
+        runs[engine]?.push(run.result.requestsPerSecond);
+        await stopAll();
+      }
+      const sum = (v: number[] | undefined) => (v ?? []).reduce((a, b) => a + b, 0);
+      const ratio = Number((sum(runs.postgres) / sum(runs.disk)).toFixed(2));
+      checkTarget("scaleout", "one instance on PostgreSQL / embedded store (A B B A)", ratio, ">=", 0.6);
+      return { ratio_postgres_to_disk: ratio, disk_rps: sum(runs.disk) / 2, postgres_rps: sum(runs.postgres) / 2 };
+    }
+    if (only === "postgres_live") {
+      const threePostgres = await three(postgresConfig(postgres.url, freshSchema("three")), { postgres: pg() });
+      note(row("3 instances, PostgreSQL", threePostgres.result, threePostgres.cpuPercent));
+      const live = threePostgres.live;
+      console.log(
+        `cross-instance live on PostgreSQL at ${rate} events/s for ${liveSeconds} s: ${live.received}/${live.accepted} received, p50 ${live.p50} ms, p99 ${live.p99} ms, max ${live.max} ms`,
+      );
+      checkTarget("scaleout", "cross-instance live p99 on PostgreSQL", live.p99, "<=", 20, " ms");
+      return { three_postgres_rps: threePostgres.result.requestsPerSecond, live_cross_postgres_p99_ms: live.p99 };
+    }
+    if (only === "postgres_delivery") {
+      const delivery = await deliveryLatencyOnPostgres(postgres.url, deliveryRate, liveSeconds);
+      console.log(
+        `2xx -> HTTP delivery on PostgreSQL at ${deliveryRate} events/s for ${liveSeconds} s (delivery polls 1 h, hub poll 10 s): ${delivery.sent} sent, ${delivery.missing} missing, p50 ${delivery.p50} ms, p95 ${delivery.p95} ms, p99 ${delivery.p99} ms, max ${delivery.max} ms, >500 ms ${delivery.over500}`,
+      );
+      checkTarget(
+        "scaleout",
+        `2xx -> delivery p99 at ${deliveryRate}/s on PostgreSQL, no polls`,
+        delivery.missing > 0 ? Number.POSITIVE_INFINITY : delivery.p99,
+        "<=",
+        25,
+        " ms",
+      );
+      return { postgres_delivery_p50_ms: delivery.p50, postgres_delivery_p99_ms: delivery.p99 };
+    }
+    if (only === "postgres_external_id") {
+      const lookups = await externalIdLookups(postgres.url, lookupEvents);
+      console.log(
+        `GET /events?external_id= on PostgreSQL at ${lookups.events} events (filled in ${lookups.fillSeconds} s): p50 ${lookups.p50} ms, p95 ${lookups.p95} ms, p99 ${lookups.p99} ms, ${lookups.eventsPerAnswer} events per answer; the SELECT alone p50 ${lookups.sqlP50} ms, p95 ${lookups.sqlP95} ms`,
+      );
+      console.log(`  EXPLAIN: ${lookups.plan.join("\n           ")}`);
+      checkTarget(
+        "scaleout",
+        `external_id list p95 at ${lookups.events} events (PostgreSQL)`,
+        lookups.p95,
+        "<=",
+        25,
+        " ms",
+      );
+      return { external_id_p95_ms: lookups.p95, external_id_sql_p95_ms: lookups.sqlP95 };
     }
     const embedded = await single(await start({ log: { level: "warn" } }), {}, "e");
     note(row("1 instance, disk store", embedded.result, embedded.cpuPercent));
