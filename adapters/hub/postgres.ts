@@ -1,8 +1,10 @@
 /**
  * The `postgres` live hub driver: the shared live hub (src/stream/journal-hub.ts) over the
- * `postgres` store, woken by LISTEN/NOTIFY. Each local append is announced with `pg_notify` on
- * one channel per schema; every instance, on a notification, reads the event log after its
- * cursor. A notification only shortens the wait: the data always comes from the event log (in
+ * `postgres` store, woken by LISTEN/NOTIFY. Local appends are announced with `pg_notify` on one
+ * channel per schema, one notification per group commit rather than per append (the appends a
+ * commit answers are published in one turn of the event loop: the announcement waits for the
+ * end of that turn and carries the highest seq, and while one is in flight the next waits for
+ * it); every instance, on a notification, reads the event log after its cursor. A notification only shortens the wait: the data always comes from the event log (in
  * seq order, which is commit order: adapters/store/postgres/postgres-store.ts), and a poll
  * catches up after a lost one, so a lost notification delays and never drops. The listening
  * connection reconnects by itself and reads at once when it is back. Picked by default with
@@ -12,7 +14,13 @@ import pg from "pg";
 import type { StoreDriver } from "../../src/store/contract.ts";
 import type { HubFactory } from "../../src/stream/hub-contract.ts";
 import { openJournalHub } from "../../src/stream/journal-hub.ts";
-import { clientConfig, keepErrorsLocal, type PostgresOptions, resolveSchema } from "../store/postgres/pg-connection.ts";
+import {
+  clientConfig,
+  keepErrorsLocal,
+  type PostgresOptions,
+  prepared,
+  resolveSchema,
+} from "../store/postgres/pg-connection.ts";
 
 export interface PostgresHubOptions extends PostgresOptions {
   /** The `postgres` store on the same database and schema. */
@@ -22,6 +30,8 @@ export interface PostgresHubOptions extends PostgresOptions {
   /** Told when an event log read fails. Default: ignored (the next poll retries). */
   onError?(error: unknown): void;
 }
+
+const NOTIFY = prepared("SELECT pg_notify($1, $2)");
 
 /** The notification channel of a schema. */
 export function wakeChannel(schema: string): string {
@@ -68,6 +78,29 @@ export const postgresHub: HubFactory<PostgresHubOptions> = async (options) => {
     (retry as { unref?: () => void }).unref?.();
   };
 
+  /** Seqs published locally: the highest, and the highest announced. */
+  let highest = 0;
+  let announced = 0;
+  let scheduled = false;
+  let sending = false;
+  const send = () => {
+    scheduled = false;
+    if (closed || highest <= announced) return;
+    const seq = highest;
+    sending = true;
+    announcer
+      .query({ ...NOTIFY, values: [channel, String(seq)] })
+      .catch(() => {})
+      .finally(() => {
+        sending = false;
+        announced = Math.max(announced, seq);
+        if (highest > announced && !scheduled) {
+          scheduled = true;
+          setImmediate(send);
+        }
+      });
+  };
+
   try {
     await listen();
   } catch (error) {
@@ -79,7 +112,11 @@ export const postgresHub: HubFactory<PostgresHubOptions> = async (options) => {
     pollIntervalMs: options.pollMs ?? 1000,
     onError: options.onError ?? (() => {}),
     announce: (seq) => {
-      announcer.query("SELECT pg_notify($1, $2)", [channel, String(seq)]).catch(() => {});
+      highest = Math.max(highest, seq);
+      if (!scheduled && !sending) {
+        scheduled = true;
+        setImmediate(send);
+      }
     },
     onClose: async () => {
       closed = true;

@@ -12,6 +12,7 @@
  * flushed, whatever the server's default), and `search_path` set to the configured schema, so
  * the shared SQL strings stay unqualified.
  */
+import { createHash } from "node:crypto";
 import pg from "pg";
 import { StoreUnavailableError } from "../../../src/store/contract.ts";
 
@@ -61,8 +62,12 @@ const types = {
   },
 };
 
-/** The client settings shared by the pool and the hub's listener. */
-export function clientConfig(options: PostgresOptions): pg.ClientConfig {
+/**
+ * The client settings shared by the pool and the hub's listener. `synchronousCommit: false` is
+ * for the one pool whose commits need not wait for the disk (the store's dedupe claims: see
+ * postgres-store.ts for why that is safe); every other session commits synchronously.
+ */
+export function clientConfig(options: PostgresOptions, synchronousCommit = true): pg.ClientConfig {
   const schema = resolveSchema(options.schema);
   return {
     connectionString: resolvePostgresUrl(options.url),
@@ -72,7 +77,7 @@ export function clientConfig(options: PostgresOptions): pg.ClientConfig {
     // The server cancels a slow statement itself; this bounds the wait for a server that no
     // longer answers at all (frozen, or gone without closing the connection).
     query_timeout: (options.statementTimeoutMs ?? 30_000) + 5_000,
-    options: `-c search_path=${schema} -c synchronous_commit=on`,
+    options: `-c search_path=${schema} -c synchronous_commit=${synchronousCommit ? "on" : "off"}`,
     application_name: "gateway",
     keepAlive: true,
     types,
@@ -88,8 +93,8 @@ export function clientConfig(options: PostgresOptions): pg.ClientConfig {
  * "not queryable"), which the drivers answer as StoreUnavailableError (503), and the broken
  * client is dropped when it is released (inTransaction, pool.query).
  */
-export function createPool(options: PostgresOptions): pg.Pool {
-  const pool = new pg.Pool({ ...clientConfig(options), max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
+export function createPool(options: PostgresOptions, size = options.poolSize ?? 10, synchronousCommit = true): pg.Pool {
+  const pool = new pg.Pool({ ...clientConfig(options, synchronousCommit), max: size, idleTimeoutMillis: 30_000 });
   keepErrorsLocal(pool);
   return pool;
 }
@@ -112,6 +117,16 @@ export function toPg(sql: string): string {
     out += c === "?" && !quoted ? `$${++n}` : c;
   }
   return out;
+}
+
+/**
+ * A statement prepared once per connection and run by name afterwards (parse and plan are
+ * skipped from the second run on). Only for fixed statement texts: every distinct text stays
+ * prepared on every connection for its life, so statements built from user input must not be
+ * named. The name is a digest of the text, so one name never stands for two texts.
+ */
+export function prepared(text: string): { name: string; text: string } {
+  return { name: `gw_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`, text };
 }
 
 /** Runs `work` in one transaction on one connection of `pool`. */

@@ -5,7 +5,10 @@
  * its options (docs/several-instances.md).
  *
  * - A claim is one statement (insert, or take over an expired claim or mark), so exactly one of
- *   several instances receiving one delivery gets `claimed`.
+ *   several instances receiving one delivery gets `claimed`. Claims (and their releases) commit
+ *   without waiting for the disk (`synchronous_commit = off`, their own connections): a 202
+ *   needs the claim on disk only together with the event, and the append's synchronous commit
+ *   gives that (see `SQL.claim`). That saves one WAL flush per webhook.
  * - Appends are group-committed per instance: the appends that arrive while a transaction is in
  *   flight go together in the next one. One transaction takes the `last_seq` row lock, inserts
  *   the new events with the next seqs, writes their dedupe marks (replacing the claims) and moves
@@ -32,7 +35,15 @@ import type {
 import { StoreUnavailableError } from "../../../src/store/contract.ts";
 import { createEventSummarizer } from "../../../src/store/match-event-query.ts";
 import { EVENT_SQL, type EventRow, eventFromRow } from "../../../src/store/sql/event-sql.ts";
-import { inTransaction, type PostgresOptions, pgBytes, toPg, unavailable } from "./pg-connection.ts";
+import {
+  createPool,
+  inTransaction,
+  type PostgresOptions,
+  pgBytes,
+  prepared,
+  toPg,
+  unavailable,
+} from "./pg-connection.ts";
 import { buildPgListQuery, buildPgReadAfterQuery, eventColumns } from "./pg-event-queries.ts";
 import { openSchemaPool } from "./pg-schema.ts";
 
@@ -51,6 +62,17 @@ const PURGE_BATCH = 1_000;
 const ID_BATCH = 500;
 
 const SQL = {
+  /**
+   * Run on the claim pool, whose sessions commit with `synchronous_commit = off`: COMMIT returns
+   * once the claim is visible to every session (so a second instance sees it at once and gets
+   * `in_progress`), before its WAL record is flushed. That is safe because nothing acknowledged
+   * rests on the claim alone. A 202 follows the append's synchronous COMMIT, which flushes the
+   * WAL up to its own commit record, and WAL is one sequence: every record before it, this
+   * claim's included, is on disk by then. A crash before that loses at most claims whose
+   * webhooks got no 202 (their senders retry, and a retry claims anew); a duplicate answer
+   * (200) comes from a mark written by an append, never from a claim. Should the server crash
+   * after the append's flush, the claim is long since replaced by the mark.
+   */
   claim: `WITH taken AS (
       INSERT INTO marks (key, event_id, expires_at) VALUES ($1, NULL, $2)
       ON CONFLICT (key) DO UPDATE SET event_id = NULL, expires_at = excluded.expires_at
@@ -99,6 +121,20 @@ const SQL = {
   getById: toPg(EVENT_SQL.getById),
 } as const;
 
+/**
+ * The statements of the ingress and live paths, prepared once per connection (parse and plan
+ * skipped from then on): each is run for every webhook or every wake-up.
+ */
+const STATEMENTS = {
+  claim: prepared(SQL.claim),
+  release: prepared(SQL.release),
+  lockSeq: prepared(SQL.lockSeq),
+  append: prepared(SQL.append),
+  getById: prepared(SQL.getById),
+  lastSeq: prepared(SQL.lastSeq),
+  readAfter: prepared(toPg(buildPgReadAfterQuery(0, 1).sql)),
+};
+
 interface PendingAppend {
   record: EventRecord;
   dedupeKey: string;
@@ -119,11 +155,22 @@ export const postgresStore: StoreFactory<PostgresStoreOptions> = async (options)
       }
     }
   });
-  return createPostgresStore(pool, options);
+  // The claims' connections are carved out of poolSize: appends are group-committed, one
+  // transaction in flight at a time, so the main pool serves mostly reads.
+  const claimSize = Math.max(1, Math.ceil((options.poolSize ?? 10) / 2));
+  const claimPool = createPool(options, claimSize, false);
+  return createPostgresStore(pool, options, claimPool);
 };
 
-/** The driver on an opened pool whose schema exists. */
-export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions = {}): StoreDriver {
+/**
+ * The driver on an opened pool whose schema exists; `claimPool` (default: `pool`) runs the
+ * dedupe claims and releases, best with `synchronous_commit = off` sessions (`SQL.claim`).
+ */
+export function createPostgresStore(
+  pool: pg.Pool,
+  options: PostgresStoreOptions = {},
+  claimPool: pg.Pool = pool,
+): StoreDriver {
   const now = options.now ?? Date.now;
   const summarizeEvent = createEventSummarizer(options.services);
   const name = "postgres";
@@ -131,9 +178,13 @@ export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions
   let queue: PendingAppend[] = [];
   let flushing: Promise<void> | undefined;
 
-  const query = async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => {
+  const query = async <R extends pg.QueryResultRow>(
+    sql: string | { name: string; text: string },
+    params: unknown[] = [],
+    on: pg.Pool = pool,
+  ) => {
     try {
-      return await pool.query<R>(sql, params);
+      return typeof sql === "string" ? await on.query<R>(sql, params) : await on.query<R>({ ...sql, values: params });
     } catch (error) {
       throw unavailable(`${name} store`, error);
     }
@@ -148,22 +199,25 @@ export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions
     const marks = new Map<string, { eventId: string; expiresAt: number }>();
     for (const item of batch) marks.set(item.dedupeKey, { eventId: item.record.id, expiresAt: item.expiresAt });
     const rows = await inTransaction(pool, async (client) => {
-      const lock = await client.query<{ value: number }>(SQL.lockSeq);
+      const lock = await client.query<{ value: number }>(STATEMENTS.lockSeq);
       const last = Number(lock.rows[0]?.value ?? 0);
-      const result = await client.query<{ id: string; seq: number; inserted: boolean }>(SQL.append, [
-        columns.map((c) => c.id),
-        columns.map((c) => c.sourceId),
-        columns.map((c) => c.type),
-        columns.map((c) => c.subject),
-        columns.map((c) => c.externalId),
-        columns.map((c) => c.receivedAt),
-        columns.map((c) => c.record),
-        columns.map((c) => c.doc),
-        last,
-        [...marks.keys()].map(pgBytes),
-        [...marks.values()].map((m) => m.eventId),
-        [...marks.values()].map((m) => m.expiresAt),
-      ]);
+      const result = await client.query<{ id: string; seq: number; inserted: boolean }>({
+        ...STATEMENTS.append,
+        values: [
+          columns.map((c) => c.id),
+          columns.map((c) => c.sourceId),
+          columns.map((c) => c.type),
+          columns.map((c) => c.subject),
+          columns.map((c) => c.externalId),
+          columns.map((c) => c.receivedAt),
+          columns.map((c) => c.record),
+          columns.map((c) => c.doc),
+          last,
+          [...marks.keys()].map(pgBytes),
+          [...marks.values()].map((m) => m.eventId),
+          [...marks.values()].map((m) => m.expiresAt),
+        ],
+      });
       return result.rows;
     });
     const byId = new Map(rows.map((r) => [r.id, r]));
@@ -222,11 +276,11 @@ export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions
     filterPushdown: true,
     async claim(dedupeKey, claimTtlMs): Promise<ClaimResult> {
       const t = now();
-      const { rows } = await query<{ claimed: number; event_id: string | null }>(SQL.claim, [
-        pgBytes(dedupeKey),
-        t + claimTtlMs,
-        t,
-      ]);
+      const { rows } = await query<{ claimed: number; event_id: string | null }>(
+        STATEMENTS.claim,
+        [pgBytes(dedupeKey), t + claimTtlMs, t],
+        claimPool,
+      );
       const row = rows[0];
       if (row && Number(row.claimed) === 1) return { status: "claimed" };
       if (row?.event_id) return { status: "duplicate", id: row.event_id };
@@ -240,10 +294,10 @@ export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions
       });
     },
     async release(dedupeKey) {
-      await query(SQL.release, [pgBytes(dedupeKey)]);
+      await query(STATEMENTS.release, [pgBytes(dedupeKey)], claimPool);
     },
     async get(id) {
-      const { rows } = await query<EventRow>(SQL.getById, [id]);
+      const { rows } = await query<EventRow>(STATEMENTS.getById, [id]);
       return rows[0] ? eventFromRow(rows[0]) : undefined;
     },
     async list(q): Promise<EventPage> {
@@ -258,11 +312,15 @@ export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions
     async readAfter(afterSeq, limit, filter = {}) {
       return collect(filter.filter, limit, async (bound, size) => {
         const { sql, params } = buildPgReadAfterQuery(bound ?? afterSeq, size, filter);
-        return rowsOf((await query<EventRow>(toPg(sql), params)).rows);
+        const text = toPg(sql);
+        // The unfiltered read (the live hub's and the router's, at every wake-up) is prepared.
+        return rowsOf(
+          (await query<EventRow>(text === STATEMENTS.readAfter.text ? STATEMENTS.readAfter : text, params)).rows,
+        );
       });
     },
     async lastSeq() {
-      const { rows } = await query<{ value: number }>(SQL.lastSeq);
+      const { rows } = await query<{ value: number }>(STATEMENTS.lastSeq);
       return Number(rows[0]?.value ?? 0);
     },
     async purge(before) {
@@ -332,7 +390,7 @@ export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions
       if (closed) return;
       closed = true;
       await flushing;
-      await pool.end();
+      await Promise.all([pool.end(), claimPool === pool ? undefined : claimPool.end()]);
     },
   };
 }
