@@ -93,6 +93,23 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
   };
 }
 
+/** The server's WAL flushes and commits so far (differences over a run, per accepted event, say what an event costs whatever the machine's load). */
+export async function serverCounters(url: string): Promise<{ walSyncs: number; walRecords: number; commits: number }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ wal_sync: string; wal_records: string; commits: string }>(
+      `SELECT w.wal_sync, w.wal_records, (SELECT sum(xact_commit) FROM pg_stat_database) AS commits
+        FROM pg_stat_wal w`,
+    );
+    // Statistics are sent by each backend at the end of its transaction; a fresh snapshot.
+    const row = rows[0];
+    return { walSyncs: Number(row?.wal_sync), walRecords: Number(row?.wal_records), commits: Number(row?.commits) };
+  } finally {
+    await client.end();
+  }
+}
+
 const percentile = (sorted: number[], p: number) =>
   sorted.length === 0
     ? Number.NaN

@@ -36,6 +36,7 @@ import {
   externalIdLookups,
   freshSchema,
   postgresStoreConfig,
+  serverCounters,
   startBenchPostgres,
 } from "./scaleout-postgres.ts";
 
@@ -226,10 +227,11 @@ export async function benchScaleout(options: ScaleoutOptions = {}): Promise<Reco
   const pg = (): MeteredProcess => (postgres ? { tree: postgres.pid } : undefined);
   /** One instance loaded alone: its figures and the CPU of it and its engine. */
   const single = async (gateway: BenchGateway, engine: Record<string, MeteredProcess>, label: string) => {
-    await runLoad(gateway.gateway.url, createWebhookGenerator(gateway.secrets, `warm-${label}`), warm);
-    return withCpu({ gateway: gateway.gateway.child.pid, ...engine }, () =>
+    const warmed = await runLoad(gateway.gateway.url, createWebhookGenerator(gateway.secrets, `warm-${label}`), warm);
+    const run = await withCpu({ gateway: gateway.gateway.child.pid, ...engine }, () =>
       runLoad(gateway.gateway.url, createWebhookGenerator(gateway.secrets, label), load),
     );
+    return { ...run, warmTotal: warmed.total };
   };
   /** Three instances on one engine, loaded together; then the cross-instance live latency. */
   const three = async (config: Record<string, unknown>, engine: Record<string, MeteredProcess>) => {
@@ -309,8 +311,20 @@ export async function benchScaleout(options: ScaleoutOptions = {}): Promise<Reco
       for (const engine of ["disk", "postgres", "postgres", "disk"] as const) {
         const config =
           engine === "disk" ? { log: { level: "warn" } } : postgresConfig(postgres.url, freshSchema("one"));
-        const run = await single(await start(config), engine === "disk" ? {} : { postgres: pg() }, engine);
+        const gateway = await start(config);
+        const before = engine === "postgres" ? await serverCounters(postgres.url) : undefined;
+        const run = await single(gateway, engine === "disk" ? {} : { postgres: pg() }, engine);
         note(row(`1 instance, ${engine}`, run.result, run.cpuPercent));
+        const events = Math.max(1, run.result.total);
+        const cpuMs = (name: string) => (((run.cpuPercent[name] ?? 0) / 100) * durationSeconds * 1000) / events;
+        let perEvent = `cpu ms per event: gateway ${cpuMs("gateway").toFixed(2)}`;
+        if (before) {
+          // Counted over the warm-up and the run: the warm-up's events are in `total` of neither.
+          const after = await serverCounters(postgres.url);
+          const all = events + (run.warmTotal ?? 0);
+          perEvent += `, postgres ${cpuMs("postgres").toFixed(2)}; per accepted event (warm-up included): ${((after.walSyncs - before.walSyncs) / all).toFixed(2)} WAL flushes, ${((after.commits - before.commits) / all).toFixed(2)} commits, ${((after.walRecords - before.walRecords) / all).toFixed(1)} WAL records`;
+        }
+        note(`  ${perEvent}`);
         runs[engine]?.push(run.result.requestsPerSecond);
         await stopAll();
       }
