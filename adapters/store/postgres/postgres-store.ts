@@ -145,7 +145,12 @@ interface PendingAppend {
 
 /** Opens the pool, creates the schema when missing, and returns the driver. */
 export const postgresStore: StoreFactory<PostgresStoreOptions> = async (options) => {
-  const pool = await openSchemaPool(options, async (client) => {
+  // The claims' connections are carved out of poolSize (half of it): appends are group-committed,
+  // one transaction in flight at a time, so the other half serves them and the reads. With a
+  // single connection the claims share it and commit synchronously (correct, one flush more).
+  const size = options.poolSize ?? 10;
+  const claimSize = size >= 2 ? Math.floor(size / 2) : 0;
+  const pool = await openSchemaPool({ ...options, poolSize: size - claimSize }, async (client) => {
     if (options.warn) {
       const { rows } = await client.query<{ fsync: string }>("SELECT current_setting('fsync') AS fsync");
       if (rows[0]?.fsync !== "on") {
@@ -155,10 +160,7 @@ export const postgresStore: StoreFactory<PostgresStoreOptions> = async (options)
       }
     }
   });
-  // The claims' connections are carved out of poolSize: appends are group-committed, one
-  // transaction in flight at a time, so the main pool serves mostly reads.
-  const claimSize = Math.max(1, Math.ceil((options.poolSize ?? 10) / 2));
-  const claimPool = createPool(options, claimSize, false);
+  const claimPool = claimSize > 0 ? createPool(options, claimSize, false) : pool;
   return createPostgresStore(pool, options, claimPool);
 };
 
