@@ -60,7 +60,9 @@ interface Gathering {
 /** The last version of each delivery in `records`, in the order of those last versions. */
 export function lastVersions(records: readonly DeliveryRecord[]): DeliveryRecord[] {
   const last = new Map<string, number>();
-  records.forEach((record, i) => last.set(deliveryKey(record.eventId, record.destinationId), i));
+  records.forEach((record, i) => {
+    last.set(deliveryKey(record.eventId, record.destinationId), i);
+  });
   if (last.size === records.length) return [...records];
   return [...last.values()].sort((a, b) => a - b).map((i) => records[i] as DeliveryRecord);
 }
