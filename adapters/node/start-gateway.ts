@@ -152,6 +152,8 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
       leaseMs: "leaseSeconds" in config.store ? config.store.leaseSeconds * 1000 : undefined,
       pollIntervalMs,
       onLaneSignal: allowListenerPerAttempt,
+      // The outcomes of every attempt answered in one turn are written together.
+      afterTurn: (run) => setImmediate(run),
     },
     development: options.development,
     tracing,

@@ -56,6 +56,12 @@ export interface DeliveryEngineOptions {
    * listener-leak warning on it (adapters/node/lane-signal.ts).
    */
   onLaneSignal?: (signal: AbortSignal) => void;
+  /**
+   * Runs a callback once the current turn of the event loop is over: the outbox writes of every
+   * attempt that ended in the turn go as one write (outbox-write-retry.ts). Node: `setImmediate`.
+   * Default `queueMicrotask`.
+   */
+  afterTurn?: (run: () => void) => void;
 }
 
 /** What the engine uses of the gateway. */
@@ -124,6 +130,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     logger,
     writeHealth: ctx.writeHealth,
     now: () => clock.now(),
+    afterTurn: options.afterTurn,
   });
   // Events erased lately (id -> until when): an attempt that started before the erasure may end
   // after it, with a record still holding the old texts; those are scrubbed on the way out too.

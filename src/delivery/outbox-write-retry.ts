@@ -7,6 +7,14 @@
  * the delivery is really in: a delivery that was delivered is shown `delivered`, not left at
  * its last durable `delivering` until a restart sends it again. `/healthz` reports the outbox
  * as unable to record while a write is outstanding (src/ops/write-health.ts).
+ *
+ * Writes made in one turn of the event loop go to the outbox as ONE `saveDeliveries` call, once
+ * the turn is over (`afterTurn`): a lane persists each attempt's "delivering" and outcome one
+ * record at a time, and a call per record costs a round trip on Redis and PostgreSQL (a script
+ * call; a queued transaction item) and a queued write on SQLite. Only the last version of a
+ * delivery made in the turn is written (the earlier ones would be overwritten in the same
+ * write); deliveries keep the order of their last versions, and every caller's promise
+ * resolves after the write that holds its records.
  */
 import type { Logger } from "../ops/logger.ts";
 import type { WriteHealth } from "../ops/write-health.ts";
@@ -33,6 +41,30 @@ export interface RetryingPersistDeps {
   logger: Logger;
   writeHealth?: WriteHealth;
   now: () => number;
+  /**
+   * Runs `run` once the current turn of the event loop is over, so that the writes of every
+   * callback of the turn join one call (Node: `setImmediate`, after the poll phase). Default
+   * `queueMicrotask`: the writes of one callback and its promise continuations.
+   */
+  afterTurn?: (run: () => void) => void;
+}
+
+/** The writes gathered during one turn and the promise their callers wait on. */
+interface Gathering {
+  records: DeliveryRecord[];
+  sent: boolean;
+  done: Promise<void>;
+  finish(): void;
+}
+
+/** The last version of each delivery in `records`, in the order of those last versions. */
+export function lastVersions(records: readonly DeliveryRecord[]): DeliveryRecord[] {
+  const last = new Map<string, number>();
+  records.forEach((record, i) => {
+    last.set(deliveryKey(record.eventId, record.destinationId), i);
+  });
+  if (last.size === records.length) return [...records];
+  return [...last.values()].sort((a, b) => a - b).map((i) => records[i] as DeliveryRecord);
 }
 
 /** Wraps the outbox's `saveDeliveries` with retries and the unsaved overlay. */
@@ -42,6 +74,9 @@ export function createRetryingPersist(deps: RetryingPersistDeps): RetryingPersis
   let cancelRetry: (() => void) | undefined;
   let delayMs = FIRST_RETRY_MS;
   let stopped = false;
+  const afterTurn = deps.afterTurn ?? queueMicrotask;
+  /** The writes of the current turn, sent once it is over. */
+  let gathering: Gathering | undefined;
 
   /** Writes `records`; on success forgets those not replaced meanwhile. */
   const write = async (records: DeliveryRecord[]): Promise<boolean> => {
@@ -74,11 +109,35 @@ export function createRetryingPersist(deps: RetryingPersistDeps): RetryingPersis
     });
   };
 
+  /** Sends a gathered turn's writes, once; its callers are answered when the write is done. */
+  const send = async (turn: Gathering): Promise<void> => {
+    if (turn.sent) return turn.done;
+    turn.sent = true;
+    if (gathering === turn) gathering = undefined;
+    await write(lastVersions(turn.records));
+    turn.finish();
+  };
+
+  /** The current turn's writes, started (and sent after the turn) by the first write of the turn. */
+  const gather = (): Gathering => {
+    if (gathering) return gathering;
+    let finish: () => void = () => {};
+    const done = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const turn: Gathering = { records: [], sent: false, done, finish };
+    gathering = turn;
+    afterTurn(() => void send(turn));
+    return turn;
+  };
+
   return {
-    async persist(records) {
-      if (records.length === 0) return;
+    persist(records) {
+      if (records.length === 0) return Promise.resolve();
       for (const record of records) unsaved.set(deliveryKey(record.eventId, record.destinationId), record);
-      await write(records);
+      const turn = gather();
+      for (const record of records) turn.records.push(record);
+      return turn.done;
     },
     overlay: (record) => unsaved.get(deliveryKey(record.eventId, record.destinationId)) ?? record,
     async countByState() {
@@ -98,6 +157,7 @@ export function createRetryingPersist(deps: RetryingPersistDeps): RetryingPersis
       return counts;
     },
     async stop() {
+      if (gathering) await send(gathering);
       stopped = true;
       cancelRetry?.();
       cancelRetry = undefined;
