@@ -1,14 +1,21 @@
 /**
- * Live-stream benchmark: one gateway process (default store) and, in the same run, the naive
- * `ws` broadcast a team would write (bench/peers/naive-ws-broadcast.ts); 2,000 subscribers spread
+ * Live-stream benchmark: one gateway process (default store) and, in the same run, two `ws`
+ * peers: the bare broadcast (bench/peers/ws-broadcast.ts: each event serialized once, that buffer
+ * `ws.send` to every open socket, the peer issue 35 names) and the naive one a team would write
+ * first (bench/peers/naive-ws-broadcast.ts: stringified per socket); 2,000 subscribers spread
  * over client processes, signed webhooks posted at a steady 50 and then 200 events/s, over
- * WebSocket (gateway and naive) and over SSE (gateway); then 10,000 idle WebSocket subscribers.
+ * WebSocket (gateway and both peers) and over SSE (gateway); then 10,000 idle WebSocket subscribers.
  * Measured: latency from each webhook's 2xx (at the poster) to its receipt at every subscriber
  * (p50, p99, max), frames per second fanned out, CPU of the server and of each client process,
  * the gateway's RSS per idle connection and with 10,000 idle ones.
  * Targets (issue 21): WebSocket p99 at 50 ev/s <= 30 ms and <= naive's; at 200 ev/s >= 3x the
  * naive frames/s with p99 <= 60 ms; <= 15 KB per idle WebSocket; 10,000 idle subscribers in
- * <= 200 MB RSS; SSE within 1.2x of the WebSocket figures.
+ * <= 200 MB RSS; SSE within 1.2x of the WebSocket figures. Issue 35: WebSocket p99 at 50 ev/s
+ * <= the bare broadcast's in the same run.
+ *
+ * `BENCH_LIVE_ONLY=ws50` runs only the 50 events/s WebSocket comparison (gateway, bare, naive),
+ * `BENCH_LIVE_ROUNDS` times alternating gateway and bare (default 1), for A/B work on a shared
+ * machine; `BENCH_LIVE_ONLY=idle` only the memory figures.
  *
  * Client processes (live-subscriber-worker.ts) open the connections and record when each copy
  * arrived, on the wall clock with sub-millisecond precision (`performance.timeOrigin +
@@ -28,6 +35,7 @@ import { BUCKET_MS, type FromWorker, now, type ToWorker } from "./live-subscribe
 
 const WORKER = new URL("./live-subscriber-worker.ts", import.meta.url).pathname;
 const NAIVE = new URL("../peers/naive-ws-broadcast.ts", import.meta.url).pathname;
+const BARE_WS = new URL("../peers/ws-broadcast.ts", import.meta.url).pathname;
 
 export interface LiveBenchOptions {
   webSockets?: number;
@@ -384,6 +392,76 @@ async function benchLiveIdle(webSockets: number, idleSubscribers: number, worker
   };
 }
 
+/** A `ws` peer (naive-ws-broadcast.ts or ws-broadcast.ts) in its own process, checking the bench's secrets. */
+function startPeer(file: string, secrets: { esign: string; staffing: string }) {
+  return spawnAndWait(
+    ["--import", "tsx", file],
+    (line) => (line.startsWith("PORT ") ? `http://127.0.0.1:${line.slice(5)}` : undefined),
+    { PEER_ESIGN_SECRET: secrets.esign, PEER_STAFFING_SECRET: secrets.staffing },
+  );
+}
+
+/** Where a scenario posts and subscribes on a `ws` peer. */
+function onPeer(peer: { url: string; child: ChildProcess }) {
+  return {
+    postUrl: peer.url,
+    wsUrl: `${peer.url.replace(/^http/, "ws")}/ws`,
+    sseUrl: `${peer.url}/unsupported`,
+    serverPid: peer.child.pid,
+  };
+}
+
+/** Issue 35's target: the gateway's WebSocket p99 at 50 ev/s against the bare broadcast's in the same run. */
+function bareTarget(gateway: ScenarioFigures, bare: ScenarioFigures) {
+  return {
+    label: "WebSocket p99 at 50 ev/s, gateway vs bare ws broadcast",
+    value: `${gateway.p99Ms} ms`,
+    target: `<= bare ${bare.p99Ms} ms`,
+    met: gateway.p99Ms <= bare.p99Ms && gateway.deliveriesReceived === gateway.deliveriesExpected,
+  };
+}
+
+/**
+ * `BENCH_LIVE_ONLY=ws50`: the 50 events/s WebSocket runs only, gateway and bare broadcast
+ * alternating `rounds` times, then the naive broadcast once; each round's target line.
+ */
+async function benchLiveWs50(webSockets: number, seconds: number, workers: number, rounds: number) {
+  const key = `live-bench-${randomBytes(8).toString("hex")}`;
+  const { gateway, secrets, cleanup } = await startLiveGateway(key, webSockets);
+  const bare = await startPeer(BARE_WS, secrets);
+  const naive = await startPeer(NAIVE, secrets);
+  try {
+    await postSteadily(gateway.url, secrets, 100, 1);
+    const common = { webSockets, sse: 0, seconds, workers, secrets, rate: 50 };
+    const onGateway = {
+      postUrl: gateway.url,
+      wsUrl: `${gateway.url.replace(/^http/, "ws")}/ws?token=${key}`,
+      sseUrl: `${gateway.url}/stream?token=${key}`,
+      serverPid: gateway.child.pid,
+    };
+    console.log(`
+live (ws50): ${webSockets} subscribers per run, ${seconds} s per run, ${rounds} round(s)`);
+    const out: Record<string, number | string> = { subscribers: webSockets };
+    const figures = [];
+    for (let round = 1; round <= rounds; round++) {
+      const ws = await runScenario({ ...common, ...onGateway, label: "gateway WebSocket, 50 events/s" });
+      const peer = await runScenario({ ...common, ...onPeer(bare), label: "bare ws broadcast, 50 events/s" });
+      out[`gateway_p50_ms_round${round}`] = ws.p50Ms;
+      out[`gateway_p99_ms_round${round}`] = ws.p99Ms;
+      out[`bare_p50_ms_round${round}`] = peer.p50Ms;
+      out[`bare_p99_ms_round${round}`] = peer.p99Ms;
+      figures.push({ ...bareTarget(ws, peer), label: `round ${round}: ${bareTarget(ws, peer).label}` });
+    }
+    const naive50 = await runScenario({ ...common, ...onPeer(naive), label: "naive ws broadcast, 50 events/s" });
+    out.naive_p99_ms = naive50.p99Ms;
+    return { ...out, ...printTargets("live (ws50)", figures) };
+  } finally {
+    await naive.stop();
+    await bare.stop();
+    await cleanup();
+  }
+}
+
 /**
  * Runs the live case and returns its figures. `BENCH_LIVE_ONLY=idle` runs only the idle-memory
  * part (see `benchLiveIdle`).
@@ -395,13 +473,13 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
   const seconds = options.durationSeconds ?? 10;
   const workerCount = options.workers ?? 2;
   if (process.env.BENCH_LIVE_ONLY === "idle") return benchLiveIdle(webSockets, idleSubscribers, workerCount);
+  if (process.env.BENCH_LIVE_ONLY === "ws50") {
+    return benchLiveWs50(webSockets, seconds, workerCount, Number(process.env.BENCH_LIVE_ROUNDS) || 1);
+  }
   const key = `live-bench-${randomBytes(8).toString("hex")}`;
   const { gateway, secrets, cleanup } = await startLiveGateway(key, Math.max(webSockets, idleSubscribers));
-  const naive = await spawnAndWait(
-    ["--import", "tsx", NAIVE],
-    (line) => (line.startsWith("PORT ") ? `http://127.0.0.1:${line.slice(5)}` : undefined),
-    { PEER_ESIGN_SECRET: secrets.esign, PEER_STAFFING_SECRET: secrets.staffing },
-  );
+  const naive = await startPeer(NAIVE, secrets);
+  const bare = await startPeer(BARE_WS, secrets);
   try {
     // Warm the gateway's code paths before measuring memory.
     await postSteadily(gateway.url, secrets, 100, 1);
@@ -415,16 +493,14 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
       serverPid: gateway.child.pid,
     };
     const overSse = { webSockets: 0, sse: webSockets };
-    const onNaive = {
-      postUrl: naive.url,
-      wsUrl: `${naive.url.replace(/^http/, "ws")}/ws`,
-      sseUrl: `${naive.url}/unsupported`,
-      serverPid: naive.child.pid,
-    };
+    const onNaive = onPeer(naive);
+    const onBare = onPeer(bare);
     console.log(`\nlive: ${webSockets} subscribers per run, ${seconds} s per run, latency from each 2xx`);
     const ws50 = await runScenario({ ...common, ...onGateway, label: "gateway WebSocket, 50 events/s", rate: 50 });
+    const bare50 = await runScenario({ ...common, ...onBare, label: "bare ws broadcast, 50 events/s", rate: 50 });
     const naive50 = await runScenario({ ...common, ...onNaive, label: "naive ws broadcast, 50 events/s", rate: 50 });
     const ws200 = await runScenario({ ...common, ...onGateway, label: "gateway WebSocket, 200 events/s", rate: 200 });
+    const bare200 = await runScenario({ ...common, ...onBare, label: "bare ws broadcast, 200 events/s", rate: 200 });
     const naive200 = await runScenario({ ...common, ...onNaive, label: "naive ws broadcast, 200 events/s", rate: 200 });
     const sse50 = await runScenario({
       ...common,
@@ -447,6 +523,7 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
     const idleMb = Math.round(idle.idleRss / 1024 / 1024);
     const within = (sse: number, ws: number) => sse <= ws * 1.2;
     const targets = printTargets("live", [
+      bareTarget(ws50, bare50),
       {
         label: "WebSocket p99 at 50 ev/s (2xx -> receipt)",
         value: `${ws50.p99Ms} ms`,
@@ -485,6 +562,10 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
       gateway_p50_ms_50eps: ws50.p50Ms,
       gateway_p99_ms_50eps: ws50.p99Ms,
       naive_p99_ms_50eps: naive50.p99Ms,
+      bare_p50_ms_50eps: bare50.p50Ms,
+      bare_p99_ms_50eps: bare50.p99Ms,
+      bare_p99_ms_200eps: bare200.p99Ms,
+      bare_frames_per_s_200eps: bare200.framesPerSecond,
       gateway_p99_ms_200eps: ws200.p99Ms,
       gateway_frames_per_s_200eps: ws200.framesPerSecond,
       naive_frames_per_s_200eps: naive200.framesPerSecond,
@@ -501,6 +582,7 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
     };
   } finally {
     await naive.stop();
+    await bare.stop();
     await cleanup();
   }
 }
