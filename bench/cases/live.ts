@@ -233,6 +233,7 @@ async function runScenarioAnyRate(s: Scenario): Promise<ScenarioFigures | IdleFi
       lastReceipt = Math.max(lastReceipt, report.lastReceipt);
     }
     const firstAck = Math.min(...Object.values(posted.acks));
+    const spread = describeSpread(posted.acks, reports);
     const figures = {
       subscribers: ready,
       connectFailures: failed,
@@ -255,11 +256,52 @@ async function runScenarioAnyRate(s: Scenario): Promise<ScenarioFigures | IdleFi
         `p50 ${figures.p50Ms} ms  p99 ${figures.p99Ms} ms  max ${figures.maxMs} ms   ` +
         `${deliveries}/${expected} frames, ${figures.framesPerSecond}/s, server ${figures.serverUsPerFrame} µs/frame   cpu: ${formatCpu(cpuPercent)}`,
     );
+    console.log(`${"".padEnd(34)} ${spread}`);
     return figures;
   } finally {
     for (const child of workers) if (child.connected) child.send({ cmd: "exit" } satisfies ToWorker);
     await Promise.all(workers.map((child) => (child.exitCode === null ? once(child, "exit") : undefined)));
   }
+}
+
+/**
+ * Where each event's latency went: from its 2xx to its first copy at any subscriber (the
+ * server's turn to start the fan-out) and from the first copy to the last (the fan-out's
+ * spread over the subscribers), p50/p99/max over the events; and the three slowest events,
+ * seconds into the run.
+ */
+function describeSpread(acks: Record<string, number>, reports: { spans: Record<string, [number, number]> }[]): string {
+  const start: number[] = [];
+  const spread: number[] = [];
+  const worst: [number, number][] = [];
+  const firstAck = Math.min(...Object.values(acks));
+  for (const [id, ack] of Object.entries(acks)) {
+    let first = Number.POSITIVE_INFINITY;
+    let last = 0;
+    for (const report of reports) {
+      const span = report.spans[id];
+      if (!span) continue;
+      first = Math.min(first, span[0]);
+      last = Math.max(last, span[1]);
+    }
+    if (last === 0) continue;
+    start.push(first - ack);
+    spread.push(last - first);
+    worst.push([last - ack, (ack - firstAck) / 1000]);
+  }
+  const pick = (values: number[], p: number) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return (sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * p) - 1)] ?? Number.NaN).toFixed(1);
+  };
+  const three = worst
+    .sort((a, b) => b[0] - a[0])
+    .slice(0, 3)
+    .map(([ms, at]) => `${ms.toFixed(0)} ms at ${at.toFixed(1)} s`)
+    .join(", ");
+  return (
+    `2xx -> first copy p50 ${pick(start, 0.5)} p99 ${pick(start, 0.99)} max ${pick(start, 1)} ms; ` +
+    `first -> last copy p50 ${pick(spread, 0.5)} p99 ${pick(spread, 0.99)} max ${pick(spread, 1)} ms; slowest: ${three}`
+  );
 }
 
 async function rssOf(pid: number): Promise<number> {
