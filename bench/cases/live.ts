@@ -454,13 +454,29 @@ function onPeer(peer: { url: string; child: ChildProcess }) {
 }
 
 /** Issue 35's target: the gateway's WebSocket p99 at 50 ev/s against the bare broadcast's in the same run. */
-function bareTarget(gateway: ScenarioFigures, bare: ScenarioFigures) {
+function bareTarget(
+  gateway: ScenarioFigures,
+  bare: ScenarioFigures,
+  label = "WebSocket p99 at 50 ev/s, gateway vs bare ws broadcast",
+) {
   return {
-    label: "WebSocket p99 at 50 ev/s, gateway vs bare ws broadcast",
+    label,
     value: `${gateway.p99Ms} ms`,
     target: `<= bare ${bare.p99Ms} ms`,
     met: gateway.p99Ms <= bare.p99Ms && gateway.deliveriesReceived === gateway.deliveriesExpected,
   };
+}
+
+/**
+ * A server that cannot answer the offered rate (its broadcast holds the event loop) accepts
+ * fewer webhooks, so its subscribers carry fewer frames and its latency is that of a lighter
+ * load. When the bare broadcast accepted less than 95 % of the offered rate, the gateway runs
+ * again at the rate the bare one accepted: the comparison at equal frames.
+ */
+async function gatewayAtPeerRate(scenario: Omit<Scenario, "label" | "rate">, peer: ScenarioFigures, rate: number) {
+  if (peer.postRatePerSecond >= rate * 0.95) return undefined;
+  const matched = Math.max(1, Math.round(peer.postRatePerSecond));
+  return runScenario({ ...scenario, rate: matched, label: `gateway WebSocket, ${matched} ev/s (bare's)` });
 }
 
 /**
@@ -492,7 +508,14 @@ live (ws50): ${webSockets} subscribers per run, ${seconds} s per run, ${rounds} 
       out[`gateway_p99_ms_round${round}`] = ws.p99Ms;
       out[`bare_p50_ms_round${round}`] = peer.p50Ms;
       out[`bare_p99_ms_round${round}`] = peer.p99Ms;
-      figures.push({ ...bareTarget(ws, peer), label: `round ${round}: ${bareTarget(ws, peer).label}` });
+      figures.push(bareTarget(ws, peer, `round ${round}: gateway p99 at 50 ev/s vs bare ws broadcast`));
+      const matched = await gatewayAtPeerRate({ ...common, ...onGateway }, peer, 50);
+      if (matched) {
+        out[`gateway_p99_ms_at_bare_rate_round${round}`] = matched.p99Ms;
+        figures.push(
+          bareTarget(matched, peer, `round ${round}: gateway p99 at the bare's ${matched.postRatePerSecond} ev/s`),
+        );
+      }
     }
     const naive50 = await runScenario({ ...common, ...onPeer(naive), label: "naive ws broadcast, 50 events/s" });
     out.naive_p99_ms = naive50.p99Ms;
@@ -540,6 +563,7 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
     console.log(`\nlive: ${webSockets} subscribers per run, ${seconds} s per run, latency from each 2xx`);
     const ws50 = await runScenario({ ...common, ...onGateway, label: "gateway WebSocket, 50 events/s", rate: 50 });
     const bare50 = await runScenario({ ...common, ...onBare, label: "bare ws broadcast, 50 events/s", rate: 50 });
+    const matched50 = await gatewayAtPeerRate({ ...common, ...onGateway }, bare50, 50);
     const naive50 = await runScenario({ ...common, ...onNaive, label: "naive ws broadcast, 50 events/s", rate: 50 });
     const ws200 = await runScenario({ ...common, ...onGateway, label: "gateway WebSocket, 200 events/s", rate: 200 });
     const bare200 = await runScenario({ ...common, ...onBare, label: "bare ws broadcast, 200 events/s", rate: 200 });
@@ -566,6 +590,15 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
     const within = (sse: number, ws: number) => sse <= ws * 1.2;
     const targets = printTargets("live", [
       bareTarget(ws50, bare50),
+      ...(matched50
+        ? [
+            bareTarget(
+              matched50,
+              bare50,
+              `WebSocket p99 at the bare's ${matched50.postRatePerSecond} ev/s, gateway vs bare`,
+            ),
+          ]
+        : []),
       {
         label: "WebSocket p99 at 50 ev/s (2xx -> receipt)",
         value: `${ws50.p99Ms} ms`,
