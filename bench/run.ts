@@ -35,7 +35,11 @@ const CASES: Record<string, { file: string; exportName: string; about: string }>
     exportName: "benchFilters",
     about: "a compiled 5-clause filter per event; 50 filtered routes vs 1 route",
   },
-  live: { file: "./cases/live.ts", exportName: "benchLive", about: "2,000 WebSocket subscribers vs a naive broadcast" },
+  live: {
+    file: "./cases/live.ts",
+    exportName: "benchLive",
+    about: "2,000 WebSocket subscribers vs a bare and a naive ws broadcast",
+  },
   hostile: { file: "./cases/hostile.ts", exportName: "benchHostile", about: "CPU per forged or unsigned webhook" },
   scaleout: {
     file: "./cases/scaleout.ts",
@@ -77,6 +81,7 @@ const USAGE = [
   "options: --scale-events=N (the scale case's fill, default 1000000), --erase-events=N (the erase case's)",
   "environment: BENCH_SECONDS=3 (shorter runs, a smoke test), BENCH_LIVE_SUBSCRIBERS=200,",
   "  BENCH_LIVE_IDLE=10000 (the live case's idle count), BENCH_LIVE_ONLY=idle (only its memory figures),",
+  "  BENCH_LIVE_ONLY=ws50 with BENCH_LIVE_ROUNDS=3 (only the 50 ev/s WebSocket runs, gateway and bare ws alternating),",
   "  BENCH_GATEWAY_BIN=/other/checkout/bin/gateway.js (a gateway of unchanged code, for an A/B),",
   "  BENCH_LATENCY_RATES=200,800, BENCH_LATENCY_STORES=sqlite and BENCH_LATENCY_CONCURRENCY=4 (the latency case's rates, stores and destination concurrency)",
 ].join("\n");

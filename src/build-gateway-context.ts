@@ -241,6 +241,7 @@ export function buildGatewayContext(options: GatewayOptions): GatewayParts {
       enricher,
       transformEvent: streamTransformOf(config.destinations),
       tracing: options.tracing,
+      deferFanOut: options.deferFanOut,
     },
     options.stream,
   );

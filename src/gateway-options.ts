@@ -52,6 +52,11 @@ export interface GatewayOptions {
   stream?: StreamOptionsInput;
   /** Batches a WebSocket peer's writes during a fan-out, where the runtime can (Node adapter). */
   corkWebSocket?: CorkPeer;
+  /**
+   * Runs the live fan-out once the webhook's answer is written, in the same event-loop turn where
+   * the runtime can (Node adapter: `setImmediate`). Default: `setTimeout(run, 0)`.
+   */
+  deferFanOut?: (run: () => void) => void;
   /** Sends live frames to a WebSocket peer for less than `peer.send`, where the runtime can (Node adapter). */
   sendWebSocketText?: PeerTextSender;
   /** Drops what the WebSocket library keeps of a subscriber's upgrade request once it is open (Node adapter). */

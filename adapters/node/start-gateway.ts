@@ -143,6 +143,9 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     logger,
     stream,
     corkWebSocket: corkNodeWebSocket,
+    // The check phase right after the answer's write: no sleep in epoll and no timer hop between
+    // a webhook's 202 and its fan-out (on a busy machine each hop can cost a scheduling slice).
+    deferFanOut: (run) => void setImmediate(run),
     sendWebSocketText: sendNodeWebSocketText,
     releaseWebSocketUpgrade: releaseNodeWebSocketUpgrade,
     // A shared outbox (several instances) leases what it hands out for `store.leaseSeconds`.

@@ -18,7 +18,14 @@ export type ToWorker =
 export type FromWorker =
   | { ready: number; failed: number }
   | { received: number }
-  | { histogram: Record<string, number>; deliveries: number; max: number; lastReceipt: number };
+  | {
+      histogram: Record<string, number>;
+      deliveries: number;
+      max: number;
+      lastReceipt: number;
+      /** Per event id: its first and last receipt in this process (wall clock ms). */
+      spans: Record<string, [number, number]>;
+    };
 
 /** Latency histogram bucket width, ms. */
 export const BUCKET_MS = 0.1;
@@ -96,9 +103,11 @@ async function runWorker() {
       let deliveries = 0;
       let max = 0;
       let lastReceipt = 0;
+      const spans: Record<string, [number, number]> = {};
       for (const [id, times] of receipts) {
         const ack = message.acks[id];
         if (ack === undefined) continue;
+        spans[id] = [Math.min(...times), Math.max(...times)];
         for (const t of times) {
           const latency = Math.max(0, t - ack);
           const bucket = Math.floor(latency / BUCKET_MS);
@@ -108,7 +117,7 @@ async function runWorker() {
           lastReceipt = Math.max(lastReceipt, t);
         }
       }
-      send({ histogram, deliveries, max, lastReceipt });
+      send({ histogram, deliveries, max, lastReceipt, spans });
     } else if (message.cmd === "exit") {
       for (const socket of sockets) socket.close();
       process.exit(0);

@@ -1,14 +1,21 @@
 /**
- * Live-stream benchmark: one gateway process (default store) and, in the same run, the naive
- * `ws` broadcast a team would write (bench/peers/naive-ws-broadcast.ts); 2,000 subscribers spread
+ * Live-stream benchmark: one gateway process (default store) and, in the same run, two `ws`
+ * peers: the bare broadcast (bench/peers/ws-broadcast.ts: each event serialized once, that buffer
+ * `ws.send` to every open socket, the peer issue 35 names) and the naive one a team would write
+ * first (bench/peers/naive-ws-broadcast.ts: stringified per socket); 2,000 subscribers spread
  * over client processes, signed webhooks posted at a steady 50 and then 200 events/s, over
- * WebSocket (gateway and naive) and over SSE (gateway); then 10,000 idle WebSocket subscribers.
+ * WebSocket (gateway and both peers) and over SSE (gateway); then 10,000 idle WebSocket subscribers.
  * Measured: latency from each webhook's 2xx (at the poster) to its receipt at every subscriber
  * (p50, p99, max), frames per second fanned out, CPU of the server and of each client process,
  * the gateway's RSS per idle connection and with 10,000 idle ones.
  * Targets (issue 21): WebSocket p99 at 50 ev/s <= 30 ms and <= naive's; at 200 ev/s >= 3x the
  * naive frames/s with p99 <= 60 ms; <= 15 KB per idle WebSocket; 10,000 idle subscribers in
- * <= 200 MB RSS; SSE within 1.2x of the WebSocket figures.
+ * <= 200 MB RSS; SSE within 1.2x of the WebSocket figures. Issue 35: WebSocket p99 at 50 ev/s
+ * <= the bare broadcast's in the same run.
+ *
+ * `BENCH_LIVE_ONLY=ws50` runs only the 50 events/s WebSocket comparison (gateway, bare, naive),
+ * `BENCH_LIVE_ROUNDS` times alternating gateway and bare (default 1), for A/B work on a shared
+ * machine; `BENCH_LIVE_ONLY=idle` only the memory figures.
  *
  * Client processes (live-subscriber-worker.ts) open the connections and record when each copy
  * arrived, on the wall clock with sub-millisecond precision (`performance.timeOrigin +
@@ -28,6 +35,7 @@ import { BUCKET_MS, type FromWorker, now, type ToWorker } from "./live-subscribe
 
 const WORKER = new URL("./live-subscriber-worker.ts", import.meta.url).pathname;
 const NAIVE = new URL("../peers/naive-ws-broadcast.ts", import.meta.url).pathname;
+const BARE_WS = new URL("../peers/ws-broadcast.ts", import.meta.url).pathname;
 
 export interface LiveBenchOptions {
   webSockets?: number;
@@ -225,6 +233,7 @@ async function runScenarioAnyRate(s: Scenario): Promise<ScenarioFigures | IdleFi
       lastReceipt = Math.max(lastReceipt, report.lastReceipt);
     }
     const firstAck = Math.min(...Object.values(posted.acks));
+    const spread = describeSpread(posted.acks, reports);
     const figures = {
       subscribers: ready,
       connectFailures: failed,
@@ -247,11 +256,52 @@ async function runScenarioAnyRate(s: Scenario): Promise<ScenarioFigures | IdleFi
         `p50 ${figures.p50Ms} ms  p99 ${figures.p99Ms} ms  max ${figures.maxMs} ms   ` +
         `${deliveries}/${expected} frames, ${figures.framesPerSecond}/s, server ${figures.serverUsPerFrame} µs/frame   cpu: ${formatCpu(cpuPercent)}`,
     );
+    console.log(`${"".padEnd(34)} ${spread}`);
     return figures;
   } finally {
     for (const child of workers) if (child.connected) child.send({ cmd: "exit" } satisfies ToWorker);
     await Promise.all(workers.map((child) => (child.exitCode === null ? once(child, "exit") : undefined)));
   }
+}
+
+/**
+ * Where each event's latency went: from its 2xx to its first copy at any subscriber (the
+ * server's turn to start the fan-out) and from the first copy to the last (the fan-out's
+ * spread over the subscribers), p50/p99/max over the events; and the three slowest events,
+ * seconds into the run.
+ */
+function describeSpread(acks: Record<string, number>, reports: { spans: Record<string, [number, number]> }[]): string {
+  const start: number[] = [];
+  const spread: number[] = [];
+  const worst: [number, number][] = [];
+  const firstAck = Math.min(...Object.values(acks));
+  for (const [id, ack] of Object.entries(acks)) {
+    let first = Number.POSITIVE_INFINITY;
+    let last = 0;
+    for (const report of reports) {
+      const span = report.spans[id];
+      if (!span) continue;
+      first = Math.min(first, span[0]);
+      last = Math.max(last, span[1]);
+    }
+    if (last === 0) continue;
+    start.push(first - ack);
+    spread.push(last - first);
+    worst.push([last - ack, (ack - firstAck) / 1000]);
+  }
+  const pick = (values: number[], p: number) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return (sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * p) - 1)] ?? Number.NaN).toFixed(1);
+  };
+  const three = worst
+    .sort((a, b) => b[0] - a[0])
+    .slice(0, 3)
+    .map(([ms, at]) => `${ms.toFixed(0)} ms at ${at.toFixed(1)} s`)
+    .join(", ");
+  return (
+    `2xx -> first copy p50 ${pick(start, 0.5)} p99 ${pick(start, 0.99)} max ${pick(start, 1)} ms; ` +
+    `first -> last copy p50 ${pick(spread, 0.5)} p99 ${pick(spread, 0.99)} max ${pick(spread, 1)} ms; slowest: ${three}`
+  );
 }
 
 async function rssOf(pid: number): Promise<number> {
@@ -384,6 +434,99 @@ async function benchLiveIdle(webSockets: number, idleSubscribers: number, worker
   };
 }
 
+/** A `ws` peer (naive-ws-broadcast.ts or ws-broadcast.ts) in its own process, checking the bench's secrets. */
+function startPeer(file: string, secrets: { esign: string; staffing: string }) {
+  return spawnAndWait(
+    ["--import", "tsx", file],
+    (line) => (line.startsWith("PORT ") ? `http://127.0.0.1:${line.slice(5)}` : undefined),
+    { PEER_ESIGN_SECRET: secrets.esign, PEER_STAFFING_SECRET: secrets.staffing },
+  );
+}
+
+/** Where a scenario posts and subscribes on a `ws` peer. */
+function onPeer(peer: { url: string; child: ChildProcess }) {
+  return {
+    postUrl: peer.url,
+    wsUrl: `${peer.url.replace(/^http/, "ws")}/ws`,
+    sseUrl: `${peer.url}/unsupported`,
+    serverPid: peer.child.pid,
+  };
+}
+
+/** Issue 35's target: the gateway's WebSocket p99 at 50 ev/s against the bare broadcast's in the same run. */
+function bareTarget(
+  gateway: ScenarioFigures,
+  bare: ScenarioFigures,
+  label = "WebSocket p99 at 50 ev/s, gateway vs bare ws broadcast",
+) {
+  return {
+    label,
+    value: `${gateway.p99Ms} ms`,
+    target: `<= bare ${bare.p99Ms} ms`,
+    met: gateway.p99Ms <= bare.p99Ms && gateway.deliveriesReceived === gateway.deliveriesExpected,
+  };
+}
+
+/**
+ * A server that cannot answer the offered rate (its broadcast holds the event loop) accepts
+ * fewer webhooks, so its subscribers carry fewer frames and its latency is that of a lighter
+ * load. When the bare broadcast accepted less than 95 % of the offered rate, the gateway runs
+ * again at the rate the bare one accepted: the comparison at equal frames.
+ */
+async function gatewayAtPeerRate(scenario: Omit<Scenario, "label" | "rate">, peer: ScenarioFigures, rate: number) {
+  if (peer.postRatePerSecond >= rate * 0.95) return undefined;
+  const matched = Math.max(1, Math.round(peer.postRatePerSecond));
+  return runScenario({ ...scenario, rate: matched, label: `gateway WebSocket, ${matched} ev/s (bare's)` });
+}
+
+/**
+ * `BENCH_LIVE_ONLY=ws50`: the 50 events/s WebSocket runs only, gateway and bare broadcast
+ * alternating `rounds` times, then the naive broadcast once; each round's target line.
+ */
+async function benchLiveWs50(webSockets: number, seconds: number, workers: number, rounds: number) {
+  const key = `live-bench-${randomBytes(8).toString("hex")}`;
+  const { gateway, secrets, cleanup } = await startLiveGateway(key, webSockets);
+  const bare = await startPeer(BARE_WS, secrets);
+  const naive = await startPeer(NAIVE, secrets);
+  try {
+    await postSteadily(gateway.url, secrets, 100, 1);
+    const common = { webSockets, sse: 0, seconds, workers, secrets, rate: 50 };
+    const onGateway = {
+      postUrl: gateway.url,
+      wsUrl: `${gateway.url.replace(/^http/, "ws")}/ws?token=${key}`,
+      sseUrl: `${gateway.url}/stream?token=${key}`,
+      serverPid: gateway.child.pid,
+    };
+    console.log(`
+live (ws50): ${webSockets} subscribers per run, ${seconds} s per run, ${rounds} round(s)`);
+    const out: Record<string, number | string> = { subscribers: webSockets };
+    const figures = [];
+    for (let round = 1; round <= rounds; round++) {
+      const ws = await runScenario({ ...common, ...onGateway, label: "gateway WebSocket, 50 events/s" });
+      const peer = await runScenario({ ...common, ...onPeer(bare), label: "bare ws broadcast, 50 events/s" });
+      out[`gateway_p50_ms_round${round}`] = ws.p50Ms;
+      out[`gateway_p99_ms_round${round}`] = ws.p99Ms;
+      out[`bare_p50_ms_round${round}`] = peer.p50Ms;
+      out[`bare_p99_ms_round${round}`] = peer.p99Ms;
+      figures.push(bareTarget(ws, peer, `round ${round}: gateway p99 at 50 ev/s vs bare ws broadcast`));
+      const matched = await gatewayAtPeerRate({ ...common, ...onGateway }, peer, 50);
+      if (matched) {
+        out[`gateway_p99_ms_at_bare_rate_round${round}`] = matched.p99Ms;
+        figures.push(
+          bareTarget(matched, peer, `round ${round}: gateway p99 at the bare's ${matched.postRatePerSecond} ev/s`),
+        );
+      }
+    }
+    const naive50 = await runScenario({ ...common, ...onPeer(naive), label: "naive ws broadcast, 50 events/s" });
+    out.naive_p99_ms = naive50.p99Ms;
+    return { ...out, ...printTargets("live (ws50)", figures) };
+  } finally {
+    await naive.stop();
+    await bare.stop();
+    await cleanup();
+  }
+}
+
 /**
  * Runs the live case and returns its figures. `BENCH_LIVE_ONLY=idle` runs only the idle-memory
  * part (see `benchLiveIdle`).
@@ -395,13 +538,13 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
   const seconds = options.durationSeconds ?? 10;
   const workerCount = options.workers ?? 2;
   if (process.env.BENCH_LIVE_ONLY === "idle") return benchLiveIdle(webSockets, idleSubscribers, workerCount);
+  if (process.env.BENCH_LIVE_ONLY === "ws50") {
+    return benchLiveWs50(webSockets, seconds, workerCount, Number(process.env.BENCH_LIVE_ROUNDS) || 1);
+  }
   const key = `live-bench-${randomBytes(8).toString("hex")}`;
   const { gateway, secrets, cleanup } = await startLiveGateway(key, Math.max(webSockets, idleSubscribers));
-  const naive = await spawnAndWait(
-    ["--import", "tsx", NAIVE],
-    (line) => (line.startsWith("PORT ") ? `http://127.0.0.1:${line.slice(5)}` : undefined),
-    { PEER_ESIGN_SECRET: secrets.esign, PEER_STAFFING_SECRET: secrets.staffing },
-  );
+  const naive = await startPeer(NAIVE, secrets);
+  const bare = await startPeer(BARE_WS, secrets);
   try {
     // Warm the gateway's code paths before measuring memory.
     await postSteadily(gateway.url, secrets, 100, 1);
@@ -415,16 +558,15 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
       serverPid: gateway.child.pid,
     };
     const overSse = { webSockets: 0, sse: webSockets };
-    const onNaive = {
-      postUrl: naive.url,
-      wsUrl: `${naive.url.replace(/^http/, "ws")}/ws`,
-      sseUrl: `${naive.url}/unsupported`,
-      serverPid: naive.child.pid,
-    };
+    const onNaive = onPeer(naive);
+    const onBare = onPeer(bare);
     console.log(`\nlive: ${webSockets} subscribers per run, ${seconds} s per run, latency from each 2xx`);
     const ws50 = await runScenario({ ...common, ...onGateway, label: "gateway WebSocket, 50 events/s", rate: 50 });
+    const bare50 = await runScenario({ ...common, ...onBare, label: "bare ws broadcast, 50 events/s", rate: 50 });
+    const matched50 = await gatewayAtPeerRate({ ...common, ...onGateway }, bare50, 50);
     const naive50 = await runScenario({ ...common, ...onNaive, label: "naive ws broadcast, 50 events/s", rate: 50 });
     const ws200 = await runScenario({ ...common, ...onGateway, label: "gateway WebSocket, 200 events/s", rate: 200 });
+    const bare200 = await runScenario({ ...common, ...onBare, label: "bare ws broadcast, 200 events/s", rate: 200 });
     const naive200 = await runScenario({ ...common, ...onNaive, label: "naive ws broadcast, 200 events/s", rate: 200 });
     const sse50 = await runScenario({
       ...common,
@@ -447,6 +589,16 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
     const idleMb = Math.round(idle.idleRss / 1024 / 1024);
     const within = (sse: number, ws: number) => sse <= ws * 1.2;
     const targets = printTargets("live", [
+      bareTarget(ws50, bare50),
+      ...(matched50
+        ? [
+            bareTarget(
+              matched50,
+              bare50,
+              `WebSocket p99 at the bare's ${matched50.postRatePerSecond} ev/s, gateway vs bare`,
+            ),
+          ]
+        : []),
       {
         label: "WebSocket p99 at 50 ev/s (2xx -> receipt)",
         value: `${ws50.p99Ms} ms`,
@@ -485,6 +637,10 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
       gateway_p50_ms_50eps: ws50.p50Ms,
       gateway_p99_ms_50eps: ws50.p99Ms,
       naive_p99_ms_50eps: naive50.p99Ms,
+      bare_p50_ms_50eps: bare50.p50Ms,
+      bare_p99_ms_50eps: bare50.p99Ms,
+      bare_p99_ms_200eps: bare200.p99Ms,
+      bare_frames_per_s_200eps: bare200.framesPerSecond,
       gateway_p99_ms_200eps: ws200.p99Ms,
       gateway_frames_per_s_200eps: ws200.framesPerSecond,
       naive_frames_per_s_200eps: naive200.framesPerSecond,
@@ -501,6 +657,7 @@ export async function benchLive(options: LiveBenchOptions = {}): Promise<Record<
     };
   } finally {
     await naive.stop();
+    await bare.stop();
     await cleanup();
   }
 }

@@ -1,34 +1,13 @@
 /**
  * Peer for the live benchmark: the naive broadcast a team would write with `ws`. A webhook is
- * verified (e-sign `sha256=` or staffing `t=,v1=`), answered 202, and `JSON.stringify`'d into a
+ * verified (peer-signatures.ts), answered 202, and `JSON.stringify`'d into a
  * CloudEvents-like frame sent to every connected socket in a loop. No durability, no filters, no
  * resume. Its own process; prints `PORT <n>`. Env: PEER_ESIGN_SECRET, PEER_STAFFING_SECRET.
  */
-import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import { WebSocketServer } from "ws";
-
-const secrets: Record<string, string> = {
-  esign: process.env.PEER_ESIGN_SECRET ?? "",
-  staffing: process.env.PEER_STAFFING_SECRET ?? "",
-};
-
-function verify(source: string, body: Buffer, header: string): boolean {
-  const secret = secrets[source];
-  if (!secret) return false;
-  let signed: Buffer | string = body;
-  let mac = "";
-  if (source === "esign") mac = header.startsWith("sha256=") ? header.slice(7) : "";
-  else {
-    const t = /(?:^|,)t=(\d+)/.exec(header)?.[1];
-    mac = /(?:^|,)v1=([0-9a-f]+)/.exec(header)?.[1] ?? "";
-    if (!t) return false;
-    signed = Buffer.concat([Buffer.from(`${t}.`), body]);
-  }
-  const expected = createHmac("sha256", secret).update(signed).digest();
-  const given = Buffer.from(mac, "hex");
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
+import { verifyPeerSignature } from "./peer-signatures.ts";
 
 const server = createServer((req, res) => {
   const source = /^\/webhooks\/([a-z]+)$/.exec(req.url ?? "")?.[1];
@@ -37,7 +16,8 @@ const server = createServer((req, res) => {
   req.on("data", (c: Buffer) => chunks.push(c));
   req.on("end", () => {
     const body = Buffer.concat(chunks);
-    if (!verify(source, body, String(req.headers["x-svc-signature"] ?? ""))) return void res.writeHead(401).end();
+    if (!verifyPeerSignature(source, body, String(req.headers["x-svc-signature"] ?? "")))
+      return void res.writeHead(401).end();
     const id = randomUUID();
     res.writeHead(202, { "content-type": "application/json" });
     res.end(JSON.stringify({ id, duplicate: false }));

@@ -36,7 +36,13 @@ export function createLiveStream(
   ctx: Pick<
     StreamDeps,
     "config" | "routes" | "hub" | "store" | "clock" | "logger" | "enricher" | "transformEvent" | "tracing"
-  >,
+  > & {
+    /**
+     * Runs the fan-out of the records queued during a turn, after the webhook's answer went out
+     * (a runtime that has it: the check phase of the same event-loop turn). Default: a 0 ms timer.
+     */
+    deferFanOut?: (run: () => void) => void;
+  },
   input: StreamOptionsInput = {},
 ): LiveStream {
   const options = resolveStreamOptions(input);
@@ -116,9 +122,16 @@ export function createLiveStream(
 
   // The hub calls us inside the webhook's request, before its 202 is written: sending to
   // thousands of sockets there would delay the acknowledgement. Records are queued and fanned
-  // out on the next timer turn, in event log order, after the answer went out.
+  // out once the answer went out (`deferFanOut`: on Node the check phase of the same turn, else
+  // the next timer turn), in event log order.
   let pending: EventRecord[] = [];
+  let flushScheduled = false;
   let flushTimer: ReturnType<typeof setTimeout> | undefined;
+  const scheduleFlush =
+    ctx.deferFanOut ??
+    ((run: () => void) => {
+      flushTimer = setTimeout(run, 0);
+    });
   // With enrichment, a turn's records are enriched together (bounded by the routes' timeouts)
   // and fanned out one turn after another, so event log order holds.
   let enriched = Promise.resolve();
@@ -131,7 +144,9 @@ export function createLiveStream(
     return frames;
   };
   const flush = () => {
+    flushScheduled = false;
     flushTimer = undefined;
+    if (shuttingDown) return;
     const records = pending;
     pending = [];
     if (!prepare && !frameOf) return fanOutTurn(records);
@@ -161,7 +176,9 @@ export function createLiveStream(
   const unsubscribe = ctx.hub.subscribe((record) => {
     if (sessions.size === 0) return;
     pending.push(record);
-    flushTimer ??= setTimeout(flush, 0);
+    if (flushScheduled) return;
+    flushScheduled = true;
+    scheduleFlush(flush);
   });
 
   const tick = () => {

@@ -80,9 +80,19 @@ export function readyFrame(ready: ReadyFrame): string {
   });
 }
 
-/** A heartbeat; `cursor` is a valid resume point (every matching event up to it was sent). */
+let lastHeartbeat = { cursor: -1, now: Number.NaN, frame: "" };
+
+/**
+ * A heartbeat; `cursor` is a valid resume point (every matching event up to it was sent). One
+ * heartbeat turn gives every subscriber the same `now` and, when they are live, the same cursor:
+ * the last frame is remembered, so the turn builds it once and the transport can reuse its bytes
+ * (the Node text sender encodes a frame once while the same string goes to many peers).
+ */
 export function heartbeatFrame(cursor: number, now: number): string {
-  return JSON.stringify({ type: "heartbeat", cursor: formatCursor(cursor), time: new Date(now).toISOString() });
+  if (cursor === lastHeartbeat.cursor && now === lastHeartbeat.now) return lastHeartbeat.frame;
+  const frame = JSON.stringify({ type: "heartbeat", cursor: formatCursor(cursor), time: new Date(now).toISOString() });
+  lastHeartbeat = { cursor, now, frame };
+  return frame;
 }
 
 /** An error frame; `fatal` frames are followed by the end of the connection. */

@@ -61,7 +61,9 @@ class PeerSink implements StreamSink {
   }
 
   heartbeat(cursor: number, now: number): void {
-    this.peer.send(heartbeatFrame(cursor, now));
+    // The same frame for every live subscriber of the turn: sent like event frames (its bytes
+    // built once for all of them), not through `peer.send`, which encodes it again per peer.
+    this.send(heartbeatFrame(cursor, now));
   }
 
   bufferedAmount(): number {

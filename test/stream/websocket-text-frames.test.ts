@@ -76,3 +76,62 @@ test("frames of every payload-length encoding arrive whole and intact", async ()
   expect(lengths[1]).toBeLessThanOrEqual(0xffff);
   expect(lengths[2]).toBeGreaterThan(0xffff);
 });
+
+// Heartbeats go out like event frames (one frame per heartbeat turn, its bytes built once for all
+// subscribers): each subscriber must get them as text frames, in order after the events they
+// follow, carrying the cursor of the last event sent, from which a reconnection resumes with
+// nothing repeated.
+test("heartbeats arrive as text frames after the events they follow, with a cursor to resume from", async () => {
+  const quick = await startStreamGateway({ stream: { GATEWAY_STREAM_HEARTBEAT_MS: "50" } });
+  const opened: WsClient[] = [];
+  try {
+    opened.push(
+      ...(await Promise.all(
+        [0, 1].map(() => openReadyWs(quick.wsUrl(), { authorization: `Bearer ${quick.keys.ui}` })),
+      )),
+    );
+    const raw: { binary: boolean; text: string }[][] = opened.map(() => []);
+    opened.forEach((client, i) => {
+      client.ws.on("message", (data: WebSocket.RawData, isBinary: boolean) => {
+        raw[i]?.push({ binary: isBinary, text: data.toString() });
+      });
+    });
+    const id = await quick.postEsign("agreement.signed");
+    const seen = await Promise.all(
+      opened.map(async (client) => {
+        const event = await client.log.waitFor((f) => f.event?.id === id, `event ${id}`);
+        const at = client.log.frames.indexOf(event);
+        await client.log.waitFor(
+          () => client.log.frames.slice(at).filter((f) => f.type === "heartbeat").length >= 2,
+          "two heartbeats after the event",
+          15_000,
+        );
+        return { event, after: client.log.frames.slice(at + 1), before: client.log.frames.slice(0, at) };
+      }),
+    );
+    for (let i = 0; i < opened.length; i++) {
+      const { event, after, before } = seen[i] as (typeof seen)[number];
+      expect(raw[i]?.every((frame) => frame.binary === false)).toBe(true);
+      const heartbeats = after.filter((f) => f.type === "heartbeat");
+      for (const beat of heartbeats) {
+        expect(beat.cursor).toBe(event.cursor);
+        expect(new Date(beat.time).toISOString()).toBe(beat.time);
+      }
+      for (const beat of before.filter((f) => f.type === "heartbeat")) {
+        expect(BigInt(beat.cursor)).toBeLessThan(BigInt(event.cursor));
+      }
+      // Every heartbeat's text is its JSON exactly: nothing of another frame's bytes mixed in.
+      for (const frame of raw[i] ?? []) expect(JSON.stringify(JSON.parse(frame.text))).toBe(frame.text);
+    }
+    // Resuming from a heartbeat's cursor repeats nothing and misses the next event.
+    const cursor = String(seen[0]?.after.find((f) => f.type === "heartbeat")?.cursor);
+    const resumed = await openReadyWs(quick.wsUrl({ since: cursor }), { authorization: `Bearer ${quick.keys.ui}` });
+    opened.push(resumed);
+    const next = await quick.postEsign("agreement.sent");
+    await resumed.log.waitFor((f) => f.event?.id === next, `event ${next}`);
+    expect(resumed.log.eventIds()).toEqual([next]);
+  } finally {
+    for (const client of opened) client.ws.terminate();
+    await quick.kill();
+  }
+});
