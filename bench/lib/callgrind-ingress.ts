@@ -79,6 +79,8 @@ async function measure(name: string, spec: string): Promise<number> {
     [
       "--tool=callgrind",
       "--instr-atstart=no",
+      // One dump per thread (`callgrind.out-01` is the main thread, the event loop).
+      "--separate-threads=yes",
       `--callgrind-out-file=${out}`,
       process.execPath,
       bin as string,
@@ -101,16 +103,20 @@ async function measure(name: string, spec: string): Promise<number> {
     await run("callgrind_control", ["--dump", pid]);
     const dumps = (await readdir(dir)).filter((f) => f.startsWith("callgrind.out"));
     let total = 0;
+    let main = 0;
     for (const file of dumps) {
       const text = await readFile(join(dir, file), "utf8");
       // A dump's header says `summary: 0` for a part that started with instrumentation off;
       // `totals:` at its end is the count.
       const totals = /^totals: (\d+)/m.exec(text);
       total += Number(totals?.[1] ?? 0);
+      if (/-01(\.\d+)?$/.test(file) || /-01$/.test(file.split(".").slice(0, 2).join(".")))
+        main += Number(totals?.[1] ?? 0);
     }
     const perRequest = Math.round(total / figures.total);
+    const mainPerRequest = Math.round(main / figures.total);
     console.log(
-      `${name.padEnd(10)} ${perRequest} instructions/request (${figures.total} requests, non-2xx ${figures.non2xx})`,
+      `${name.padEnd(10)} ${perRequest} instructions/request, main thread ${mainPerRequest} (${figures.total} requests, non-2xx ${figures.non2xx}; dumps ${dumps.join(" ")})`,
     );
     return perRequest;
   } finally {
