@@ -79,6 +79,28 @@ class NodeHeaderReader implements HeaderReader {
 }
 
 /**
+ * The `WebhookInput` of one `IncomingMessage`. A class, not an object literal of closures: the
+ * methods live on the prototype, so a request allocates no function objects (under tsx every
+ * named closure also costs a `__name` call per request).
+ */
+class NodeWebhookInput implements WebhookInput {
+  readonly headers: NodeHeaderReader;
+  readonly clientAddress: string | undefined;
+  #req: IncomingMessage;
+  constructor(req: IncomingMessage, clientAddress: string | undefined) {
+    this.#req = req;
+    this.headers = new NodeHeaderReader(req.rawHeaders);
+    this.clientAddress = clientAddress;
+  }
+  readBody(limit: number, deadlineMs?: number) {
+    return readIncomingBody(this.#req, limit, deadlineMs);
+  }
+  listHeaders() {
+    return this.headers.take();
+  }
+}
+
+/**
  * Puts the fast path in front of the request handler srvx gave the server; returns whether it
  * did (the server must have exactly that one `request` listener). `serverConfig` and `perClient`:
  * the client-address policy and the per-client cap h3's middleware applies (connection-limits.ts).
@@ -111,13 +133,7 @@ export function installWebhookFastPath(
       res.end(TOO_MANY_FROM_CLIENT.body);
       return;
     }
-    const headers = new NodeHeaderReader(req.rawHeaders);
-    const input: WebhookInput = {
-      headers,
-      clientAddress,
-      readBody: (limit, deadlineMs) => readIncomingBody(req, limit, deadlineMs),
-      listHeaders: () => headers.take(),
-    };
+    const input = new NodeWebhookInput(req, clientAddress);
     const url = req.url as string;
     const query = url.indexOf("?");
     const reply = await receive(sourceId, input, query === -1 ? url : url.slice(0, query));
