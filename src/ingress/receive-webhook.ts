@@ -19,7 +19,6 @@ import { attachTraceContext, readTraceHeaders } from "../tracing/trace-context.t
 import type { TraceSpan } from "../tracing/tracing-port.ts";
 import type { IngressDeps } from "./ingress-deps.ts";
 import { guardBeforeBody } from "./ingress-guards.ts";
-import { signatureFormOf } from "./precheck-signature.ts";
 import { verifyWebhook } from "./verify-webhook.ts";
 import type { WebhookAnswer, WebhookInput } from "./webhook-exchange.ts";
 
@@ -72,7 +71,8 @@ export async function receiveWebhook(
     );
 
   // Before any byte of the body is read: refuse headers that can never verify (ingress-guards.ts).
-  const refused = await guardBeforeBody(ctx, source, request.headers, request.clientAddress);
+  const guard = await guardBeforeBody(ctx, source, request.headers, request.clientAddress);
+  const refused = guard.refused;
   if (refused)
     throw refuse(
       ctx,
@@ -107,7 +107,7 @@ export async function receiveWebhook(
         receivedAt,
         ctx.crypto,
         ctx.services,
-        signatureFormOf(request.headers),
+        guard.signatureForm,
       );
       verifySpan?.end(verified.ok ? undefined : verified.reason);
     }
