@@ -11,7 +11,13 @@ import { readFileSync } from "node:fs";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { GatewayConfig } from "../../src/config/schema.ts";
-import { isIpAddress, keepIpEntries, normalizeAddress } from "../../src/http/client-address.ts";
+import {
+  isIpAddress,
+  isTrustedProxy,
+  keepIpEntries,
+  normalizeAddress,
+  resolveClientAddress,
+} from "../../src/http/client-address.ts";
 import type { Logger } from "../../src/ops/logger.ts";
 
 type ServerConfig = GatewayConfig["server"];
@@ -56,12 +62,6 @@ export function readOpenFileLimit(): number | undefined {
   }
 }
 
-function isTrustedProxy(trustProxy: ServerConfig["trustProxy"], address: string): boolean {
-  if (trustProxy === false) return false;
-  if (trustProxy === "loopback") return address === "::1" || address.startsWith("127.");
-  return trustProxy.some((proxy) => normalizeAddress(proxy) === address);
-}
-
 const FORWARDED_WARNING =
   "X-Forwarded-For arrived but server.trustProxy is off: the peer address counts as the client. " +
   'Behind a proxy or load balancer set server.trustProxy to "loopback" or the proxy addresses ' +
@@ -91,40 +91,80 @@ function watchForwardedFor(server: Server, config: ServerConfig, logger: Logger)
   });
 }
 
-/** The envelope of a request over its forwarded client's cap. */
-function tooManyRequests(): Response {
-  return new Response(
-    JSON.stringify({ error: { code: "rate_limited", message: "too many open requests from this client address" } }),
-    { status: 429, headers: { "content-type": "application/json; charset=utf-8", "retry-after": "1" } },
-  );
-}
+/** The answer to a request over its forwarded client's cap (both webhook paths and h3 send it). */
+export const TOO_MANY_FROM_CLIENT = {
+  status: 429,
+  headers: { "content-type": "application/json; charset=utf-8", "retry-after": "1" },
+  body: JSON.stringify({ error: { code: "rate_limited", message: "too many open requests from this client address" } }),
+} as const;
 
 type NodeRuntimeRequest = Request & { ip?: string; runtime?: { node?: { req: IncomingMessage; res: ServerResponse } } };
 
+/** The client address of a Node request under `server.trustProxy` (resolveClientAddress). */
+export function nodeClientAddress(config: ServerConfig, req: IncomingMessage): string | undefined {
+  return resolveClientAddress(config.trustProxy, req.socket.remoteAddress, req.headers["x-forwarded-for"]);
+}
+
 /**
- * The srvx middleware that applies the per-address cap to forwarded client addresses (requests
- * in flight through a trusted proxy); undefined when `trustProxy` is off or no cap applies.
+ * The srvx middleware that gives every request the client address of `nodeClientAddress` as its
+ * `ip` (srvx's own forwarded-address reading is replaced, so h3 and the webhook fast path read
+ * one policy); undefined when `trustProxy` is off (srvx's `ip` is then the peer address, as
+ * `nodeClientAddress` says too).
  */
-export function forwardedClientLimit(config: ServerConfig) {
+export function trustedClientAddress(config: ServerConfig) {
+  if (config.trustProxy === false) return undefined;
+  return (request: NodeRuntimeRequest, next: () => Response | Promise<Response>) => {
+    const req = request.runtime?.node?.req;
+    if (req) {
+      Object.defineProperty(request, "ip", {
+        value: nodeClientAddress(config, req),
+        enumerable: true,
+        configurable: true,
+      });
+    }
+    return next();
+  };
+}
+
+/**
+ * The per-address cap on forwarded client addresses (requests in flight through a trusted
+ * proxy): `admit` counts the request until its answer closes, or says no when the address is at
+ * its cap. Undefined when `trustProxy` is off or no cap applies.
+ */
+export function createForwardedClientCap(config: ServerConfig) {
   const cap = perAddressCap(config);
   if (config.trustProxy === false || cap === undefined) return undefined;
   const inFlight = new Map<string, number>();
+  return {
+    /** `ip`: the request's client address (nodeClientAddress). */
+    admit(req: IncomingMessage, res: ServerResponse, ip: string | undefined): boolean {
+      if (!isTrustedProxy(config.trustProxy, req.socket.remoteAddress)) return true;
+      if (ip === undefined || !isIpAddress(normalizeAddress(ip))) return true;
+      const address = normalizeAddress(ip);
+      const open = inFlight.get(address) ?? 0;
+      if (open >= cap) return false;
+      inFlight.set(address, open + 1);
+      res.once("close", () => {
+        const left = (inFlight.get(address) ?? 1) - 1;
+        if (left <= 0) inFlight.delete(address);
+        else inFlight.set(address, left);
+      });
+      return true;
+    },
+  };
+}
+
+export type ForwardedClientCap = NonNullable<ReturnType<typeof createForwardedClientCap>>;
+
+/** The srvx middleware that applies `cap` to the requests h3 answers. */
+export function forwardedClientLimit(cap: ForwardedClientCap) {
   return (request: NodeRuntimeRequest, next: () => Response | Promise<Response>) => {
     const node = request.runtime?.node;
-    const peer = node?.req.socket.remoteAddress;
-    if (!node || peer === undefined || !isTrustedProxy(config.trustProxy, normalizeAddress(peer))) return next();
-    const ip = request.ip;
-    if (ip === undefined || !isIpAddress(normalizeAddress(ip))) return next();
-    const address = normalizeAddress(ip);
-    const open = inFlight.get(address) ?? 0;
-    if (open >= cap) return tooManyRequests();
-    inFlight.set(address, open + 1);
-    node.res.once("close", () => {
-      const left = (inFlight.get(address) ?? 1) - 1;
-      if (left <= 0) inFlight.delete(address);
-      else inFlight.set(address, left);
+    if (!node || cap.admit(node.req, node.res, request.ip)) return next();
+    return new Response(TOO_MANY_FROM_CLIENT.body, {
+      status: TOO_MANY_FROM_CLIENT.status,
+      headers: TOO_MANY_FROM_CLIENT.headers,
     });
-    return next();
   };
 }
 

@@ -38,56 +38,111 @@ export function readIncomingBody(req: IncomingMessage, limit: number, deadlineMs
     lingerAfterRefusal(req);
     return Promise.resolve({ ok: false, reason: "too_large" });
   }
-  const ceiling = declared ?? limit;
   return new Promise((resolve, reject) => {
-    let buffer = Buffer.allocUnsafe(Math.min(ceiling, INITIAL_CAPACITY));
-    let size = 0;
-    const timer =
-      deadlineMs === undefined
-        ? undefined
-        : setTimeout(() => {
-            cleanup();
-            req.pause();
-            resolve({ ok: false, reason: "timeout" });
-          }, deadlineMs);
-    const cleanup = () => {
-      if (timer) clearTimeout(timer);
-      req.off("data", onData);
-      req.off("end", onEnd);
-      req.off("error", onError);
-      req.off("close", onClose);
-    };
-    const onData = (chunk: Buffer) => {
-      const needed = size + chunk.length;
-      if (needed > limit) {
-        cleanup();
-        lingerAfterRefusal(req);
-        resolve({ ok: false, reason: "too_large" });
-        return;
-      }
-      if (needed > buffer.length) {
-        const grown = Buffer.allocUnsafe(Math.min(Math.max(needed, buffer.length * 2), Math.max(ceiling, needed)));
-        buffer.copy(grown, 0, 0, size);
-        buffer = grown;
-      }
-      chunk.copy(buffer, size);
-      size = needed;
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve({ ok: true, bytes: new Uint8Array(buffer.buffer, buffer.byteOffset, size) });
-    };
-    const onError = (error: Error) => {
-      cleanup();
-      reject(error);
-    };
-    const onClose = () => {
-      cleanup();
-      // An AbortError: the client went away, nothing failed here (logged at info, not error).
-      if (!req.complete) reject(new DOMException("client closed the connection before the body ended", "AbortError"));
-    };
-    req.on("data", onData).once("end", onEnd).once("error", onError).once("close", onClose);
+    new IncomingBodyRead(req, limit, declared ?? limit, deadlineMs, resolve, reject);
   });
+}
+
+/**
+ * One body being read: its buffer and the listeners it put on the request. A class whose
+ * listeners are assigned in the constructor rather than named closures: under tsx each named
+ * closure costs a `__name` call, five per webhook here.
+ */
+class IncomingBodyRead {
+  #req: IncomingMessage;
+  #limit: number;
+  /** The most the body can take: its declared length, else the limit. */
+  #ceiling: number;
+  #buffer: Buffer;
+  #size = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #resolve: (result: RawBodyResult) => void;
+  #reject: (error: unknown) => void;
+  #onData: (chunk: Buffer) => void;
+  #onEnd: () => void;
+  #onError: (error: Error) => void;
+  #onClose: () => void;
+
+  constructor(
+    req: IncomingMessage,
+    limit: number,
+    ceiling: number,
+    deadlineMs: number | undefined,
+    resolve: (result: RawBodyResult) => void,
+    reject: (error: unknown) => void,
+  ) {
+    this.#req = req;
+    this.#limit = limit;
+    this.#ceiling = ceiling;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    this.#buffer = Buffer.allocUnsafe(Math.min(ceiling, INITIAL_CAPACITY));
+    this.#timer = deadlineMs === undefined ? undefined : setTimeout(expire, deadlineMs, this);
+    this.#onData = (chunk) => this.#data(chunk);
+    this.#onEnd = () => this.#end();
+    this.#onError = (error) => this.#error(error);
+    this.#onClose = () => this.#close();
+    req.on("data", this.#onData).once("end", this.#onEnd).once("error", this.#onError).once("close", this.#onClose);
+  }
+
+  #cleanup() {
+    if (this.#timer) clearTimeout(this.#timer);
+    const req = this.#req;
+    req.off("data", this.#onData);
+    req.off("end", this.#onEnd);
+    req.off("error", this.#onError);
+    req.off("close", this.#onClose);
+  }
+
+  /** The deadline passed: stop reading and answer `timeout`. */
+  expire() {
+    this.#cleanup();
+    this.#req.pause();
+    this.#resolve({ ok: false, reason: "timeout" });
+  }
+
+  #data(chunk: Buffer) {
+    const needed = this.#size + chunk.length;
+    if (needed > this.#limit) {
+      this.#cleanup();
+      lingerAfterRefusal(this.#req);
+      this.#resolve({ ok: false, reason: "too_large" });
+      return;
+    }
+    let buffer = this.#buffer;
+    if (needed > buffer.length) {
+      const ceiling = this.#ceiling;
+      const grown = Buffer.allocUnsafe(Math.min(Math.max(needed, buffer.length * 2), Math.max(ceiling, needed)));
+      buffer.copy(grown, 0, 0, this.#size);
+      buffer = grown;
+      this.#buffer = grown;
+    }
+    chunk.copy(buffer, this.#size);
+    this.#size = needed;
+  }
+
+  #end() {
+    this.#cleanup();
+    const buffer = this.#buffer;
+    this.#resolve({ ok: true, bytes: new Uint8Array(buffer.buffer, buffer.byteOffset, this.#size) });
+  }
+
+  #error(error: Error) {
+    this.#cleanup();
+    this.#reject(error);
+  }
+
+  #close() {
+    this.#cleanup();
+    // An AbortError: the client went away, nothing failed here (logged at info, not error).
+    if (!this.#req.complete) {
+      this.#reject(new DOMException("client closed the connection before the body ended", "AbortError"));
+    }
+  }
+}
+
+function expire(read: IncomingBodyRead) {
+  read.expire();
 }
 
 /**

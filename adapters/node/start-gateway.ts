@@ -21,7 +21,13 @@ import { openConfiguredHub } from "../hub/registry.ts";
 import { openConfiguredOutbox } from "../outbox/registry.ts";
 import { createConfiguredSinks } from "../sink/registry.ts";
 import { openConfiguredStore } from "../store/registry.ts";
-import { applyConnectionLimits, forwardedClientLimit, nodeServerOptions } from "./connection-limits.ts";
+import {
+  applyConnectionLimits,
+  createForwardedClientCap,
+  forwardedClientLimit,
+  nodeServerOptions,
+  trustedClientAddress,
+} from "./connection-limits.ts";
 import { readDeliveryPollFromEnv } from "./delivery-poll-env.ts";
 import { allowListenerPerAttempt } from "./lane-signal.ts";
 import { listNodeHeaders } from "./list-node-headers.ts";
@@ -169,7 +175,11 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   }, MAINTENANCE_INTERVAL_MS);
   maintenance.unref();
 
-  const perClient = forwardedClientLimit(config.server);
+  // One client-address policy (resolveClientAddress) and one per-client cap for h3 and the
+  // webhook fast path.
+  const clientAddress = trustedClientAddress(config.server);
+  const perClientCap = createForwardedClientCap(config.server);
+  const perClient = perClientCap ? forwardedClientLimit(perClientCap) : undefined;
   const server = serve(gateway.app, {
     hostname: options.host ?? config.server.host,
     port: options.port ?? config.server.port,
@@ -179,7 +189,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     // docs/security-and-deployment.md#what-protects-what.
     trustProxy: config.server.trustProxy,
     node: nodeServerOptions(config.server),
-    middleware: perClient ? [perClient as never] : [],
+    middleware: [clientAddress, perClient].filter((m) => m !== undefined) as never[],
     plugins: [
       ws({
         options: {
@@ -196,8 +206,8 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   const nodeServer = server.node?.server as Server | undefined;
   // Webhooks skip the Fetch Request/Response objects on Node (webhook-fast-path.ts); put in front
   // of srvx's handler while it is the server's only one, before the limits add theirs.
-  if (nodeServer && webhookFastPathEnabled(gateway, config.server, fastPathOn)) {
-    installWebhookFastPath(nodeServer, gateway, logger);
+  if (nodeServer && webhookFastPathEnabled(gateway, fastPathOn)) {
+    installWebhookFastPath(nodeServer, gateway, logger, config.server, perClientCap);
   }
   if (nodeServer) applyConnectionLimits(nodeServer, config.server, logger);
   await server.ready();

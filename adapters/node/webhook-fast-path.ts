@@ -12,9 +12,10 @@
  * reading, the deadline) and the peer address, and writes the answer. The server's own limits
  * (connection caps, header and request timeouts) are on the Node server and apply to both.
  *
- * Off (h3 answers webhooks too) when `GATEWAY_WEBHOOK_FAST_PATH=off`, while tracing is on (the
- * traced route keeps the Fetch Request for its span), and when `server.trustProxy` is set (the
- * client address and the per-address cap then come from srvx's forwarded-address handling).
+ * Behind a trusted proxy (`server.trustProxy`) the client address and the per-client cap are the
+ * ones h3's requests get (connection-limits.ts: `nodeClientAddress`, `createForwardedClientCap`).
+ * Off (h3 answers webhooks too) when `GATEWAY_WEBHOOK_FAST_PATH=off` and while tracing is on (the
+ * traced route keeps the Fetch Request for its span).
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { GatewayConfig } from "../../src/config/schema.ts";
@@ -24,6 +25,7 @@ import type { HeaderReader } from "../../src/http/header-reader.ts";
 import type { WebhookInput } from "../../src/ingress/webhook-exchange.ts";
 import type { Logger } from "../../src/ops/logger.ts";
 import { CliFailure } from "./cli-errors.ts";
+import { type ForwardedClientCap, nodeClientAddress, TOO_MANY_FROM_CLIENT } from "./connection-limits.ts";
 import { listRawHeaders } from "./list-node-headers.ts";
 import { readIncomingBody } from "./read-node-body.ts";
 
@@ -49,13 +51,9 @@ export function readWebhookFastPathSetting(env: NodeJS.ProcessEnv): boolean {
   throw new CliFailure(`GATEWAY_WEBHOOK_FAST_PATH: expected on or off, received ${setting}`);
 }
 
-/** Whether the fast path may answer webhooks: switched on, tracing off, no trusted proxy. */
-export function webhookFastPathEnabled(
-  gateway: Pick<Gateway, "receiveWebhook">,
-  server: GatewayConfig["server"],
-  switchedOn: boolean,
-): boolean {
-  return switchedOn && gateway.receiveWebhook !== undefined && server.trustProxy === false;
+/** Whether the fast path may answer webhooks: switched on and tracing off (the gateway has no `receiveWebhook` then). */
+export function webhookFastPathEnabled(gateway: Pick<Gateway, "receiveWebhook">, switchedOn: boolean): boolean {
+  return switchedOn && gateway.receiveWebhook !== undefined;
 }
 
 /**
@@ -81,13 +79,38 @@ class NodeHeaderReader implements HeaderReader {
 }
 
 /**
+ * The `WebhookInput` of one `IncomingMessage`. A class, not an object literal of closures: the
+ * methods live on the prototype, so a request allocates no function objects (under tsx every
+ * named closure also costs a `__name` call per request).
+ */
+class NodeWebhookInput implements WebhookInput {
+  readonly headers: NodeHeaderReader;
+  readonly clientAddress: string | undefined;
+  #req: IncomingMessage;
+  constructor(req: IncomingMessage, clientAddress: string | undefined) {
+    this.#req = req;
+    this.headers = new NodeHeaderReader(req.rawHeaders);
+    this.clientAddress = clientAddress;
+  }
+  readBody(limit: number, deadlineMs?: number) {
+    return readIncomingBody(this.#req, limit, deadlineMs);
+  }
+  listHeaders() {
+    return this.headers.take();
+  }
+}
+
+/**
  * Puts the fast path in front of the request handler srvx gave the server; returns whether it
- * did (the server must have exactly that one `request` listener).
+ * did (the server must have exactly that one `request` listener). `serverConfig` and `perClient`:
+ * the client-address policy and the per-client cap h3's middleware applies (connection-limits.ts).
  */
 export function installWebhookFastPath(
   server: Server,
   gateway: Pick<Gateway, "receiveWebhook">,
   logger: Logger,
+  serverConfig: GatewayConfig["server"],
+  perClient?: ForwardedClientCap,
 ): boolean {
   const receive = gateway.receiveWebhook;
   const listeners = server.listeners("request") as ((req: IncomingMessage, res: ServerResponse) => void)[];
@@ -100,13 +123,17 @@ export function installWebhookFastPath(
     return false;
   }
   const answer = async (req: IncomingMessage, res: ServerResponse, sourceId: string) => {
-    const headers = new NodeHeaderReader(req.rawHeaders);
-    const input: WebhookInput = {
-      headers,
-      clientAddress: req.socket.remoteAddress,
-      readBody: (limit, deadlineMs) => readIncomingBody(req, limit, deadlineMs),
-      listHeaders: () => headers.take(),
-    };
+    const clientAddress = nodeClientAddress(serverConfig, req);
+    if (perClient && !perClient.admit(req, res, clientAddress)) {
+      // As h3's middleware answers it (no request id: it comes before the route).
+      res.writeHead(TOO_MANY_FROM_CLIENT.status, {
+        ...TOO_MANY_FROM_CLIENT.headers,
+        "content-length": String(Buffer.byteLength(TOO_MANY_FROM_CLIENT.body)),
+      });
+      res.end(TOO_MANY_FROM_CLIENT.body);
+      return;
+    }
+    const input = new NodeWebhookInput(req, clientAddress);
     const url = req.url as string;
     const query = url.indexOf("?");
     const reply = await receive(sourceId, input, query === -1 ? url : url.slice(0, query));

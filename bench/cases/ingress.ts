@@ -24,7 +24,7 @@ import { profileFlags, spawnAndWait } from "../lib/spawn-process.ts";
 import { checkTarget } from "../lib/targets.ts";
 
 // BENCH_GATEWAY_BIN runs another checkout's gateway (an A/B against unchanged code).
-const BIN = process.env.BENCH_GATEWAY_BIN || new URL("../../bin/gateway.js", import.meta.url).pathname;
+const gatewayBin = () => process.env.BENCH_GATEWAY_BIN || new URL("../../bin/gateway.js", import.meta.url).pathname;
 const BARE = new URL("../lib/bare-server.ts", import.meta.url).pathname;
 const EMPTY_H3 = new URL("../lib/empty-h3-server.ts", import.meta.url).pathname;
 const EXPRESS_GLUE = new URL("../peers/express-glue.ts", import.meta.url).pathname;
@@ -58,7 +58,7 @@ export async function startBenchGateway(
   };
   await writeFile(join(dir, "gateway.json"), JSON.stringify(config));
   const gateway = await spawnAndWait(
-    [...profileFlags(), BIN, "serve", "--config", join(dir, "gateway.json")],
+    [...profileFlags(), gatewayBin(), "serve", "--config", join(dir, "gateway.json")],
     (line) => (line.includes('"msg":"listening"') ? JSON.parse(line).url : undefined),
     { ...env, BENCH_ESIGN_SECRET: secrets.esign, BENCH_STAFFING_SECRET: secrets.staffing },
   );

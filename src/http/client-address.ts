@@ -7,12 +7,50 @@
 import { parseIPv6 } from "../ssrf/parse-ip-address.ts";
 
 /**
- * The client address the runtime reports (srvx's `request.ip`, which follows `X-Forwarded-For`
- * only from the proxies `server.trustProxy` names).
+ * The client address the runtime reports (`request.ip`: on Node the address
+ * `resolveClientAddress` gives, which follows `X-Forwarded-For` only from the proxies
+ * `server.trustProxy` names).
  */
 export function clientAddressOf(request: Request): string | undefined {
   const ip = (request as Request & { ip?: unknown }).ip;
   return typeof ip === "string" && ip !== "" ? ip : undefined;
+}
+
+/** `server.trustProxy`: nobody, loopback peers, or the listed proxy addresses. */
+export type TrustProxy = false | "loopback" | readonly string[];
+
+/** Is `address` (as the socket or a proxy reports it) one of the proxies `trustProxy` names? */
+export function isTrustedProxy(trustProxy: TrustProxy, address: string | undefined): boolean {
+  if (trustProxy === false || address === undefined) return false;
+  const normalized = normalizeAddress(address);
+  if (trustProxy === "loopback") return normalized === "::1" || normalized.startsWith("127.");
+  return trustProxy.some((proxy) => normalizeAddress(proxy) === normalized);
+}
+
+/**
+ * The client address of a request from `peer` (the socket's address) carrying `forwardedFor`
+ * (`X-Forwarded-For`, its non-IP entries already dropped by the Node server): the peer unless
+ * it is a trusted proxy; then the right-most forwarded entry that is not a trusted proxy (each
+ * proxy appends the address it received from), the left-most when all are, the peer when the
+ * header is empty. The one policy of both webhook paths on Node, the ops access check and the
+ * per-client caps (docs/behind-a-load-balancer.md).
+ */
+export function resolveClientAddress(
+  trustProxy: TrustProxy,
+  peer: string | undefined,
+  forwardedFor: string | readonly string[] | undefined,
+): string | undefined {
+  if (forwardedFor === undefined || !isTrustedProxy(trustProxy, peer)) return peer;
+  const entries: string[] = [];
+  for (const part of (typeof forwardedFor === "string" ? forwardedFor : forwardedFor.join(",")).split(",")) {
+    const entry = part.trim();
+    if (entry !== "") entries.push(entry);
+  }
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i] as string;
+    if (!isTrustedProxy(trustProxy, entry)) return entry;
+  }
+  return entries[0] ?? peer;
 }
 
 /** `::ffff:127.0.0.1` and `127.0.0.1` are one address. */

@@ -20,21 +20,29 @@ export interface EarlyRefusal {
   extra: { details?: unknown; headers: Record<string, string> };
 }
 
-/** The refusal of a delivery that must not have its body read, or undefined. */
+/**
+ * The refusal of a delivery that must not have its body read, or the signature headers as the
+ * service parsed them (for the verification of the same delivery: parsed once).
+ */
+export type BodyGuard = { refused: EarlyRefusal } | { refused: undefined; signatureForm: unknown };
+
+/** Whether the delivery's body may be read: see `BodyGuard`. */
 export async function guardBeforeBody(
   ctx: IngressGuardDeps,
   source: SourceConfig,
   headers: HeaderReader,
   clientAddress: string | undefined,
-): Promise<EarlyRefusal | undefined> {
-  const failure = await precheckSignature(source, headers, ctx.clock.now(), ctx.crypto, ctx.services);
-  if (!failure) return undefined;
+): Promise<BodyGuard> {
+  const checked = await precheckSignature(source, headers, ctx.clock.now(), ctx.crypto, ctx.services);
+  if (checked.ok) return { refused: undefined, signatureForm: checked.form };
+  const failure = checked.reason;
   ctx.verificationLimiter?.recordFailure(clientAddress);
-  return {
+  const refused: EarlyRefusal = {
     status: 401,
     code: "invalid_signature",
     message: "the webhook signature is missing, malformed or does not match",
     reason: failure,
     extra: { details: { reason: failure }, headers: { connection: "close" } },
   };
+  return { refused };
 }

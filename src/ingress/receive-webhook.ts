@@ -8,6 +8,7 @@
  *   3. the 202 goes out only after `store.append` resolved (durable);
  *   4. any failure after verification answers 5xx so the upstream retries.
  */
+import type { SourceConfig } from "../config/schema.ts";
 import { encodeRawBody } from "../encoding/raw-body-text.ts";
 import { createGatewayError } from "../errors.ts";
 import { normalizeEvent } from "../events/normalize-event.ts";
@@ -18,7 +19,6 @@ import { attachTraceContext, readTraceHeaders } from "../tracing/trace-context.t
 import type { TraceSpan } from "../tracing/tracing-port.ts";
 import type { IngressDeps } from "./ingress-deps.ts";
 import { guardBeforeBody } from "./ingress-guards.ts";
-import { signatureFormOf } from "./precheck-signature.ts";
 import { verifyWebhook } from "./verify-webhook.ts";
 import type { WebhookAnswer, WebhookInput } from "./webhook-exchange.ts";
 
@@ -58,33 +58,33 @@ export async function receiveWebhook(
 ): Promise<WebhookAnswer> {
   const { metrics, logger, store } = ctx;
   const source = ctx.sources.get(sourceId);
-  const reject = (
-    status: number,
-    code: Parameters<typeof createGatewayError>[1],
-    message: string,
-    reason: string,
-    extra?: { details?: unknown; headers?: Record<string, string> },
-  ) => {
-    metrics.inc("gateway_webhooks_rejected_total", { source: source ? sourceId : "unknown", reason });
-    // An unknown source is named as asked for (bounded, printable), so a typo in an upstream's
-    // webhook URL shows in the log.
-    logger.info("webhook rejected", {
+  if (!source)
+    throw refuse(
+      ctx,
+      source,
+      sourceId,
       requestId,
-      source: source ? sourceId : undefined,
-      ...(source ? {} : { requested_source: boundedSourceId(sourceId) }),
-      reason,
-    });
-    if (source) ctx.onWebhookRejected?.(sourceId, code);
-    return createGatewayError(status, code, message, {
-      details: extra?.details,
-      headers: { "x-request-id": requestId, ...extra?.headers },
-    });
-  };
-  if (!source) throw reject(404, "unknown_source", "no webhook source with this id", "unknown_source");
+      404,
+      "unknown_source",
+      "no webhook source with this id",
+      "unknown_source",
+    );
 
   // Before any byte of the body is read: refuse headers that can never verify (ingress-guards.ts).
-  const refused = await guardBeforeBody(ctx, source, request.headers, request.clientAddress);
-  if (refused) throw reject(refused.status, refused.code, refused.message, refused.reason, refused.extra);
+  const guard = await guardBeforeBody(ctx, source, request.headers, request.clientAddress);
+  const refused = guard.refused;
+  if (refused)
+    throw refuse(
+      ctx,
+      source,
+      sourceId,
+      requestId,
+      refused.status,
+      refused.code,
+      refused.message,
+      refused.reason,
+      refused.extra,
+    );
 
   // An address that keeps failing verification reads its bodies a few at a time (never refused:
   // behind a load balancer it is every sender's address; verification-failure-limiter.ts).
@@ -107,7 +107,7 @@ export async function receiveWebhook(
         receivedAt,
         ctx.crypto,
         ctx.services,
-        signatureFormOf(request.headers),
+        guard.signatureForm,
       );
       verifySpan?.end(verified.ok ? undefined : verified.reason);
     }
@@ -115,12 +115,26 @@ export async function receiveWebhook(
     release?.();
   }
   if (!body.ok && body.reason === "timeout") {
-    throw reject(408, "request_timeout", `the body did not arrive within ${source.bodyTimeoutMs} ms`, "body_timeout", {
-      headers: { connection: "close" },
-    });
+    throw refuse(
+      ctx,
+      source,
+      sourceId,
+      requestId,
+      408,
+      "request_timeout",
+      `the body did not arrive within ${source.bodyTimeoutMs} ms`,
+      "body_timeout",
+      {
+        headers: { connection: "close" },
+      },
+    );
   }
   if (!body.ok) {
-    throw reject(
+    throw refuse(
+      ctx,
+      source,
+      sourceId,
+      requestId,
       413,
       "payload_too_large",
       `the body is larger than ${source.bodyLimitBytes} bytes`,
@@ -136,7 +150,11 @@ export async function receiveWebhook(
   if (!verified.ok) {
     if (verified.reason !== "timestamp_out_of_tolerance") ctx.verificationLimiter?.recordFailure(request.clientAddress);
     if (verified.reason === "timestamp_out_of_tolerance") {
-      throw reject(
+      throw refuse(
+        ctx,
+        source,
+        sourceId,
+        requestId,
         401,
         "timestamp_out_of_tolerance",
         `the signature timestamp is more than ${source.toleranceSeconds} s from now`,
@@ -146,7 +164,11 @@ export async function receiveWebhook(
         },
       );
     }
-    throw reject(
+    throw refuse(
+      ctx,
+      source,
+      sourceId,
+      requestId,
       401,
       "invalid_signature",
       "the webhook signature is missing, malformed or does not match",
@@ -164,7 +186,8 @@ export async function receiveWebhook(
     { source, rawBody: body.bytes, text, headers: request.headers, receivedAt, services: ctx.services },
     ctx.crypto,
   );
-  if (!normalized.ok) throw reject(400, "invalid_body", normalized.message, "invalid_body");
+  if (!normalized.ok)
+    throw refuse(ctx, source, sourceId, requestId, 400, "invalid_body", normalized.message, "invalid_body");
   const { event, identity, marks } = normalized;
   // The event keeps the context it was recorded in (CloudEvents distributed tracing): the server
   // span when tracing is on, else the caller's own, so later attempts join the caller's trace.
@@ -230,6 +253,36 @@ export async function receiveWebhook(
   ctx.hub.publish(record);
   logger.info("webhook accepted", { requestId, source: source.id, id: event.id, type: event.type, marks });
   return json(202, { id: event.id, duplicate: false }, requestId);
+}
+
+/**
+ * Counts, logs and builds the refusal of a delivery (a module function rather than a closure in
+ * receiveWebhook: no function object per request). An unknown source is named as asked for
+ * (bounded, printable), so a typo in an upstream's webhook URL shows in the log.
+ */
+function refuse(
+  ctx: IngressDeps,
+  source: SourceConfig | undefined,
+  sourceId: string,
+  requestId: string,
+  status: number,
+  code: Parameters<typeof createGatewayError>[1],
+  message: string,
+  reason: string,
+  extra?: { details?: unknown; headers?: Record<string, string> },
+) {
+  ctx.metrics.inc("gateway_webhooks_rejected_total", { source: source ? sourceId : "unknown", reason });
+  ctx.logger.info("webhook rejected", {
+    requestId,
+    source: source ? sourceId : undefined,
+    ...(source ? {} : { requested_source: boundedSourceId(sourceId) }),
+    reason,
+  });
+  if (source) ctx.onWebhookRejected?.(sourceId, code);
+  return createGatewayError(status, code, message, {
+    details: extra?.details,
+    headers: { "x-request-id": requestId, ...extra?.headers },
+  });
 }
 
 function storeUnavailable(ctx: IngressDeps, requestId: string, sourceId: string, cause: unknown) {
