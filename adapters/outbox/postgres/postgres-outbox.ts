@@ -203,11 +203,14 @@ function columnsOf(records: readonly DeliveryRecord[]): unknown[] {
 const pairKey = (destinationId: string, subject: string) => `${destinationId}\u0000${subject}`;
 
 interface QueuedWrite {
-  work(client: pg.PoolClient): Promise<unknown>;
+  work?: (client: pg.PoolClient) => Promise<unknown>;
   /** Creates records and moves the routing cursor. */
   routes?: boolean;
-  /** The existing records it rewrites. */
-  rows?: readonly DeliveryRecord[];
+  /**
+   * Records to save (instead of `work`): every save of a transaction goes into one statement
+   * per 500 records (the last save of a record wins, as in call order), not one per call.
+   */
+  saves?: readonly DeliveryRecord[];
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -254,10 +257,23 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
             if (batch.some((item) => item.routes)) await client.query(SQL.lockCursor);
             // The rows it rewrites are locked up front in one global order (as renewals lock
             // theirs), so writers of overlapping rows queue instead of deadlocking.
-            const rows = batch.flatMap((item) => item.rows ?? []);
+            const rows = batch.flatMap((item) => item.saves ?? []);
             if (rows.length > 0) await lockRows(client, rows);
             const out: unknown[] = [];
-            for (const item of batch) out.push(await item.work(client));
+            // Under load a transaction gathers dozens of saves: one statement for all of them
+            // keeps its round trips (and the time it holds its rows) from growing with them.
+            const merged = new Map<string, DeliveryRecord>();
+            for (const item of batch) {
+              if (item.saves) for (const r of item.saves) merged.set(pairKey(r.eventId, r.destinationId), r);
+              out.push(item.work ? await item.work(client) : undefined);
+            }
+            if (merged.size > 0) {
+              const unique = [...merged.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([, r]) => r);
+              for (let i = 0; i < unique.length; i += WRITE_BATCH) {
+                await client.query(SQL.save, columnsOf(unique.slice(i, i + WRITE_BATCH)));
+              }
+              await freeSubjects(client, unique);
+            }
             return out;
           });
           for (const [i, item] of batch.entries()) item.resolve(results[i]);
@@ -270,9 +286,16 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
     };
     return {
       /** Queues a write; resolves with its result once its transaction committed. */
-      write<T>(work: (client: pg.PoolClient) => Promise<T>, routes = false, rows?: readonly DeliveryRecord[]) {
+      write<T>(work: (client: pg.PoolClient) => Promise<T>, routes = false) {
         return new Promise<T>((resolve, reject) => {
-          queue.push({ work, routes, rows, resolve: resolve as (value: unknown) => void, reject });
+          queue.push({ work, routes, resolve: resolve as (value: unknown) => void, reject });
+          flushing ??= flush();
+        });
+      },
+      /** Queues a save of these records; resolves once its transaction committed. */
+      save(records: readonly DeliveryRecord[]) {
+        return new Promise<void>((resolve, reject) => {
+          queue.push({ saves: records, resolve: resolve as (value: unknown) => void, reject });
           flushing ??= flush();
         });
       },
@@ -428,16 +451,7 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
       const unique = [...last.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([, r]) => r);
       markUnsaved(unique);
       try {
-        await updates.write(
-          async (client) => {
-            for (let i = 0; i < unique.length; i += WRITE_BATCH) {
-              await client.query(SQL.save, columnsOf(unique.slice(i, i + WRITE_BATCH)));
-            }
-            await freeSubjects(client, unique);
-          },
-          false,
-          unique,
-        );
+        await updates.save(unique);
       } finally {
         markSaved(unique);
       }
