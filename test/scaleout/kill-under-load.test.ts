@@ -174,8 +174,8 @@ describe.each(ENGINES)("on %s", (engineName) => {
     // finished but whose outcome was not yet written when the process died. A lane frees its
     // slot once the outcome is queued; on PostgreSQL the outcome then waits for a group commit
     // (a transaction of several round trips, seconds at load 30), so more such outcomes can be
-    // pending at the kill than on Redis (one script call). Measured on PostgreSQL at load 26-35:
-    // 8 to 10 over 5 runs (8 to 28 at load 20-36 before a transaction's saves went into one
+    // pending at the kill than on Redis (one script call). Measured on PostgreSQL at load 15-35:
+    // 8 to 16 over 6 runs (8 to 28 at load 20-36 before a transaction's saves went into one
     // statement).
     expect(takenOver).toBeLessThanOrEqual((engineName === "redis" ? 2 : 4) * CONCURRENCY);
   }, 300_000);
