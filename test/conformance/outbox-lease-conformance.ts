@@ -67,6 +67,24 @@ export function testOutboxLeases(name: string, harness: OutboxHarness): void {
       await outbox.close();
     });
 
+    it("keeps a lease its owner renews while a save of the record is in flight", async () => {
+      const outbox = await harness.open();
+      await outbox.createDeliveries([makeDelivery(1, "a", { nextAttemptAt: T })], 1);
+      await outbox.claimDue("one", T, LEASE, 10);
+      // The owner's write of an attempt's outcome and its renewal round run at once (a shared
+      // outbox may be holding the record for the write when the renewal comes).
+      const record = makeDelivery(1, "a", { state: "failed-retrying", failures: 1, nextAttemptAt: T + 10 });
+      const [, lost] = await Promise.all([
+        outbox.saveDeliveries([record]),
+        outbox.renewLeases("one", [refOf(1, "a")], T + 3 * LEASE),
+      ]);
+      expect(lost).toEqual([]);
+      // The first lease has ended, the renewed one has not: nobody else takes the record.
+      expect(await outbox.claimDue("two", T + 2 * LEASE, LEASE, 10)).toEqual([]);
+      expect((await outbox.claimDue("two", T + 3 * LEASE, LEASE, 10)).map((r) => r.seq)).toEqual([1]);
+      await outbox.close();
+    });
+
     it("never hands a record to two of 20 concurrent claimers", async () => {
       const outbox = await harness.open();
       const records = Array.from({ length: 50 }, (_, i) => makeDelivery(i + 1, "a", { nextAttemptAt: T }));

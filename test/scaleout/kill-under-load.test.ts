@@ -140,6 +140,8 @@ describe.each(ENGINES)("on %s", (engineName) => {
     // a lease whose holder was alive, or an instance repeating a finished delivery.
     const unexplained: unknown[] = [];
     let takenOver = 0;
+    // Copies beyond the first that no recorded failure explains: the kill's.
+    let notRetries = 0;
     type Delivery = { destination: string; state: string; failures: number };
     const hookOf = async (id: string) => {
       const answer = await fetch(`${survivor.url}/events/${id}`, {
@@ -157,24 +159,24 @@ describe.each(ENGINES)("on %s", (engineName) => {
       c.bySurvivors = sent.length - c.byVictim;
       const allowed = 1 + (hook?.failures ?? 0) + Math.min(c.byVictim, 1);
       if (c.byVictim > 0) takenOver++;
+      notRetries += Math.max(0, c.byVictim + c.bySurvivors - 1 - (hook?.failures ?? 0));
       if (hook?.state !== "delivered" || c.byVictim + c.bySurvivors > allowed) unexplained.push({ id, ...c, hook });
     }
     const repeats = hooked.length - copies.size;
     console.log(
-      `${engineName} kill under load: ${repeats} repeated deliveries of ${EVENTS} (${((100 * repeats) / EVENTS).toFixed(1)} %), ${takenOver} of them attempts of the killed instance`,
+      `${engineName} kill under load: ${repeats} repeated deliveries of ${EVENTS} (${((100 * repeats) / EVENTS).toFixed(1)} %), ${takenOver} of them attempts of the killed instance; ${notRetries} (${((100 * notRetries) / EVENTS).toFixed(1)} %) not retries after a recorded failure`,
     );
-    if (engineName === "redis") {
-      expect(unexplained).toEqual([]);
-      // Attempts in flight at the kill: the dead instance's slots, plus attempts that had
-      // finished but whose outcome was not yet written when the process died.
-      expect(takenOver).toBeLessThanOrEqual(2 * CONCURRENCY);
-    } else {
-      // Not yet on PostgreSQL: on a saturated 2-core machine (load 20-30) a live instance can
-      // still lose a lease and the record is delivered once more by another one (at least
-      // once; docs/several-instances.md). Measured: 0 to 16 such events of 480 per run. What
-      // holds is the bound of the first PostgreSQL twin of this test.
-      console.log(`postgres kill under load: ${unexplained.length} repeats not explained by the kill or a failure`);
-      expect(repeats / EVENTS).toBeLessThanOrEqual(0.1);
-    }
+    // The same contract on both engines: no live instance took over a lease whose holder was
+    // alive (a PostgreSQL renewal waits for a row its holder's own write holds), and no
+    // finished delivery was repeated.
+    expect(unexplained).toEqual([]);
+    // Attempts in flight at the kill: the dead instance's slots, plus attempts that had
+    // finished but whose outcome was not yet written when the process died. A lane frees its
+    // slot once the outcome is queued; on PostgreSQL the outcome then waits for a group commit
+    // (a transaction of several round trips, seconds at load 30), so more such outcomes can be
+    // pending at the kill than on Redis (one script call). Measured on PostgreSQL at load 15-35:
+    // 8 to 16 over 6 runs (8 to 28 at load 20-36 before a transaction's saves went into one
+    // statement).
+    expect(takenOver).toBeLessThanOrEqual((engineName === "redis" ? 2 : 4) * CONCURRENCY);
   }, 300_000);
 });

@@ -24,7 +24,14 @@ import {
   type OutboxStore,
 } from "../../../src/delivery/outbox-contract.ts";
 import { buildDeliveryListQuery, deliveryFromRow, OUTBOX_SQL } from "../../../src/delivery/sql/outbox-sql.ts";
-import { inTransaction, type PostgresOptions, pgText, toPg, unavailable } from "../../store/postgres/pg-connection.ts";
+import {
+  createPool,
+  inTransaction,
+  type PostgresOptions,
+  pgText,
+  toPg,
+  unavailable,
+} from "../../store/postgres/pg-connection.ts";
 import { openSchemaPool } from "../../store/postgres/pg-schema.ts";
 
 export type PostgresOutboxOptions = PostgresOptions;
@@ -46,9 +53,10 @@ const SQL = {
     ON CONFLICT (event_id, destination_id) DO NOTHING RETURNING event_id, destination_id`,
   /**
    * A finished record holds no lease: a replay is due at once, not when the old lease ends.
-   * "delivering" never replaces a finished state: it is written as an attempt starts, so over a
-   * finished row it comes from an instance whose lease another one took over, and applying it
-   * would make the finished record due again (delivered once more when that instance dies).
+   * "delivering" and "failed-retrying" never replace a finished state: the first is written as
+   * an attempt starts, the second as one fails (a replay writes "pending" or "paused" with no
+   * failures), so over a finished row they come from an instance whose lease another one took
+   * over, and applying them would make the finished record due again (delivered once more).
    */
   save: `INSERT INTO deliveries (${COLUMNS}) ${UNNEST}
     ON CONFLICT (event_id, destination_id) DO UPDATE SET seq = excluded.seq, state = excluded.state,
@@ -56,7 +64,7 @@ const SQL = {
       subject = excluded.subject, next_at = excluded.next_at,
       lease_until = CASE WHEN excluded.state IN ${TERMINAL} THEN 0 ELSE deliveries.lease_until END,
       lease_owner = CASE WHEN excluded.state IN ${TERMINAL} THEN NULL ELSE deliveries.lease_owner END
-    WHERE NOT (deliveries.state IN ${TERMINAL} AND excluded.state = 'delivering')`,
+    WHERE NOT (deliveries.state IN ${TERMINAL} AND excluded.state IN ('delivering', 'failed-retrying'))`,
   /** Frees the subjects (of these destinations) that have no unfinished record left. */
   freeSubjects: `DELETE FROM subject_owners o USING unnest($1::text[], $2::text[]) AS u(destination_id, subject)
     WHERE o.destination_id = u.destination_id AND o.subject = u.subject
@@ -117,8 +125,9 @@ const SQL = {
     ORDER BY d.event_id COLLATE "C", d.destination_id COLLATE "C"
     FOR UPDATE OF d`,
   /**
-   * Renews what is free to lock now; a row a write of this instance holds at this moment is
-   * skipped (renewed next round), so renewals never wait behind writes or deadlock with them.
+   * Renews what is free to lock now; a row another transaction holds at this moment (a write of
+   * this instance, most often) is skipped here and renewed by `renewLocked` once it is free, so a
+   * renewal round never waits behind a write.
    */
   renew: `UPDATE deliveries d SET lease_until = $3
     WHERE (d.event_id, d.destination_id) IN (
@@ -128,15 +137,48 @@ const SQL = {
       WHERE l.lease_owner = $4
       FOR UPDATE OF l SKIP LOCKED)
     RETURNING d.event_id, d.destination_id, d.subject`,
-  /** Which of these records are leased to $3 (committed state, no lock). */
-  owned: `SELECT d.event_id, d.destination_id FROM deliveries d
+  /** Which of these records are leased to $3, and until when (committed state, no lock). */
+  owned: `SELECT d.event_id, d.destination_id, d.lease_until FROM deliveries d
     JOIN unnest($1::text[], $2::text[]) AS u(event_id, destination_id)
       ON d.event_id = u.event_id AND d.destination_id = u.destination_id
     WHERE d.lease_owner = $3`,
+  /**
+   * The rows a renewal skipped, locked waiting this time, in the one order every writer locks
+   * in (no deadlock): those still leased to $4 with the lease end the renewal saw ($3). A row
+   * whose lease changed meanwhile (released, renewed later, finished, taken over) is left alone.
+   */
+  lockLocked: `SELECT d.event_id, d.destination_id FROM deliveries d
+    JOIN unnest($1::text[], $2::text[], $3::bigint[]) AS u(event_id, destination_id, seen)
+      ON d.event_id = u.event_id AND d.destination_id = u.destination_id
+    WHERE d.lease_owner = $4 AND d.lease_until = u.seen
+    ORDER BY d.event_id COLLATE "C", d.destination_id COLLATE "C"
+    FOR UPDATE OF d`,
+  renewLocked: `UPDATE deliveries d SET lease_until = u.until
+    FROM unnest($1::text[], $2::text[], $3::bigint[]) AS u(event_id, destination_id, until)
+    WHERE d.event_id = u.event_id AND d.destination_id = u.destination_id
+    RETURNING d.destination_id, d.subject, u.until`,
   renewOwners: `UPDATE subject_owners o SET until = $3
     FROM unnest($1::text[], $2::text[]) AS u(destination_id, subject)
     WHERE o.destination_id = u.destination_id AND o.subject = u.subject AND o.owner = $4`,
+  renewOwnersEach: `UPDATE subject_owners o SET until = u.until
+    FROM unnest($1::text[], $2::text[], $3::bigint[]) AS u(destination_id, subject, until)
+    WHERE o.destination_id = u.destination_id AND o.subject = u.subject AND o.owner = $4`,
 } as const;
+
+/** Connections of the pool renewals use, apart from claims and writes (see `createPostgresOutbox`). */
+const LEASE_POOL_SIZE = 2;
+/** How long the renewal of a row another transaction holds waits for it (ms), per round. */
+const LOCKED_RENEWAL_WAIT_MS = 15_000;
+
+/** A renewal a round could not make because another transaction held the row. */
+interface SkippedRenewal {
+  eventId: string;
+  destinationId: string;
+  owner: string;
+  /** The lease end the round saw: the renewal is made only while it is still this one. */
+  seen: number;
+  until: number;
+}
 
 /** Locks the rows of these records (those that exist) in the one order every writer uses. */
 async function lockRows(client: pg.ClientBase, refs: readonly DeliveryRef[]): Promise<void> {
@@ -161,21 +203,31 @@ function columnsOf(records: readonly DeliveryRecord[]): unknown[] {
 const pairKey = (destinationId: string, subject: string) => `${destinationId}\u0000${subject}`;
 
 interface QueuedWrite {
-  work(client: pg.PoolClient): Promise<unknown>;
+  work?: (client: pg.PoolClient) => Promise<unknown>;
   /** Creates records and moves the routing cursor. */
   routes?: boolean;
-  /** The existing records it rewrites. */
-  rows?: readonly DeliveryRecord[];
+  /**
+   * Records to save (instead of `work`): every save of a transaction goes into one statement
+   * per 500 records (the last save of a record wins, as in call order), not one per call.
+   */
+  saves?: readonly DeliveryRecord[];
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
 
-/** Opens the pool (creating the schema when missing) and returns the shared outbox. */
+/**
+ * Opens the pool (creating the schema when missing) and a small one for lease renewals, and
+ * returns the shared outbox.
+ */
 export const postgresOutbox: OutboxFactory<PostgresOutboxOptions> = async (options) =>
-  createPostgresOutbox(await openSchemaPool(options));
+  createPostgresOutbox(await openSchemaPool(options), createPool({ ...options, poolSize: LEASE_POOL_SIZE }));
 
-/** The outbox on an opened pool whose schema exists. */
-export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
+/**
+ * The outbox on an opened pool whose schema exists. Renewals run on `leasePool` (default: the
+ * same pool): on a pool of their own they never queue behind claims, writes and reads under
+ * load, where a lease could end before its holder's renewal got a connection.
+ */
+export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): OutboxStore {
   const name = "postgres";
 
   const read = async <R extends pg.QueryResultRow>(sql: string, params: unknown[] = []) => {
@@ -205,10 +257,23 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
             if (batch.some((item) => item.routes)) await client.query(SQL.lockCursor);
             // The rows it rewrites are locked up front in one global order (as renewals lock
             // theirs), so writers of overlapping rows queue instead of deadlocking.
-            const rows = batch.flatMap((item) => item.rows ?? []);
+            const rows = batch.flatMap((item) => item.saves ?? []);
             if (rows.length > 0) await lockRows(client, rows);
             const out: unknown[] = [];
-            for (const item of batch) out.push(await item.work(client));
+            // Under load a transaction gathers dozens of saves: one statement for all of them
+            // keeps its round trips (and the time it holds its rows) from growing with them.
+            const merged = new Map<string, DeliveryRecord>();
+            for (const item of batch) {
+              if (item.saves) for (const r of item.saves) merged.set(pairKey(r.eventId, r.destinationId), r);
+              out.push(item.work ? await item.work(client) : undefined);
+            }
+            if (merged.size > 0) {
+              const unique = [...merged.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([, r]) => r);
+              for (let i = 0; i < unique.length; i += WRITE_BATCH) {
+                await client.query(SQL.save, columnsOf(unique.slice(i, i + WRITE_BATCH)));
+              }
+              await freeSubjects(client, unique);
+            }
             return out;
           });
           for (const [i, item] of batch.entries()) item.resolve(results[i]);
@@ -221,9 +286,16 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
     };
     return {
       /** Queues a write; resolves with its result once its transaction committed. */
-      write<T>(work: (client: pg.PoolClient) => Promise<T>, routes = false, rows?: readonly DeliveryRecord[]) {
+      write<T>(work: (client: pg.PoolClient) => Promise<T>, routes = false) {
         return new Promise<T>((resolve, reject) => {
-          queue.push({ work, routes, rows, resolve: resolve as (value: unknown) => void, reject });
+          queue.push({ work, routes, resolve: resolve as (value: unknown) => void, reject });
+          flushing ??= flush();
+        });
+      },
+      /** Queues a save of these records; resolves once its transaction committed. */
+      save(records: readonly DeliveryRecord[]) {
+        return new Promise<void>((resolve, reject) => {
+          queue.push({ saves: records, resolve: resolve as (value: unknown) => void, reject });
           flushing ??= flush();
         });
       },
@@ -254,6 +326,68 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
       const entry = unsaved.get(key);
       if (entry && --entry.n === 0) unsaved.delete(key);
     }
+  };
+
+  /**
+   * Renewals a round could not make because another transaction held the row (most often a
+   * write of this instance: under load one can hold its rows for seconds), by key. Skipping such
+   * a row until the next round could let its lease end while its holder was alive and working on
+   * it; another instance then delivered the record again. `renewSkipped` makes them as soon as
+   * the row is free (one such transaction at a time), if the lease is still the one the round
+   * saw: a release, a later renewal, a finished or taken-over record is never undone.
+   */
+  const skipped = new Map<string, SkippedRenewal>();
+  let renewingSkipped: Promise<void> | undefined;
+  const renewSkipped = async () => {
+    for (let round = 0; round < 1_000 && skipped.size > 0; round++) {
+      const batch = [...skipped.values()];
+      skipped.clear();
+      const byOwner = new Map<string, SkippedRenewal[]>();
+      for (const entry of batch) byOwner.set(entry.owner, [...(byOwner.get(entry.owner) ?? []), entry]);
+      for (const [owner, entries] of byOwner) {
+        try {
+          const renewed = await inTransaction(leasePool, async (client) => {
+            await client.query(`SET LOCAL lock_timeout = ${LOCKED_RENEWAL_WAIT_MS}`);
+            const locked = await client.query<{ event_id: string; destination_id: string }>(SQL.lockLocked, [
+              entries.map((e) => e.eventId),
+              entries.map((e) => e.destinationId),
+              entries.map((e) => e.seen),
+              owner,
+            ]);
+            const keys = new Set(locked.rows.map((r) => pairKey(r.event_id, r.destination_id)));
+            const chosen = entries.filter((e) => keys.has(pairKey(e.eventId, e.destinationId)));
+            if (chosen.length === 0) return [];
+            const { rows } = await client.query<{ destination_id: string; subject: string | null; until: number }>(
+              SQL.renewLocked,
+              [chosen.map((e) => e.eventId), chosen.map((e) => e.destinationId), chosen.map((e) => e.until)],
+            );
+            return rows;
+          });
+          // Their subjects' ownership after the commit: no row of `deliveries` stays locked
+          // while this waits for a subject's row.
+          const subjects = new Map<string, { destinationId: string; subject: string; until: number }>();
+          for (const r of renewed) {
+            if (r.subject === null) continue;
+            const key = pairKey(r.destination_id, r.subject);
+            const until = Math.max(Number(r.until), subjects.get(key)?.until ?? Number.NEGATIVE_INFINITY);
+            subjects.set(key, { destinationId: r.destination_id, subject: r.subject, until });
+          }
+          if (subjects.size > 0) {
+            const list = [...subjects.values()];
+            await leasePool.query(SQL.renewOwnersEach, [
+              list.map((x) => x.destinationId),
+              list.map((x) => x.subject),
+              list.map((x) => x.until),
+              owner,
+            ]);
+          }
+        } catch {
+          // A lock wait that ran out, or the server gone: a row still held is skipped, and
+          // queued here again, by the next renewal round.
+        }
+      }
+    }
+    renewingSkipped = undefined;
   };
 
   /** Folds the counters' change rows into their totals, unless another instance is doing it. */
@@ -317,16 +451,7 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
       const unique = [...last.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([, r]) => r);
       markUnsaved(unique);
       try {
-        await updates.write(
-          async (client) => {
-            for (let i = 0; i < unique.length; i += WRITE_BATCH) {
-              await client.query(SQL.save, columnsOf(unique.slice(i, i + WRITE_BATCH)));
-            }
-            await freeSubjects(client, unique);
-          },
-          false,
-          unique,
-        );
+        await updates.save(unique);
       } finally {
         markSaved(unique);
       }
@@ -505,7 +630,7 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
       const all = until > Date.now() ? [...refs, ...extra] : refs;
       if (all.length === 0) return [];
       try {
-        return await inTransaction(pool, async (client) => {
+        const lost = await inTransaction(leasePool, async (client) => {
           const ids = [all.map((r) => pgText(r.eventId)), all.map((r) => pgText(r.destinationId))];
           const { rows } = await client.query<{ event_id: string; destination_id: string; subject: string | null }>(
             SQL.renew,
@@ -513,9 +638,24 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
           );
           const held = new Set(rows.map((r) => pairKey(r.event_id, r.destination_id)));
           if (held.size < all.length) {
-            // Skipped (locked by a write in flight) is not lost: it is still this owner's.
-            const owned = await client.query<{ event_id: string; destination_id: string }>(SQL.owned, [...ids, owner]);
-            for (const r of owned.rows) held.add(pairKey(r.event_id, r.destination_id));
+            // Skipped (another transaction holds the row) is not lost while it is still this
+            // owner's: it is renewed once the row is free (`renewSkipped`).
+            const owned = await client.query<{ event_id: string; destination_id: string; lease_until: number }>(
+              SQL.owned,
+              [...ids, owner],
+            );
+            for (const r of owned.rows) {
+              const key = pairKey(r.event_id, r.destination_id);
+              if (held.has(key)) continue;
+              held.add(key);
+              skipped.set(key, {
+                eventId: r.event_id,
+                destinationId: r.destination_id,
+                owner,
+                seen: Number(r.lease_until),
+                until,
+              });
+            }
           }
           const subjects = rows.filter((r) => r.subject !== null);
           if (subjects.length > 0) {
@@ -528,13 +668,19 @@ export function createPostgresOutbox(pool: pg.Pool): OutboxStore {
           }
           return refs.filter((r) => !held.has(pairKey(pgText(r.eventId), pgText(r.destinationId))));
         });
+        // Resolved once the skipped rows are renewed too (or their wait ran out).
+        if (skipped.size > 0) renewingSkipped ??= renewSkipped();
+        await renewingSkipped;
+        return lost;
       } catch (error) {
         throw unavailable(`${name} outbox`, error);
       }
     },
     async close() {
       await Promise.all([routing.idle(), updates.idle()]);
+      await renewingSkipped;
       await pool.end();
+      if (leasePool !== pool) await leasePool.end();
     },
   };
 }
