@@ -1,6 +1,6 @@
 /**
  * The erasure policy's crash safety, on the memory store with a store that fails in the middle
- * (the end-to-end kill -9 tests are in erasure-reaches-every-copy.test.ts): an erasure whose
+ * (the end-to-end kill -9 tests are in erasure-kill-9.test.ts): an erasure whose
  * store stops between two pages is finished by `resumeErasures` with the full count and one
  * audit event, also for a content filter (whose tombstones no longer match it), and its pending
  * request is gone afterwards; the same selection asked again answers the first audit.
