@@ -5,9 +5,9 @@
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { postgresStore } from "../../../adapters/store/postgres/postgres-store.ts";
-import type { EventRecord } from "../../../src/store/contract.ts";
-import { type PostgresServer, startPostgresServer } from "../../helpers/postgres-server.ts";
+import { postgresStore } from "../../adapters/store/postgres/postgres-store.ts";
+import type { EventRecord } from "../../src/store/contract.ts";
+import { type PostgresServer, startPostgresServer } from "../helpers/postgres-server.ts";
 
 let server: PostgresServer;
 let admin: pg.Client;
