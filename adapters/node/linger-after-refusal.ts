@@ -11,13 +11,22 @@
  * after the answer and `LINGER_BYTES` in all, whichever comes first; then the socket is destroyed.
  * A hostile client holds the socket at most that long more, within the per-address cap
  * (connection-limits.ts).
+ *
+ * The byte bound must be larger than what the two ends' socket buffers can hold together. A
+ * client that writes from its write callbacks (Node's http client does) can fill its send buffer
+ * and the gateway's receive buffer without once going back to read; if the gateway resets the
+ * connection after discarding less than that, the client's next write fails and it never reads
+ * the 413 that sits in its receive buffer. Linux autotunes a receive buffer up to
+ * `net.ipv4.tcp_rmem`'s maximum (32 MiB on Debian 12) and a send buffer up to `tcp_wmem`'s (4 MiB),
+ * so 64 MiB covers both with room. Discarding 64 MiB costs a few tens of milliseconds of CPU and
+ * no memory; the time bound (nginx's `lingering_timeout` is the same 5 s) ends a slower client.
  */
 import type { IncomingMessage } from "node:http";
 
 /** How long the rest of a refused body is read after the answer went out, ms. */
-export const LINGER_MS = 2000;
+export const LINGER_MS = 5000;
 /** How many bytes of a refused body are read and thrown away, at most. */
-export const LINGER_BYTES = 1024 * 1024;
+export const LINGER_BYTES = 64 * 1024 * 1024;
 
 /**
  * Reads and discards what is left of `req`'s body, and makes Node's close after the answer a
