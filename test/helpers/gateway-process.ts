@@ -64,6 +64,16 @@ export function defaultTestConfig(dataDir: string, adminKeyHash: string) {
   };
 }
 
+/**
+ * Every gateway process this test process started and that has not exited yet. They are killed
+ * when the test process exits, so a test that never reaches its `kill()` (a `beforeAll` that timed
+ * out before it got the handle, a worker torn down mid-file) leaves no gateway running behind it.
+ */
+const running = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
 /** Starts the gateway and resolves once it listens. */
 export async function startGatewayProcess(
   options: GatewayProcessOptions & { secrets?: GatewayProcess["secrets"] } = {},
@@ -87,8 +97,14 @@ export async function startGatewayProcess(
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  running.add(child);
   const lines: string[] = [];
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
   const url = await new Promise<string>((resolve, reject) => {
     const onLine = (line: string) => {
       lines.push(line);
