@@ -104,7 +104,9 @@ describe("slow consumers", () => {
 
 describe("connection lifetime", () => {
   test("a token that expires while connected closes with 4001 token_expired", async () => {
-    const token = await gw.signToken("ui", 2);
+    // `exp` is in whole seconds, so a token of n seconds lives between n - 1 and n: 4 leaves a
+    // loaded machine at least 3 s to connect and read the ready frame before it expires.
+    const token = await gw.signToken("ui", 4);
     const client = await openReadyWs(gw.wsUrl({ token }));
     expect(Date.parse(client.log.frames[0]?.expiresAt)).toBeGreaterThan(Date.now() - 1000);
     expect(await client.closed).toEqual({ code: 4001, reason: "token_expired" });
@@ -112,7 +114,7 @@ describe("connection lifetime", () => {
   });
 
   test("SSE: an expiring token ends the stream after a token_expired error frame", async () => {
-    const token = await gw.signToken("ui", 2);
+    const token = await gw.signToken("ui", 4);
     const response = await fetch(`${gw.url}/stream?token=${token}`);
     expect(response.status).toBe(200);
     const text = await response.text();
