@@ -25,7 +25,7 @@ export const DELIVERY_METRICS = {
 } as const;
 
 /** A gauge on top of the counter registry: sets by adding the difference to the last value. */
-export function createGauge(metrics: Metrics, name: string, labels: Readonly<Record<string, string>>) {
+export function createGauge(metrics: Metrics, name: string, labels: Record<string, string>) {
   let last = 0;
   metrics.inc(name, labels, 0);
   return (value: number) => {

@@ -79,16 +79,16 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
   // One controller for the lane: only shutdown aborts attempts, and it aborts all of them.
   const lifetime = new AbortController();
   deps.onSignal?.(lifetime.signal);
-  // Label sets built once per lane, not per attempt; frozen, so the registry keys them by identity.
-  const labels = Object.freeze({ destination: destinationId });
+  const labels = { destination: destinationId };
+  // Label sets built once per lane, not per attempt.
   const attemptLabels = {
-    success: Object.freeze({ ...labels, outcome: "success" }),
-    failure: Object.freeze({ ...labels, outcome: "failure" }),
+    success: { ...labels, outcome: "success" },
+    failure: { ...labels, outcome: "failure" },
   };
   const finalLabels = {
-    delivered: Object.freeze({ ...labels, outcome: "delivered" }),
-    dead: Object.freeze({ ...labels, outcome: "dead" }),
-    skipped: Object.freeze({ ...labels, outcome: "skipped" }),
+    delivered: { ...labels, outcome: "delivered" },
+    dead: { ...labels, outcome: "dead" },
+    skipped: { ...labels, outcome: "skipped" },
   };
   const backlog = createGauge(deps.metrics, "gateway_delivery_backlog", labels);
   const breakerGauge = createGauge(deps.metrics, "gateway_destination_breaker_open", labels);

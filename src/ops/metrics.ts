@@ -19,24 +19,7 @@ function formatLabels(labels: Labels): string {
 const formatted = new Map<string, string>();
 const MAX_CACHED_LABEL_SETS = 10_000;
 
-/**
- * Keys of frozen label sets by identity: a caller that builds its label sets once (a delivery
- * lane, per destination and outcome) and freezes them gets its key without building a string
- * per update. Frozen objects cannot change, so the cached key stays true.
- */
-const frozenKeys = new WeakMap<Labels, string>();
-
 function labelKey(labels: Labels): string {
-  if (!Object.isFrozen(labels)) return formattedKey(labels);
-  let key = frozenKeys.get(labels);
-  if (key === undefined) {
-    key = formattedKey(labels);
-    frozenKeys.set(labels, key);
-  }
-  return key;
-}
-
-function formattedKey(labels: Labels): string {
   let raw = "";
   for (const key in labels) raw += `${key}\u0000${labels[key]}\u0001`;
   let key = formatted.get(raw);
