@@ -8,16 +8,15 @@
  * One attempt is one `dispatch` with a small callback handler (http-attempt-handler.ts), one
  * timer, and the lane's shutdown signal listened to once per transport rather than per attempt.
  */
-import { createHmac } from "node:crypto";
+import { createHmac, createSecretKey, type KeyObject } from "node:crypto";
 import { Agent } from "undici";
 import { DEFAULT_CONCURRENCY } from "../../src/delivery/delivery-policy.ts";
 import type { HttpDestination } from "../../src/delivery/http/http-destination-schema.ts";
 import { createHttpSink, type HttpSendResult, type HttpTransport } from "../../src/delivery/http/http-sink.ts";
-import { toTransportFailure } from "../../src/delivery/http/transport-failure.ts";
 import type { SinkFactory } from "../../src/delivery/sink-contract.ts";
 import type { AddressPolicy } from "../../src/ssrf/address-policy.ts";
 import { createLiteralRefusal } from "../../src/ssrf/refuse-ip-literal.ts";
-import { createGuardedLookup, type ResolveAll, SSRF_REFUSED } from "./guarded-lookup.ts";
+import { createGuardedLookup, type ResolveAll } from "./guarded-lookup.ts";
 import { AttemptHandler } from "./http-attempt-handler.ts";
 
 export type { ResolveAll } from "./guarded-lookup.ts";
@@ -28,20 +27,6 @@ export interface HttpTransportOptions {
   resolve?: ResolveAll;
   /** Connections kept per origin. Default 16. */
   connections?: number;
-}
-
-function findCode(error: unknown): string | undefined {
-  for (
-    let e = error as { code?: unknown; cause?: unknown } | undefined, i = 0;
-    e && i < 5;
-    e = e.cause as typeof e, i++
-  ) {
-    if (typeof e.code === "string") {
-      if (e.code === SSRF_REFUSED) return SSRF_REFUSED;
-      if (e.code !== "UND_ERR_SOCKET" || !e.cause) return e.code;
-    }
-  }
-  return undefined;
 }
 
 /** The origin and path of a URL, split once per URL. */
@@ -89,26 +74,8 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
         target = splitUrl(req.url);
         targets.set(req.url, target);
       }
-      const attempts = attemptsOf(signal);
-      const done = () => {
-        clearTimeout(timer);
-        attempts.delete(handler);
-      };
-      const handler = new AttemptHandler(
-        (result) => {
-          done();
-          resolve(result);
-        },
-        (error) => {
-          done();
-          resolve(toFailure(error, handler.timedOut, signal, timeoutMs));
-        },
-      );
-      const timer = setTimeout(() => {
-        handler.timedOut = true;
-        handler.abort(new Error(`no answer within ${timeoutMs} ms`));
-      }, timeoutMs);
-      attempts.add(handler);
+      // The handler holds the attempt's state, its timer and its way out: no closure per attempt.
+      const handler = new AttemptHandler(resolve, signal, timeoutMs, attemptsOf(signal));
       try {
         agent.dispatch(
           {
@@ -137,18 +104,19 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
   };
 }
 
-/** What a failed attempt was, from undici's error (src/delivery/http/transport-failure.ts). */
-function toFailure(error: Error, timedOut: boolean, signal: AbortSignal, timeoutMs: number): HttpSendResult {
-  const code = findCode(error);
-  return toTransportFailure(
-    {
-      refusal: code === SSRF_REFUSED ? error.message : undefined,
-      timedOut: timedOut || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT",
-      aborted: signal.aborted,
-      detail: code ?? error.name,
-    },
-    timeoutMs,
-  );
+/** The key object of each secret's bytes (the same array every time: sign-standard-webhook.ts). */
+const keyObjects = new WeakMap<Uint8Array, KeyObject>();
+
+/** HMAC-SHA256 of `parts` in base64 with `node:crypto`: no copy of the content, no key import per call. */
+export function nodeHmacBase64(key: Uint8Array, parts: readonly (string | Uint8Array)[]): string {
+  let keyObject = keyObjects.get(key);
+  if (!keyObject) {
+    keyObject = createSecretKey(key);
+    keyObjects.set(key, keyObject);
+  }
+  const hmac = createHmac("sha256", keyObject);
+  for (const part of parts) hmac.update(part);
+  return hmac.digest("base64");
 }
 
 /** The `http` sink on Node: the core sink over the guarded undici transport. */
@@ -163,5 +131,5 @@ export const httpWebhookSink: SinkFactory<
       connections: destination.concurrency ?? DEFAULT_CONCURRENCY,
     }),
     // node:crypto's HMAC is synchronous and several times cheaper than Web Crypto's job queue.
-    hmac: (key, data) => createHmac("sha256", key).update(data).digest(),
+    hmac: nodeHmacBase64,
   });

@@ -4,9 +4,9 @@
  */
 
 interface Entry {
-  key: string;
-  at: number;
-  seq: number;
+  readonly key: string;
+  readonly at: number;
+  readonly seq: number;
 }
 
 export interface DueQueue {
@@ -14,10 +14,10 @@ export interface DueQueue {
   push(key: string, at: number, seq: number): void;
   /** Forgets `key`. */
   remove(key: string): void;
-  /** The earliest valid entry, without removing it. */
-  peek(): { key: string; at: number } | undefined;
+  /** The earliest valid entry, without removing it (the queue's own entry: read it, never change it). */
+  peek(): { readonly key: string; readonly at: number } | undefined;
   /** Removes and returns the earliest valid entry. */
-  pop(): { key: string; at: number } | undefined;
+  pop(): { readonly key: string; readonly at: number } | undefined;
   has(key: string): boolean;
   readonly size: number;
 }
@@ -82,10 +82,10 @@ export function createDueQueue(): DueQueue {
     remove(key) {
       current.delete(key);
     },
+    // The entries themselves (immutable): no object per call of the lane's pump.
     peek() {
       clean();
-      const top = heap[0];
-      return top && { key: top.key, at: top.at };
+      return heap[0];
     },
     pop() {
       clean();
@@ -93,7 +93,7 @@ export function createDueQueue(): DueQueue {
       if (!top) return undefined;
       popTop();
       current.delete(top.key);
-      return { key: top.key, at: top.at };
+      return top;
     },
     has: (key) => current.has(key),
     get size() {

@@ -39,13 +39,16 @@ export function applyAttemptResult(
   now: number,
   random: number,
 ): { record: DeliveryRecord; outcome: AttemptOutcome } {
-  const attempts = [...record.attempts, attempt].slice(-MAX_KEPT_ATTEMPTS);
-  const base = { ...record, attempts, updatedAt: now };
-  if (result.ok && result.skipped) {
-    return { record: { ...base, state: "skipped", nextAttemptAt: now, lastError: undefined }, outcome: "skipped" };
-  }
+  const kept =
+    record.attempts.length < MAX_KEPT_ATTEMPTS ? record.attempts : record.attempts.slice(1 - MAX_KEPT_ATTEMPTS);
+  const attempts = [...kept, attempt];
+  // One copy of the record per outcome (the same fields, in the same order, as before).
   if (result.ok) {
-    return { record: { ...base, state: "delivered", nextAttemptAt: now, lastError: undefined }, outcome: "delivered" };
+    const state = result.skipped ? "skipped" : "delivered";
+    return {
+      record: { ...record, attempts, updatedAt: now, state, nextAttemptAt: now, lastError: undefined },
+      outcome: state,
+    };
   }
   const failures = record.failures + 1;
   const error = attempt.error ?? "failed";
@@ -54,10 +57,21 @@ export function applyAttemptResult(
       ? undefined
       : retryDelayMs(policy, failures, random, result.retryAfterMs);
   if (delay === undefined) {
-    return { record: { ...base, state: "dead", failures, nextAttemptAt: now, lastError: error }, outcome: "dead" };
+    return {
+      record: { ...record, attempts, updatedAt: now, state: "dead", failures, nextAttemptAt: now, lastError: error },
+      outcome: "dead",
+    };
   }
   return {
-    record: { ...base, state: "failed-retrying", failures, nextAttemptAt: now + delay, lastError: error },
+    record: {
+      ...record,
+      attempts,
+      updatedAt: now,
+      state: "failed-retrying",
+      failures,
+      nextAttemptAt: now + delay,
+      lastError: error,
+    },
     outcome: "retry",
   };
 }

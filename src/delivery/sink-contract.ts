@@ -83,16 +83,21 @@ export function createSink(
   closeTransport: () => Promise<void>,
 ): Sink {
   let closed: Promise<void> | undefined;
+  // Made once per sink: a throwing transport's outcome (its name only, never the message).
+  const thrown = (error: unknown): DeliveryAttemptResult => {
+    const name = error instanceof Error ? error.name : "unknown";
+    return { ok: false, error: `${transportName} transport failed (${name})` };
+  };
   return {
     destinationId,
-    async deliver(record, signal, info) {
-      if (closed) return { ok: false, error: "sink closed" };
-      if (signal.aborted) return { ok: false, error: "attempt aborted" };
+    // Not an async function: the attempt's own promise is returned, with no extra hop.
+    deliver(record, signal, info) {
+      if (closed) return Promise.resolve({ ok: false, error: "sink closed" });
+      if (signal.aborted) return Promise.resolve({ ok: false, error: "attempt aborted" });
       try {
-        return await attempt(record, signal, info);
+        return attempt(record, signal, info).then(undefined, thrown);
       } catch (error) {
-        const name = error instanceof Error ? error.name : "unknown";
-        return { ok: false, error: `${transportName} transport failed (${name})` };
+        return Promise.resolve(thrown(error));
       }
     },
     close() {

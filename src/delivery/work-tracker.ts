@@ -14,22 +14,26 @@ export interface WorkTracker {
 export function createWorkTracker(onError: (error: unknown) => void): WorkTracker {
   let running = 0;
   let waiters: (() => void)[] = [];
+  // Made once per tracker, not per tracked promise (three per delivery attempt).
+  const settled = () => {
+    running--;
+    if (running === 0) {
+      const ready = waiters;
+      waiters = [];
+      for (const resolve of ready) resolve();
+    }
+  };
+  const failed = (error: unknown) => {
+    try {
+      onError(error);
+    } finally {
+      settled();
+    }
+  };
   return {
     track(work) {
       running++;
-      work
-        .then(
-          () => undefined,
-          (error) => onError(error),
-        )
-        .finally(() => {
-          running--;
-          if (running === 0) {
-            const ready = waiters;
-            waiters = [];
-            for (const resolve of ready) resolve();
-          }
-        });
+      work.then(settled, failed);
     },
     async idle() {
       // Loop: finishing work may start more (an outcome write, the next attempt).

@@ -10,7 +10,7 @@ import { setTraceHeaders } from "../../tracing/trace-context.ts";
 import type { TraceHeaders } from "../../tracing/tracing-port.ts";
 import type { DeliverableRecord } from "../sink-contract.ts";
 import type { HttpDestination } from "./http-destination-schema.ts";
-import { type HmacSha256, signStandardWebhook } from "./sign-standard-webhook.ts";
+import { type HmacSha256Base64, signStandardWebhook } from "./sign-standard-webhook.ts";
 
 export interface WebhookRequest {
   url: string;
@@ -71,14 +71,17 @@ function fixedHeaders(destination: Pick<HttpDestination, "headers">, transformed
   return headers;
 }
 
-/** The signed request for `record` at `nowMs`, carrying `trace` as W3C Trace Context headers. */
-export async function buildWebhookRequest(
+/**
+ * The signed request for `record` at `nowMs`, carrying `trace` as W3C Trace Context headers:
+ * built synchronously when the HMAC is (Node), else a promise of it (Web Crypto).
+ */
+export function buildWebhookRequest(
   destination: Pick<HttpDestination, "url" | "mode" | "secrets" | "headers">,
   record: DeliverableRecord,
   nowMs: number,
-  hmac?: HmacSha256,
+  hmac?: HmacSha256Base64,
   trace?: TraceHeaders,
-): Promise<WebhookRequest> {
+): WebhookRequest | Promise<WebhookRequest> {
   const relay = destination.mode === "relay";
   // A transform's payload is sent (and signed) exactly as the transform serialised it.
   const { transformed } = record;
@@ -86,14 +89,23 @@ export async function buildWebhookRequest(
     ? decodeRawBody(record.rawBody, record.rawBodyEncoding)
     : encoder.encode(transformed ? transformed.json : JSON.stringify(record.event));
   const timestamp = Math.floor(nowMs / 1000);
-  const signature = await signStandardWebhook(destination.secrets, record.id, timestamp, body, hmac);
+  const signature = signStandardWebhook(destination.secrets, record.id, timestamp, body, hmac);
   const headers: Record<string, string> = relay
     ? { ...relayableHeaders(record.headers), ...destination.headers, "user-agent": USER_AGENT }
     : { ...fixedHeaders(destination, transformed !== undefined) };
   headers["webhook-id"] = record.id;
   headers["webhook-timestamp"] = String(timestamp);
-  headers["webhook-signature"] = signature;
+  // Set below, once signed; named here so the headers keep their order either way.
+  headers["webhook-signature"] = "";
   if (relay && !headers["content-type"]) headers["content-type"] = "application/json";
   setTraceHeaders(headers, trace);
-  return { url: destination.url, headers, body };
+  const request = { url: destination.url, headers, body };
+  if (typeof signature === "string") {
+    headers["webhook-signature"] = signature;
+    return request;
+  }
+  return signature.then((value) => {
+    headers["webhook-signature"] = value;
+    return request;
+  });
 }

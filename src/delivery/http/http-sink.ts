@@ -7,7 +7,7 @@ import { createSink, type DeliveryAttemptResult, type Sink, type SinkFactory } f
 import { buildWebhookRequest, type WebhookRequest } from "./build-webhook-request.ts";
 import { classifyHttpResponse } from "./classify-http-response.ts";
 import type { HttpDestination } from "./http-destination-schema.ts";
-import type { HmacSha256 } from "./sign-standard-webhook.ts";
+import type { HmacSha256Base64 } from "./sign-standard-webhook.ts";
 
 export type HttpSendResult =
   | { ok: true; status: number; retryAfter?: string }
@@ -24,8 +24,8 @@ export interface HttpSinkDeps {
   transport: HttpTransport;
   /** Signature timestamps. Default the system clock. */
   now?: () => number;
-  /** HMAC-SHA256 for the signatures. Default Web Crypto. */
-  hmac?: HmacSha256;
+  /** HMAC-SHA256 for the signatures, in base64. Default Web Crypto. */
+  hmac?: HmacSha256Base64;
 }
 
 /** Maps a transport outcome to the delivery result the engine acts on. */
@@ -48,13 +48,18 @@ export function toHttpAttemptResult(outcome: HttpSendResult, nowMs: number): Del
 /** Creates the sink of one `http` destination. */
 export const createHttpSink: SinkFactory<HttpDestination, HttpSinkDeps> = (destination, deps): Sink => {
   const now = deps.now ?? Date.now;
+  const timeoutMs = destination.timeoutSeconds * 1000;
+  // Made once per sink, not per attempt.
+  const classify = (outcome: HttpSendResult) => toHttpAttemptResult(outcome, now());
+  const send = (request: WebhookRequest, signal: AbortSignal) =>
+    deps.transport.send(request, { signal, timeoutMs }).then(classify);
   return createSink(
     destination.id,
     "http",
-    async (record, signal, info) => {
-      const request = await buildWebhookRequest(destination, record, now(), deps.hmac, info?.trace);
-      const outcome = await deps.transport.send(request, { signal, timeoutMs: destination.timeoutSeconds * 1000 });
-      return toHttpAttemptResult(outcome, now());
+    (record, signal, info) => {
+      // Signed without a promise when the HMAC is synchronous (Node).
+      const request = buildWebhookRequest(destination, record, now(), deps.hmac, info?.trace);
+      return request instanceof Promise ? request.then((built) => send(built, signal)) : send(request, signal);
     },
     () => deps.transport.close(),
   );
