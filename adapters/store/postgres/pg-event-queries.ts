@@ -111,24 +111,6 @@ export function eventColumns(record: EventRecord, summarizeEvent: SummarizeEvent
 /**
  * An escape PostgreSQL's JSON types refuse or cannot turn into text: U+0000, or a surrogate
  * (JSON.stringify escapes only lone ones). A preceding escaped backslash (`\\u0000` is text)
- * matches too, which costs only the fast path.
+ * matches too, which costs only the pushdown of that row.
  */
 const UNSUPPORTED_ESCAPE = /\\u(0000|d[89a-f])/i;
-
-/**
- * A batch of appends as one JSON text (the `rows` parameter of the append statement): one array
- * per event, `[id, source, type, subject, external id, received at, record, doc]`. The record
- * and the document are JSON already and go in as they are (no second escaping here, none to undo
- * on the server; the statement reads the record back verbatim); a record PostgreSQL's json type
- * cannot take goes in as a JSON string instead.
- */
-export function appendRowsJson(columns: ReturnType<typeof eventColumns>[]): string {
-  const text = (value: string | null) => (value === null ? "null" : JSON.stringify(value));
-  let out = "[";
-  for (let i = 0; i < columns.length; i++) {
-    const c = columns[i] as ReturnType<typeof eventColumns>;
-    const record = UNSUPPORTED_ESCAPE.test(c.record) ? JSON.stringify(c.record) : c.record;
-    out += `${i > 0 ? "," : ""}[${JSON.stringify(c.id)},${JSON.stringify(c.sourceId)},${text(c.type)},${text(c.subject)},${text(c.externalId)},${c.receivedAt},${record},${c.doc ?? "null"}]`;
-  }
-  return `${out}]`;
-}

@@ -45,7 +45,7 @@ import {
   toPg,
   unavailable,
 } from "./pg-connection.ts";
-import { appendRowsJson, buildPgListQuery, buildPgReadAfterQuery, eventColumns } from "./pg-event-queries.ts";
+import { buildPgListQuery, buildPgReadAfterQuery, eventColumns } from "./pg-event-queries.ts";
 import { openSchemaPool } from "./pg-schema.ts";
 
 export interface PostgresStoreOptions extends PostgresOptions, StoreWiring {
@@ -91,33 +91,29 @@ const SQL = {
   release: "DELETE FROM marks WHERE key = $1 AND event_id IS NULL",
   lockSeq: "UPDATE meta SET value = value WHERE key = 'last_seq' RETURNING value",
   /**
-   * $1 the records as one JSON array of rows (appendRowsJson), $2 the seq before the batch,
-   * $3..$5 the marks. The events of ids not recorded yet get the next seqs in input order;
-   * existing ids answer with their seq. The statement's snapshot does not see its own inserts, so
-   * the second branch lists exactly the ids recorded before. A record given as a JSON value is
-   * stored as its text, verbatim (the json type keeps its input); one given as a string, unquoted.
+   * $1..$8 the columns per record (arrays), $9 the seq before the batch, $10..$12 the marks.
+   * The events of ids not recorded yet get the next seqs in input order; existing ids answer
+   * with their seq. The statement's snapshot does not see its own inserts, so the second
+   * branch lists exactly the ids recorded before.
    */
   append: `WITH input AS (
-      SELECT e->>0 AS id, e->>1 AS source_id, e->>2 AS type, e->>3 AS subject, e->>4 AS external_id,
-        (e->>5)::bigint AS received_at,
-        CASE WHEN json_typeof(e->6) = 'string' THEN e->>6 ELSE (e->6)::text END AS record,
-        CASE WHEN json_typeof(e->7) = 'object' THEN (e->7)::jsonb END AS doc, ord
-      FROM json_array_elements($1::json) WITH ORDINALITY AS u(e, ord)),
+      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::jsonb[])
+        WITH ORDINALITY AS u(id, source_id, type, subject, external_id, received_at, record, doc, ord)),
     fresh AS (
       SELECT i.*, row_number() OVER (ORDER BY i.ord) AS rn FROM input i
       WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = i.id)),
     inserted AS (
       INSERT INTO events (seq, id, source_id, type, subject, external_id, received_at, record, doc)
-      SELECT $2 + rn, id, source_id, type, subject, external_id, received_at, record, doc FROM fresh
+      SELECT $9 + rn, id, source_id, type, subject, external_id, received_at, record, doc FROM fresh
       RETURNING id, seq),
     counter AS (
-      UPDATE meta SET value = $2 + (SELECT count(*) FROM fresh) WHERE key = 'last_seq'),
+      UPDATE meta SET value = $9 + (SELECT count(*) FROM fresh) WHERE key = 'last_seq'),
     marked AS (
       INSERT INTO marks (key, event_id, expires_at)
-      SELECT * FROM unnest($3::bytea[], $4::text[], $5::bigint[]) AS m(key, event_id, expires_at) ORDER BY key
+      SELECT * FROM unnest($10::bytea[], $11::text[], $12::bigint[]) AS m(key, event_id, expires_at) ORDER BY key
       ON CONFLICT (key) DO UPDATE SET event_id = excluded.event_id, expires_at = excluded.expires_at)
     SELECT id, seq, true AS inserted FROM inserted
-    UNION ALL SELECT id, seq, false FROM events WHERE id IN (SELECT id FROM input)`,
+    UNION ALL SELECT id, seq, false FROM events WHERE id = ANY($1::text[])`,
   lastSeq: "SELECT value FROM meta WHERE key = 'last_seq'",
   purgeEvents: toPg(EVENT_SQL.purgeBatch),
   purgeMarks: toPg(EVENT_SQL.purgeMarksBatch),
@@ -227,7 +223,14 @@ export function createPostgresStore(
       const result = await client.query<{ id: string; seq: number; inserted: boolean }>({
         ...STATEMENTS.append,
         values: [
-          appendRowsJson(columns),
+          columns.map((c) => c.id),
+          columns.map((c) => c.sourceId),
+          columns.map((c) => c.type),
+          columns.map((c) => c.subject),
+          columns.map((c) => c.externalId),
+          columns.map((c) => c.receivedAt),
+          columns.map((c) => c.record),
+          columns.map((c) => c.doc),
           last,
           [...marks.keys()].map(pgBytes),
           [...marks.values()].map((m) => m.eventId),
