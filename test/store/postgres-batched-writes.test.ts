@@ -1,8 +1,7 @@
 /**
- * The `postgres` store's batched writes: appends go to the server as one JSON text per
- * transaction (records verbatim, no second escaping), claims that arrive together share one
- * statement. What could go wrong there: a record PostgreSQL's json types refuse taking its whole
- * batch down with it, and two instances' batches over the same keys deadlocking.
+ * The `postgres` store's batched writes: claims that arrive together share one statement, appends
+ * are group-committed. What could go wrong there: a record PostgreSQL's JSON types refuse taking
+ * its whole batch down with it, and two instances' batches over the same keys deadlocking.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresStore } from "../../adapters/store/postgres/postgres-store.ts";
@@ -30,7 +29,7 @@ function filterOf(value: unknown) {
 }
 const open = (schema: string) => postgresStore({ url: server.url, schema, poolSize: 4 });
 
-describe("postgres store: appends as one JSON text", () => {
+describe("postgres store: appends in batches", () => {
   it("stores records PostgreSQL's json types refuse exactly, in the same transaction as ordinary ones", async () => {
     const store = await open(`b${++n}`);
     try {
