@@ -55,6 +55,9 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
       .filter((pair) => pair.includes("="))
       .map((pair) => [pair.slice(0, pair.indexOf("=")).trim(), pair.slice(pair.indexOf("=") + 1).trim()]),
   );
+  // `BENCH_PG_STATEMENTS=1`: load pg_stat_statements, so the ingress rows can say per statement
+  // where the server's time and round trips go (statementStats below).
+  if (process.env.BENCH_PG_STATEMENTS === "1") extra.shared_preload_libraries ??= "pg_stat_statements";
   const server = await startPostgresServer({ fsync: true, settings: { max_connections: "300", ...extra } });
   const pid = Number((await readFile(join(server.dir, "data", "postmaster.pid"), "utf8")).split("\n")[0]);
   const run = async <T>(work: (client: pg.Client) => Promise<T>) => {
@@ -108,6 +111,49 @@ export async function serverCounters(url: string): Promise<{ walSyncs: number; w
   } finally {
     await client.end();
   }
+}
+
+/**
+ * pg_stat_statements when the server loaded it (`BENCH_PG_STATEMENTS=1`), else undefined: `reset`
+ * clears the counts before a run, `top` lists the statements of the run with most time first.
+ */
+export async function statementStats(url: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const loaded = await client.query<{ on: boolean }>(
+      "SELECT current_setting('shared_preload_libraries') LIKE '%pg_stat_statements%' AS on",
+    );
+    if (!loaded.rows[0]?.on) return undefined;
+    await client.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+  } finally {
+    await client.end();
+  }
+  const run = async <T>(work: (client: pg.Client) => Promise<T>) => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      return await work(c);
+    } finally {
+      await c.end();
+    }
+  };
+  return {
+    reset: () => run((c) => c.query("SELECT pg_stat_statements_reset()")),
+    /** Calls, rows and execution ms of each statement, per `events`, most time first. */
+    async top(events: number, count = 12) {
+      const { rows } = await run((c) =>
+        c.query<{ query: string; calls: string; rows: string; ms: number }>(
+          `SELECT query, calls, rows, total_exec_time AS ms FROM pg_stat_statements
+            WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time DESC LIMIT ${count}`,
+        ),
+      );
+      return rows.map(
+        (r) =>
+          `${(Number(r.calls) / events).toFixed(3).padStart(7)} calls ${(Number(r.rows) / events).toFixed(2).padStart(6)} rows ${((r.ms * 1000) / events).toFixed(1).padStart(7)} µs  ${r.query.replace(/\s+/g, " ").slice(0, 110)}`,
+      );
+    },
+  };
 }
 
 const percentile = (sorted: number[], p: number) =>

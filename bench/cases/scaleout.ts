@@ -38,6 +38,7 @@ import {
   postgresStoreConfig,
   serverCounters,
   startBenchPostgres,
+  statementStats,
 } from "./scaleout-postgres.ts";
 
 export interface ScaleoutOptions {
@@ -313,6 +314,8 @@ export async function benchScaleout(options: ScaleoutOptions = {}): Promise<Reco
           engine === "disk" ? { log: { level: "warn" } } : postgresConfig(postgres.url, freshSchema("one"));
         const gateway = await start(config);
         const before = engine === "postgres" ? await serverCounters(postgres.url) : undefined;
+        const statements = engine === "postgres" ? await statementStats(postgres.url) : undefined;
+        await statements?.reset();
         const run = await single(gateway, engine === "disk" ? {} : { postgres: pg() }, engine);
         note(row(`1 instance, ${engine}`, run.result, run.cpuPercent));
         const events = Math.max(1, run.result.total);
@@ -325,6 +328,10 @@ export async function benchScaleout(options: ScaleoutOptions = {}): Promise<Reco
           perEvent += `, postgres ${cpuMs("postgres").toFixed(2)}; per accepted event (warm-up included): ${((after.walSyncs - before.walSyncs) / all).toFixed(2)} WAL flushes, ${((after.commits - before.commits) / all).toFixed(2)} commits, ${((after.walRecords - before.walRecords) / all).toFixed(1)} WAL records`;
         }
         note(`  ${perEvent}`);
+        if (statements) {
+          // Per accepted event, warm-up included (the counts were reset before it).
+          for (const line of await statements.top(events + (run.warmTotal ?? 0))) note(`    ${line}`);
+        }
         runs[engine]?.push(run.result.requestsPerSecond);
         await stopAll();
       }

@@ -24,10 +24,22 @@ import {
 import { type Cluster, ENGINES, type Engine, startCluster, startEngine } from "./cluster-fixtures.ts";
 
 const SENDERS = 48;
-const EVENTS = 480;
-const KILL_AFTER = 160;
+/**
+ * Events per run: 480 in `npm test` (the file's two engines take ~160 s of the suite's budget).
+ * `GATEWAY_TEST_KILL_EVENTS` (up to 5,000: the test's 300 s) runs a larger one: the repeats the
+ * kill causes are a fixed number (the attempts in flight, a few times CONCURRENCY), so only a run
+ * of >= 100 times that can show the target "repeats only for attempts in flight (<= 1 %)"; from
+ * 2,000 events on the test asserts it (docs/several-instances.md gives the measured figures).
+ */
+const EVENTS = Number(process.env.GATEWAY_TEST_KILL_EVENTS ?? 480);
+if (!Number.isInteger(EVENTS) || EVENTS < 480 || EVENTS > 5_000) {
+  throw new Error("GATEWAY_TEST_KILL_EVENTS: an integer from 480 to 5000");
+}
+const KILL_AFTER = Math.floor(EVENTS / 3);
 const CONCURRENCY = 8;
 const VICTIM = 1;
+/** From this many events on, the kill's repeats must stay within 1 % of them. */
+const ONE_PERCENT_FROM = 2_000;
 
 /** Sends one delivery until some live instance answers 2xx; returns the event id. */
 async function sendUntilAcknowledged(
@@ -118,7 +130,12 @@ describe.each(ENGINES)("on %s", (engineName) => {
     }
 
     // The survivors take over the dead instance's leases once they end (10 s).
-    await waitFor("every acknowledged event delivered", () => new Set(receiver.ids()).size >= EVENTS, 60_000);
+    const deliveredWithinMs = Math.max(60_000, EVENTS * 30);
+    await waitFor(
+      "every acknowledged event delivered",
+      () => new Set(receiver.ids()).size >= EVENTS,
+      deliveredWithinMs,
+    );
     const received = () => receiver.requests.filter((r) => acknowledged.has(r.headers["webhook-id"] as string));
     let hooked = received();
     expect(new Set(hooked.map((r) => r.headers["webhook-id"]))).toEqual(acknowledged);
@@ -178,5 +195,6 @@ describe.each(ENGINES)("on %s", (engineName) => {
     // 8 to 16 over 6 runs (8 to 28 at load 20-36 before a transaction's saves went into one
     // statement).
     expect(takenOver).toBeLessThanOrEqual((engineName === "redis" ? 2 : 4) * CONCURRENCY);
+    if (EVENTS >= ONE_PERCENT_FROM) expect(takenOver).toBeLessThanOrEqual(EVENTS / 100);
   }, 300_000);
 });

@@ -102,7 +102,15 @@ export function eventColumns(record: EventRecord, summarizeEvent: SummarizeEvent
     externalId: pgText(summary.externalId),
     receivedAt: record.receivedAt,
     record: JSON.stringify(rest),
-    // JSONB cannot hold U+0000: such a row has no document and is checked in memory.
-    doc: doc.includes("\\u0000") ? null : doc,
+    // JSONB cannot hold U+0000 nor a lone surrogate: such a row has no document and is checked
+    // in memory.
+    doc: UNSUPPORTED_ESCAPE.test(doc) ? null : doc,
   };
 }
+
+/**
+ * An escape PostgreSQL's JSON types refuse or cannot turn into text: U+0000, or a surrogate
+ * (JSON.stringify escapes only lone ones). A preceding escaped backslash (`\\u0000` is text)
+ * matches too, which costs only the pushdown of that row.
+ */
+const UNSUPPORTED_ESCAPE = /\\u(0000|d[89a-f])/i;

@@ -4,8 +4,9 @@
  * (adapters/outbox/postgres/) and the live hub (adapters/hub/postgres.ts) of the same name share
  * its options (docs/several-instances.md).
  *
- * - A claim is one statement (insert, or take over an expired claim or mark), so exactly one of
- *   several instances receiving one delivery gets `claimed`. Claims (and their releases) commit
+ * - A claim is one row of one statement (insert, or take over an expired claim or mark), so
+ *   exactly one of several instances receiving one delivery gets `claimed`; the claims that
+ *   arrive together share a statement (`SQL.claim`). Claims (and their releases) commit
  *   without waiting for the disk (`synchronous_commit = off`, their own connections): a 202
  *   needs the claim on disk only together with the event, and the append's synchronous commit
  *   gives that (see `SQL.claim`). That saves one WAL flush per webhook.
@@ -56,6 +57,10 @@ export interface PostgresStoreOptions extends PostgresOptions, StoreWiring {
 
 /** Appends per transaction at most. */
 const APPEND_BATCH = 256;
+/** Claims per statement at most. */
+const CLAIM_BATCH = 256;
+/** Claim statements in flight at once (one being executed while the next is on the wire). */
+const CLAIM_STATEMENTS_IN_FLIGHT = 2;
 /** Rows per retention statement. */
 const PURGE_BATCH = 1_000;
 /** Ids per removal or redaction statement. */
@@ -73,13 +78,16 @@ const SQL = {
    * (200) comes from a mark written by an append, never from a claim. Should the server crash
    * after the append's flush, the claim is long since replaced by the mark.
    */
-  claim: `WITH taken AS (
-      INSERT INTO marks (key, event_id, expires_at) VALUES ($1, NULL, $2)
+  claim: `WITH input AS (
+      SELECT * FROM unnest($1::bytea[], $2::bigint[]) WITH ORDINALITY AS u(key, expires_at, ord)),
+    taken AS (
+      INSERT INTO marks (key, event_id, expires_at) SELECT key, NULL, expires_at FROM input ORDER BY key
       ON CONFLICT (key) DO UPDATE SET event_id = NULL, expires_at = excluded.expires_at
       WHERE marks.expires_at <= $3
-      RETURNING 1)
-    SELECT (SELECT count(*) FROM taken)::int AS claimed,
-      (SELECT event_id FROM marks WHERE key = $1 AND expires_at > $3) AS event_id`,
+      RETURNING key)
+    SELECT i.ord, t.key IS NOT NULL AS claimed, m.event_id FROM input i
+      LEFT JOIN taken t ON t.key = i.key
+      LEFT JOIN marks m ON m.key = i.key AND m.expires_at > $3`,
   release: "DELETE FROM marks WHERE key = $1 AND event_id IS NULL",
   lockSeq: "UPDATE meta SET value = value WHERE key = 'last_seq' RETURNING value",
   /**
@@ -102,7 +110,7 @@ const SQL = {
       UPDATE meta SET value = $9 + (SELECT count(*) FROM fresh) WHERE key = 'last_seq'),
     marked AS (
       INSERT INTO marks (key, event_id, expires_at)
-      SELECT * FROM unnest($10::bytea[], $11::text[], $12::bigint[])
+      SELECT * FROM unnest($10::bytea[], $11::text[], $12::bigint[]) AS m(key, event_id, expires_at) ORDER BY key
       ON CONFLICT (key) DO UPDATE SET event_id = excluded.event_id, expires_at = excluded.expires_at)
     SELECT id, seq, true AS inserted FROM inserted
     UNION ALL SELECT id, seq, false FROM events WHERE id = ANY($1::text[])`,
@@ -134,6 +142,13 @@ const STATEMENTS = {
   lastSeq: prepared(SQL.lastSeq),
   readAfter: prepared(toPg(buildPgReadAfterQuery(0, 1).sql)),
 };
+
+interface PendingClaim {
+  key: string;
+  expiresAt: number;
+  resolve(result: ClaimResult): void;
+  reject(error: unknown): void;
+}
 
 interface PendingAppend {
   record: EventRecord;
@@ -179,6 +194,8 @@ export function createPostgresStore(
   let closed = false;
   let queue: PendingAppend[] = [];
   let flushing: Promise<void> | undefined;
+  let claims: PendingClaim[] = [];
+  let claimsInFlight = 0;
 
   const query = async <R extends pg.QueryResultRow>(
     sql: string | { name: string; text: string },
@@ -235,6 +252,59 @@ export function createPostgresStore(
     }
   };
 
+  /** One statement for a batch of claims; a key asked for twice in it is claimed once. */
+  const claimBatch = async (batch: PendingClaim[]) => {
+    const first = new Map<string, PendingClaim>();
+    for (const item of batch) if (!first.has(item.key)) first.set(item.key, item);
+    const items = [...first.values()];
+    const { rows } = await query<{ ord: number; claimed: boolean; event_id: string | null }>(
+      STATEMENTS.claim,
+      [items.map((item) => pgBytes(item.key)), items.map((item) => item.expiresAt), now()],
+      claimPool,
+    );
+    const answers = new Map<string, ClaimResult>();
+    for (const row of rows) {
+      const item = items[Number(row.ord) - 1];
+      if (!item) continue;
+      answers.set(
+        item.key,
+        row.claimed
+          ? { status: "claimed" }
+          : row.event_id
+            ? { status: "duplicate", id: row.event_id }
+            : { status: "in_progress" },
+      );
+    }
+    for (const item of batch) {
+      const answer = answers.get(item.key);
+      if (!answer) {
+        item.reject(new StoreUnavailableError(`${name} store: the claim statement returned no row`));
+      } else if (answer.status === "claimed" && first.get(item.key) !== item) {
+        // The same key twice in one batch: the first holds the claim, the others wait for it.
+        item.resolve({ status: "in_progress" });
+      } else {
+        item.resolve(answer);
+      }
+    }
+  };
+
+  const sendClaims = () => {
+    while (claims.length > 0 && claimsInFlight < CLAIM_STATEMENTS_IN_FLIGHT) {
+      const batch = claims.slice(0, CLAIM_BATCH);
+      claims = claims.slice(batch.length);
+      claimsInFlight++;
+      claimBatch(batch)
+        .catch((error) => {
+          const failure = unavailable(`${name} store`, error);
+          for (const item of batch) item.reject(failure);
+        })
+        .finally(() => {
+          claimsInFlight--;
+          sendClaims();
+        });
+    }
+  };
+
   const flush = async () => {
     while (queue.length > 0) {
       const batch = queue.slice(0, APPEND_BATCH);
@@ -276,17 +346,12 @@ export function createPostgresStore(
   return {
     name,
     filterPushdown: true,
-    async claim(dedupeKey, claimTtlMs): Promise<ClaimResult> {
-      const t = now();
-      const { rows } = await query<{ claimed: number; event_id: string | null }>(
-        STATEMENTS.claim,
-        [pgBytes(dedupeKey), t + claimTtlMs, t],
-        claimPool,
-      );
-      const row = rows[0];
-      if (row && Number(row.claimed) === 1) return { status: "claimed" };
-      if (row?.event_id) return { status: "duplicate", id: row.event_id };
-      return { status: "in_progress" };
+    claim(dedupeKey, claimTtlMs): Promise<ClaimResult> {
+      if (closed) return Promise.reject(new StoreUnavailableError(`${name} store is closed`));
+      return new Promise<ClaimResult>((resolve, reject) => {
+        claims.push({ key: dedupeKey, expiresAt: now() + claimTtlMs, resolve, reject });
+        sendClaims();
+      });
     },
     append(record, dedupeKey, dedupeTtlMs) {
       if (closed) return Promise.reject(new StoreUnavailableError(`${name} store is closed`));
