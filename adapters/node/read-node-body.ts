@@ -38,9 +38,35 @@ export function readIncomingBody(req: IncomingMessage, limit: number, deadlineMs
     lingerAfterRefusal(req);
     return Promise.resolve({ ok: false, reason: "too_large" });
   }
+  const arrived = declared === undefined ? undefined : takeArrivedBody(req, declared);
+  if (arrived) return Promise.resolve({ ok: true, bytes: arrived });
   return new Promise((resolve, reject) => {
     new IncomingBodyRead(req, limit, declared ?? limit, deadlineMs, resolve, reject);
   });
+}
+
+/**
+ * The whole body when every declared byte has already arrived (a webhook's body nearly always
+ * comes in the packet of its headers, and Node's parser has buffered it on the request by the
+ * time the guards ran): taken with one `read()`, the way Node documents consuming a request,
+ * without listeners, a deadline timer, a flowing-mode switch or a copy. Undefined (nothing
+ * consumed) otherwise: the body is then read as it streams in (`IncomingBodyRead`). The bytes
+ * are the parser's own chunk (or one concatenation of its chunks), which Node never reuses.
+ */
+function takeArrivedBody(req: IncomingMessage, declared: number): Uint8Array | undefined {
+  // Nothing read yet, nothing but this body buffered: exactly `declared` bytes, the limit checked.
+  if (
+    declared === 0 ||
+    req.readableLength !== declared ||
+    req.readableFlowing !== null ||
+    req.readableDidRead ||
+    req.readableEncoding !== null
+  ) {
+    return undefined;
+  }
+  const chunk = req.read(declared) as Buffer | null;
+  if (chunk === null) return undefined;
+  return new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length);
 }
 
 /**

@@ -7,6 +7,10 @@
  * `node --import tsx bench/lib/ingress-cpu-ab.ts <name>=<bin>[,ENV=value...] ...`, e.g.
  * `before=/tmp/base/bin/gateway.js after=bin/gateway.js off=bin/gateway.js,GATEWAY_WEBHOOK_FAST_PATH=off`.
  * `BENCH_ROUNDS` (default 3). `BENCH_CPU_PROF=<dir>` writes a CPU profile of each run.
+ * `BENCH_CONNECTIONS` (default 100) and `BENCH_RATE` (requests/s over all connections, default
+ * unbounded): on a loaded machine a fixed offered rate below what every build sustains compares
+ * CPU per request at equal batching (requests per turn of the event loop), which an unbounded
+ * run does not when the builds' throughputs differ.
  */
 import { startBenchGateway } from "../cases/ingress.ts";
 import { runLoad } from "./autocannon-run.ts";
@@ -15,6 +19,8 @@ import { createWebhookGenerator } from "./signed-webhooks.ts";
 
 const seconds = Number(process.env.BENCH_SECONDS) || 5;
 const rounds = Number(process.env.BENCH_ROUNDS) || 3;
+const connections = Number(process.env.BENCH_CONNECTIONS) || 100;
+const overallRate = Number(process.env.BENCH_RATE) || undefined;
 const builds = process.argv.slice(2).map((arg) => {
   const [name, spec = ""] = arg.split("=", 2) as [string, string?];
   const [bin, ...pairs] = spec.split(",");
@@ -34,11 +40,11 @@ for (let round = 1; round <= rounds; round++) {
     try {
       const generate = createWebhookGenerator(started.secrets, `${build.name}${round}`);
       const url = started.gateway.url;
-      await runLoad(url, generate, { connections: 100, durationSeconds: 2 });
+      await runLoad(url, generate, { connections, durationSeconds: 2, overallRate });
       const pid = started.gateway.child.pid as number;
       const main = await mainThreadCpuSecondsOf(pid);
       const all = await cpuSecondsOf(pid);
-      const load = await runLoad(url, generate, { connections: 100, durationSeconds: seconds });
+      const load = await runLoad(url, generate, { connections, durationSeconds: seconds, overallRate });
       const accepted = Math.max(1, load.total - load.non2xx - load.errors);
       const figures = {
         mainUs: Math.round((((await mainThreadCpuSecondsOf(pid)) - main) * 1e6) / accepted),

@@ -61,11 +61,19 @@ export function toHex(bytes: Uint8Array): string {
 
 const HEX_64 = /^[0-9a-fA-F]{64}$/;
 
-/** Decodes exactly 64 hex digits to 32 bytes; anything else is undefined. */
+/** The value of one hex digit's char code (already checked to be one). */
+function hexDigit(code: number): number {
+  return code <= 0x39 ? code - 0x30 : (code | 0x20) - 0x57;
+}
+
+/**
+ * Decodes exactly 64 hex digits to 32 bytes; anything else is undefined. From the char codes:
+ * no substring per byte (every webhook's signature passes here).
+ */
 export function decodeHex32(hex: string): Uint8Array | undefined {
   if (!HEX_64.test(hex)) return undefined;
   const out = new Uint8Array(32);
-  for (let i = 0; i < 32; i++) out[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  for (let i = 0; i < 32; i++) out[i] = (hexDigit(hex.charCodeAt(2 * i)) << 4) | hexDigit(hex.charCodeAt(2 * i + 1));
   return out;
 }
 

@@ -18,6 +18,10 @@
  * live-stream resumes, which read right behind the ingress, take them from there instead of
  * reading back (and parsing) each event they were just handed; so does `get`, which each
  * delivery attempt calls right behind the router (one SQLite read and JSON parse per attempt).
+ * Only while something reads the log (`readAfter` or `get` within `READER_IDLE_MS`): an event
+ * kept in memory outlives the young generation of the garbage collector and is copied by it
+ * (twice, then promoted), which cost more main-thread CPU per webhook than anything else the
+ * store does when nothing reads it back (a gateway without routes, BENCHMARKS.md).
  */
 import type { Database } from "better-sqlite3";
 import type { AppendResult, ClaimResult, EventRecord, StoreDriver } from "../../../src/store/contract.ts";
@@ -53,6 +57,8 @@ export interface SqliteStoreParts {
 
 /** Durable events kept in memory for `readAfter` right behind the ingress. */
 const RECENT_EVENTS = 2048;
+/** Appends are kept in memory while a read of the log (`readAfter`, `get`) came at most this long ago. */
+const READER_IDLE_MS = 60_000;
 
 /** Builds the store on an open database. */
 export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
@@ -78,7 +84,20 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
   let recentFrom = durableSeq + 1;
   /** The same events by id (`get`). */
   const recentById = new Map<string, EventRecord>();
-  const remember = (record: EventRecord) => {
+  /** When `readAfter` or `get` last ran: appends are kept in memory only while something reads. */
+  let readerSeenAt = Number.NEGATIVE_INFINITY;
+  /** Keeps the durable event `record` at `seq` in memory, or forgets memory when nobody reads. */
+  const remember = (appended: EventRecord, seq: number) => {
+    if (now() - readerSeenAt > READER_IDLE_MS) {
+      // Still exactly the events from `recentFrom` on: none.
+      if (recent.length > 0) {
+        recent = [];
+        recentById.clear();
+      }
+      recentFrom = seq + 1;
+      return;
+    }
+    const record = { ...appended, seq };
     recent.push(record);
     recentById.set(record.id, record);
     if (recent.length > 2 * RECENT_EVENTS) {
@@ -161,7 +180,7 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
           ([inserted]) => {
             if (inserted === 1) {
               durableSeq = Math.max(durableSeq, seq);
-              remember({ ...record, seq });
+              remember(record, seq);
             }
             claims.delete(key);
           },
@@ -180,6 +199,7 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
     },
     async get(id) {
       ensureOpen();
+      readerSeenAt = now();
       const held = recentById.get(id);
       if (held) return held;
       const row = prepare(EVENT_SQL.getById).get(id) as EventRow | undefined;
@@ -197,6 +217,7 @@ export function createSqliteStoreDriver(parts: SqliteStoreParts): StoreDriver {
     },
     async readAfter(afterSeq, limit, filter) {
       ensureOpen();
+      readerSeenAt = now();
       const fromMemory =
         filter === undefined || Object.keys(filter).length === 0 ? readRecent(afterSeq, limit) : undefined;
       if (fromMemory) return fromMemory;

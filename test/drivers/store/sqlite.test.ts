@@ -47,3 +47,39 @@ describe("sqlite: committed is not yet acknowledged", () => {
     await store.close();
   });
 });
+
+describe("sqlite: events kept in memory only while something reads the log", () => {
+  it("reads back from the database when nothing read lately, from memory while a reader follows", async () => {
+    let clock = Date.now();
+    const store = await sqliteStore({ dir: await freshDir(), now: () => clock });
+    const append = async (n: number) => {
+      const record = makeRecord(n);
+      expect(await store.claim(keyOf(record), 30_000)).toEqual({ status: "claimed" });
+      await store.append(record, keyOf(record), 60_000);
+      return record.id;
+    };
+    // A record held in memory is answered as the same object; one read back is parsed anew.
+    const held = async (id: string) => {
+      const [a, b] = [await store.get(id), await store.get(id)];
+      expect(a).toEqual(b);
+      expect(a?.id).toBe(id);
+      return a === b;
+    };
+    const first = await append(1);
+    expect(await held(first)).toBe(false);
+    // The reads above count as a reader: what is appended now stays in memory.
+    const second = await append(2);
+    expect(await held(second)).toBe(true);
+    // A minute and more without a read: appends are no longer kept.
+    clock += 61_000;
+    const third = await append(3);
+    expect(await held(third)).toBe(false);
+    const fourth = await append(4);
+    expect(await held(fourth)).toBe(true);
+    // Whatever memory held, the log reads whole and in order, by seq and by id.
+    expect((await store.readAfter(0, 10)).map((r) => r.id)).toEqual([first, second, third, fourth]);
+    expect((await store.readAfter(1, 10)).map((r) => r.id)).toEqual([second, third, fourth]);
+    expect((await store.readAfter(3, 10)).map((r) => r.id)).toEqual([fourth]);
+    await store.close();
+  });
+});
