@@ -45,7 +45,10 @@ describe("work tracker", () => {
     const tracker = createWorkTracker((error) => errors.push(error));
     const all = Array.from({ length: 1000 }, () => deferred());
     for (const d of all) tracker.track(d.promise);
-    all.forEach((d, i) => (i % 10 === 0 ? d.reject(new Error(String(i))) : d.resolve()));
+    for (const [i, d] of all.entries()) {
+      if (i % 10 === 0) d.reject(new Error(String(i)));
+      else d.resolve();
+    }
     await tracker.idle();
     expect(errors).toHaveLength(100);
   });
