@@ -151,10 +151,11 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     logger,
     tracing: ctx.tracing,
     initialState: (id) => lanes.get(id)?.initialState(),
-    onCreated: (records) => {
-      if (leases) return leases.wake();
+    onCreated: (records, lease) => {
+      if (leases) return lease ? leases.adopt(records, lease) : leases.wake();
       for (const record of records) lanes.get(record.destinationId)?.add(record);
     },
+    creationLease: () => leases?.creationLease(),
     track: tracker.track,
     batchSize: options.batchSize ?? 256,
     pollIntervalMs: options.pollIntervalMs ?? 1000,

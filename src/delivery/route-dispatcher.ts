@@ -30,7 +30,7 @@ import { type CompiledRoute, resolveDestinations } from "../routes/match-routes.
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { Tracing } from "../tracing/tracing-port.ts";
 import { traceRouting } from "./delivery-spans.ts";
-import type { DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
+import type { CreationLease, DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
 import type { Scheduler } from "./scheduler.ts";
 
 export interface DispatcherDeps {
@@ -42,8 +42,13 @@ export interface DispatcherDeps {
   logger: Logger;
   /** The state a new record of the destination starts in, or undefined when it has no lane. */
   initialState(destinationId: string): DeliveryState | undefined;
-  /** Hands freshly created records to their lanes. */
-  onCreated(records: DeliveryRecord[]): void;
+  /** Hands freshly created records to their lanes (`lease`: the one they were created under). */
+  onCreated(records: DeliveryRecord[], lease?: CreationLease): void;
+  /**
+   * A shared outbox's routing lease: the records this instance creates start leased to it
+   * (lease-poller.ts), so they go to its lanes without a claim.
+   */
+  creationLease?(): CreationLease | undefined;
   track(work: Promise<unknown>): void;
   /** Events read per outbox write. */
   batchSize: number;
@@ -231,7 +236,8 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
         deps.onCreated(records);
         continue;
       }
-      const created = await deps.outbox.createDeliveries(records, last);
+      const lease = deps.outbox.shared ? deps.creationLease?.() : undefined;
+      const created = await deps.outbox.createDeliveries(records, last, lease);
       cursor = last;
       // This write carried the cursor too (it only moves forward).
       if (unwritten !== undefined) {
@@ -239,7 +245,7 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
         cancelCursorFlush?.();
         cancelCursorFlush = undefined;
       }
-      if (created.length > 0) deps.onCreated(created);
+      if (created.length > 0) deps.onCreated(created, lease);
     }
   };
 

@@ -16,10 +16,12 @@
  */
 import type pg from "pg";
 import {
+  type CreationLease,
   type DeliveryRecord,
   type DeliveryRef,
   type DeliveryState,
   isTerminal,
+  leasedAtCreation,
   type OutboxFactory,
   type OutboxStore,
 } from "../../../src/delivery/outbox-contract.ts";
@@ -49,7 +51,11 @@ const SQL = {
   readCursor: "SELECT value FROM meta WHERE key = 'routing_cursor'",
   moveCursor: "UPDATE meta SET value = greatest(value, $1) WHERE key = 'routing_cursor'",
   lockCursor: "SELECT value FROM meta WHERE key = 'routing_cursor' FOR UPDATE",
-  create: `INSERT INTO deliveries (${COLUMNS}) ${UNNEST}
+  /** With each record's lease end (0: none) and owner (null): the routing instance's lease. */
+  create: `INSERT INTO deliveries (${COLUMNS}, lease_until, lease_owner) ${UNNEST.replace(
+    "$9::bigint[])",
+    "$9::bigint[], $10::bigint[], $11::text[])",
+  )}
     ON CONFLICT (event_id, destination_id) DO NOTHING RETURNING event_id, destination_id`,
   /**
    * A finished record holds no lease: a replay is due at once, not when the old lease ends.
@@ -421,15 +427,17 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
       const { rows } = await read<{ value: number }>(SQL.readCursor);
       return Number(rows[0]?.value ?? 0);
     },
-    createDeliveries(records, cursor) {
+    createDeliveries(records, cursor, lease) {
       return routing.write(async (client) => {
         const inserted = new Set<string>();
         for (let i = 0; i < records.length; i += WRITE_BATCH) {
           const batch = records.slice(i, i + WRITE_BATCH);
-          const { rows } = await client.query<{ event_id: string; destination_id: string }>(
-            SQL.create,
-            columnsOf(batch),
-          );
+          const leased = batch.map((r) => lease !== undefined && leasedAtCreation(r, lease));
+          const { rows } = await client.query<{ event_id: string; destination_id: string }>(SQL.create, [
+            ...columnsOf(batch),
+            leased.map((on) => (on ? (lease as CreationLease).until : 0)),
+            leased.map((on) => (on ? (lease as CreationLease).owner : null)),
+          ]);
           for (const row of rows) inserted.add(pairKey(row.event_id, row.destination_id));
         }
         await client.query(SQL.moveCursor, [cursor]);
