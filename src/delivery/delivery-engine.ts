@@ -338,7 +338,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
           ordered,
         });
         leases.start();
-        unsubscribe = ctx.hub.subscribe(() => dispatcher.wake());
+        unsubscribe = ctx.hub.subscribe((record) => dispatcher.offer(record));
         return dispatcher.start();
       }
       const now = clock.now();
@@ -357,7 +357,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
       }
       if (fixed.length > 0) await persist(fixed);
       for (const [lane, record] of recovered) lane.add(record);
-      unsubscribe = ctx.hub.subscribe(() => dispatcher.wake());
+      unsubscribe = ctx.hub.subscribe((record) => dispatcher.offer(record));
       await dispatcher.start();
     },
 

@@ -86,6 +86,9 @@ export function buildDeliveries(
   return out;
 }
 
+/** Offered events kept at most while the routing catches up (more are read from the log). */
+const MAX_OFFERED = 4_096;
+
 /** How long a cursor moved by record-less batches may stay unwritten, ms. */
 const CURSOR_FLUSH_MS = 1000;
 
@@ -110,6 +113,15 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
   let unsavedCursor = 0;
   /** The one routing write in flight (they run one at a time, in order). */
   let writing = false;
+  /**
+   * Recorded events handed over by the hub (`offer`), by seq, not routed yet: a run of them from
+   * `cursor + 1` on is exactly the event log's next events (seqs are unique), so they are routed
+   * without reading the log again. Anything else (a gap, an overflow) is read from the log.
+   */
+  const offered = new Map<number, EventRecord>();
+  /** Wake-ups that asked for a log read, and how many of them a read to the log's end covered. */
+  let readWanted = 0;
+  let readDone = 0;
   /** After a failed routing write, the next one waits for the poll (which backs off). */
   let writeBlocked = false;
   let writeFailures = 0;
@@ -199,6 +211,18 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     return built;
   };
 
+  /** The offered events from `cursor + 1` on, in seq order (at most a batch), if any. */
+  const takeOffered = (): EventRecord[] | undefined => {
+    for (const seq of offered.keys()) if (seq <= cursor) offered.delete(seq);
+    const out: EventRecord[] = [];
+    for (let seq = cursor + 1; out.length < deps.batchSize; seq++) {
+      const event = offered.get(seq);
+      if (!event) break;
+      out.push(event);
+    }
+    return out.length > 0 ? out : undefined;
+  };
+
   const drain = async () => {
     for (;;) {
       // Several instances share a cursor: skip what another instance already routed.
@@ -211,7 +235,14 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
         cancelCursorFlush ??= deps.scheduler.setTimer(CURSOR_FLUSH_MS, flushCursor);
         continue;
       }
-      const events = await deps.store.readAfter(cursor, deps.batchSize);
+      const handed = takeOffered();
+      // Woken by offers only, the log is read only when an offered event waits behind a gap
+      // (events not offered, or offered out of order): otherwise what was never offered is read
+      // at the next wake-up that asks for it, or at the poll.
+      if (!handed && offered.size === 0 && readDone >= readWanted) return;
+      const asked = readWanted;
+      const events = handed ?? (await deps.store.readAfter(cursor, deps.batchSize));
+      if (!handed && events.length < deps.batchSize) readDone = Math.max(readDone, asked);
       if (events.length === 0 || stopped) return;
       const now = deps.clock.now();
       const records = events.flatMap((event) => routeEvent(event, now));
@@ -249,7 +280,7 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     }
   };
 
-  const { wake } = createCoalescingWake({
+  const { wake: run } = createCoalescingWake({
     drain,
     stopped: () => stopped,
     onDrained: () => {
@@ -261,6 +292,12 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     },
     track: deps.track,
   });
+
+  /** Routes soon, reading the event log after the cursor. */
+  const wake = () => {
+    readWanted++;
+    run();
+  };
 
   return {
     /** Loads the durable cursor and begins routing. */
@@ -274,6 +311,16 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     },
     /** Something was appended: route it soon. */
     wake,
+    /**
+     * A recorded event, as the hub hands it over (the local appends and, on a shared store, the
+     * other instances'): routed soon, from this copy when it is the next after the cursor.
+     */
+    offer(event: EventRecord) {
+      if (stopped) return;
+      if (!deliverable && !deps.outbox.shared) return wake();
+      if (event.seq > cursor && offered.size < MAX_OFFERED) offered.set(event.seq, event);
+      run();
+    },
     /** The routes or the lanes changed (reload): recomputes what is delivered and routes on. */
     refresh() {
       deliverable = deps.routes.some((route) => route.destinations.some((id) => deps.initialState(id) !== undefined));
@@ -281,6 +328,7 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     },
     stop() {
       stopped = true;
+      offered.clear();
       cancelPoll?.();
       cancelPoll = undefined;
       flushCursor();

@@ -42,6 +42,8 @@ const TERMINAL = "('delivered', 'dead', 'skipped')";
 const PURGE_BATCH = 1_000;
 /** Records per write statement. */
 const WRITE_BATCH = 500;
+/** Records saved per write transaction (more wait for the next one). */
+const TRANSACTION_RECORDS = 2_000;
 
 const COLUMNS = "event_id, destination_id, seq, state, received_at, updated_at, record, subject, next_at";
 const UNNEST = `SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[],
@@ -254,8 +256,17 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
     let flushing: Promise<void> | undefined;
     const flush = async () => {
       while (queue.length > 0) {
-        const batch = queue;
-        queue = [];
+        // At most TRANSACTION_RECORDS records per transaction (always at least one write): under
+        // a backlog the queue grows while a commit is slow, and one transaction holding every
+        // queued row would hold them (against renewals and claims) for as long as it grows.
+        let size = 0;
+        let take = 0;
+        while (take < queue.length && (take === 0 || size < TRANSACTION_RECORDS)) {
+          size += (queue[take] as QueuedWrite).saves?.length ?? 1;
+          take++;
+        }
+        const batch = queue.slice(0, take);
+        queue = queue.slice(take);
         try {
           const results = await inTransaction(pool, async (client) => {
             // Every instance routes the same events: routing transactions take the cursor row
