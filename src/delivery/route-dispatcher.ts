@@ -318,7 +318,11 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     offer(event: EventRecord) {
       if (stopped) return;
       if (!deliverable && !deps.outbox.shared) return wake();
-      if (event.seq > cursor && offered.size < MAX_OFFERED) offered.set(event.seq, event);
+      // Routed already (read from the log before the hub handed it over): nothing to do.
+      if (event.seq <= cursor) return;
+      // Too many waiting (the routing is behind): the log is read instead.
+      if (offered.size >= MAX_OFFERED) return wake();
+      offered.set(event.seq, event);
       run();
     },
     /** The routes or the lanes changed (reload): recomputes what is delivered and routes on. */

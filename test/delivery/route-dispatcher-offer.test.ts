@@ -90,6 +90,21 @@ describe("routing the events the hub hands over", () => {
     t.dispatcher.stop();
   });
 
+  it("reads the log for what it could not keep when too many offered events wait", async () => {
+    const t = await setup();
+    await t.dispatcher.start();
+    await t.settle();
+    // The routing is busy elsewhere: 4,097 events are offered before it runs (the first one
+    // starts it; the rest pile up while it awaits its first write).
+    const records: EventRecord[] = [];
+    for (let n = 1; n <= 4_200; n++) records.push(await t.append(n));
+    for (const record of records) t.dispatcher.offer(record);
+    await t.settle();
+    expect(t.created.map((r) => r.seq)).toEqual(records.map((r) => r.seq));
+    expect(t.reads.length).toBeGreaterThan(0);
+    t.dispatcher.stop();
+  });
+
   it("still routes what was never offered at the next plain wake-up or poll", async () => {
     const t = await setup();
     await t.dispatcher.start();
