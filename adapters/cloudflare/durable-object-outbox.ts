@@ -53,9 +53,9 @@ export function createDurableObjectOutbox(storage: DurableObjectStorage): Outbox
       ensureOpen();
       return sql.exec<{ value: number }>(META_SQL.get, META.cursor).toArray()[0]?.value ?? 0;
     },
-    async createDeliveries(list, cursor) {
+    async createDeliveries(list, cursor, lease) {
       ensureOpen();
-      return storage.transactionSync(() => {
+      const created = storage.transactionSync(() => {
         const inserted: DeliveryRecord[] = [];
         for (const record of list) {
           const params = deliveryParams(record);
@@ -66,6 +66,8 @@ export function createDurableObjectOutbox(storage: DurableObjectStorage): Outbox
         sql.exec(META_SQL.raise, META.cursor, cursor);
         return inserted;
       });
+      leases.afterCreate(created, lease);
+      return created;
     },
     async saveDeliveries(list) {
       ensureOpen();

@@ -11,14 +11,16 @@ export type MemoryOutboxOptions = Record<string, never>;
 /** The memory outbox driver: an empty in-memory outbox. */
 export const memoryOutbox = ((_options?: MemoryOutboxOptions): OutboxStore => {
   const index = createOutboxIndex();
-  const { afterSave, ...leases } = createLocalLeases(index);
+  const { afterSave, afterCreate, ...leases } = createLocalLeases(index);
   return {
     name: "memory",
     async readCursor() {
       return index.cursor;
     },
-    async createDeliveries(records, cursor) {
-      return index.create(records, cursor);
+    async createDeliveries(records, cursor, lease) {
+      const created = index.create(records, cursor);
+      afterCreate(created, lease);
+      return created;
     },
     async saveDeliveries(records) {
       index.save(records);

@@ -151,10 +151,11 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     logger,
     tracing: ctx.tracing,
     initialState: (id) => lanes.get(id)?.initialState(),
-    onCreated: (records) => {
-      if (leases) return leases.wake();
+    onCreated: (records, lease) => {
+      if (leases) return lease ? leases.adopt(records, lease) : leases.wake();
       for (const record of records) lanes.get(record.destinationId)?.add(record);
     },
+    creationLease: () => leases?.creationLease(),
     track: tracker.track,
     batchSize: options.batchSize ?? 256,
     pollIntervalMs: options.pollIntervalMs ?? 1000,
@@ -337,7 +338,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
           ordered,
         });
         leases.start();
-        unsubscribe = ctx.hub.subscribe(() => dispatcher.wake());
+        unsubscribe = ctx.hub.subscribe((record) => dispatcher.offer(record));
         return dispatcher.start();
       }
       const now = clock.now();
@@ -356,7 +357,7 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
       }
       if (fixed.length > 0) await persist(fixed);
       for (const [lane, record] of recovered) lane.add(record);
-      unsubscribe = ctx.hub.subscribe(() => dispatcher.wake());
+      unsubscribe = ctx.hub.subscribe((record) => dispatcher.offer(record));
       await dispatcher.start();
     },
 

@@ -1,7 +1,9 @@
 /**
  * How an instance takes work from a shared outbox (docs/several-instances.md): no
  * leader; every instance claims due records with a lease (`claimDue`, a visibility timeout),
- * hands them to its lanes, and renews the leases of what its lanes hold. A dead instance stops
+ * hands them to its lanes, and renews the leases of what its lanes hold. What an instance routes
+ * is created leased to it (`creationLease`, `adopt`): no claim stands between routing and the
+ * first attempt. A dead instance stops
  * renewing, so its records become due again for the survivors when their leases end. The same
  * poll takes over pause/resume/disable made through another instance's admin API. On stop, the
  * leases are released so the others take over at once.
@@ -9,7 +11,13 @@
 import { createCoalescingWake } from "../ops/coalescing-wake.ts";
 import type { Logger } from "../ops/logger.ts";
 import type { DestinationLane } from "./destination-lane.ts";
-import type { DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
+import {
+  type CreationLease,
+  type DeliveryRecord,
+  type DeliveryState,
+  leasedAtCreation,
+  type OutboxStore,
+} from "./outbox-contract.ts";
 import type { Scheduler } from "./scheduler.ts";
 
 export interface LeasePollerDeps {
@@ -110,6 +118,35 @@ export function createLeasePoller(deps: LeasePollerDeps) {
     },
     /** Claims now (new records were created, a replay was saved). */
     wake,
+    /**
+     * The lease this instance routes under (`createDeliveries`): what it routes is its own at
+     * once, without a claim; the subjects of ordered destinations are still claimed.
+     */
+    creationLease(): CreationLease {
+      return { owner: deps.owner, until: clock.now() + deps.leaseMs, ordered: [...deps.ordered] };
+    },
+    /**
+     * Hands the records this instance created under `lease` to their lanes (renewed from then on
+     * as any claimed record); a claim takes those created unleased (ordered subjects).
+     */
+    adopt(created: readonly DeliveryRecord[], lease: CreationLease) {
+      let unleased = false;
+      const fixed: DeliveryRecord[] = [];
+      for (const record of created) {
+        if (!leasedAtCreation(record, lease)) {
+          unleased = true;
+          continue;
+        }
+        const lane = lanes.get(record.destinationId);
+        // No lane any more (a reload removed it): the lease simply ends.
+        if (!lane) continue;
+        const next = takeOver(lane, record);
+        if (next !== record) fixed.push(next);
+        lane.add(next);
+      }
+      if (fixed.length > 0) deps.track(deps.persist(fixed));
+      if (unleased) wake();
+    },
     /** Stops claiming and renewing. */
     stop() {
       stopped = true;

@@ -4,7 +4,15 @@
  * / `renewLeases` semantics as the shared Redis outbox (subject ownership included), checked
  * by one conformance suite.
  */
-import { type DeliveryRecord, type DeliveryRef, deliveryKey, isTerminal, type OutboxStore } from "./outbox-contract.ts";
+import {
+  type CreationLease,
+  type DeliveryRecord,
+  type DeliveryRef,
+  deliveryKey,
+  isTerminal,
+  leasedAtCreation,
+  type OutboxStore,
+} from "./outbox-contract.ts";
 import type { OutboxIndex } from "./outbox-index.ts";
 
 interface Lease {
@@ -22,6 +30,8 @@ export interface LocalLeases extends Pick<OutboxStore, "claimDue" | "renewLeases
    * nothing left to order, so its owner is dropped (as the Redis script does on the save).
    */
   afterSave(records: readonly DeliveryRecord[]): void;
+  /** Leases records just created under `lease` (`createDeliveries` with a lease). */
+  afterCreate(created: readonly DeliveryRecord[], lease: CreationLease | undefined): void;
 }
 
 /** What the leases read of an outbox: its active records in seq order, and one record. */
@@ -69,6 +79,12 @@ export function createLocalLeases(index: LeaseView): LocalLeases {
         if (!acquired) break;
       }
       return out;
+    },
+    afterCreate(created, lease) {
+      if (!lease) return;
+      for (const record of created) {
+        if (leasedAtCreation(record, lease)) leases.set(keyOf(record), { owner: lease.owner, until: lease.until });
+      }
     },
     afterSave(records) {
       if (subjectOwners.size === 0) return;

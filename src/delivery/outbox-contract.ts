@@ -121,6 +121,30 @@ export interface DeliveryRef {
   destinationId: string;
 }
 
+/**
+ * A lease the records made by `createDeliveries` start under: the routing instance keeps what it
+ * routes instead of claiming it back in a second transaction (docs/several-instances.md).
+ */
+export interface CreationLease {
+  owner: string;
+  /** Lease end, epoch ms. */
+  until: number;
+  /** Destinations with per-subject ordering: their records with a subject are created unleased. */
+  ordered?: readonly string[];
+}
+
+/**
+ * Whether `record` starts leased under `lease`: all but the records with a subject of an ordered
+ * destination, which are taken subject by subject through `claimDue` (an older record of the
+ * subject may be another owner's).
+ */
+export function leasedAtCreation(
+  record: Pick<DeliveryRecord, "destinationId" | "subject">,
+  lease: CreationLease,
+): boolean {
+  return record.subject === undefined || !(lease.ordered ?? []).includes(record.destinationId);
+}
+
 export interface OutboxStore {
   readonly name: string;
   /**
@@ -135,8 +159,17 @@ export interface OutboxStore {
    * cursor to `cursor` (never backwards), in one durable step. Resolves with the records that
    * were inserted (a driver may hand back the caller's own objects); existing ones are left
    * untouched (crash recovery re-routes idempotently).
+   *
+   * With `lease`, the inserted records for which `leasedAtCreation` holds are leased to
+   * `lease.owner` until `lease.until` in the same step, as if that owner had claimed them: no
+   * other owner's `claimDue` takes them before the lease ends, and the owner renews (or releases)
+   * them with `renewLeases`. Existing records keep their lease.
    */
-  createDeliveries(records: readonly DeliveryRecord[], cursor: number): Promise<DeliveryRecord[]>;
+  createDeliveries(
+    records: readonly DeliveryRecord[],
+    cursor: number,
+    lease?: CreationLease,
+  ): Promise<DeliveryRecord[]>;
   /**
    * Durably replaces records by (eventId, destinationId); inserts them when missing. A replaced
    * record leaves no copy of its old content in the store's tables or keys (after the store's

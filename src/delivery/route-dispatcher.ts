@@ -30,7 +30,7 @@ import { type CompiledRoute, resolveDestinations } from "../routes/match-routes.
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { Tracing } from "../tracing/tracing-port.ts";
 import { traceRouting } from "./delivery-spans.ts";
-import type { DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
+import type { CreationLease, DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
 import type { Scheduler } from "./scheduler.ts";
 
 export interface DispatcherDeps {
@@ -42,8 +42,13 @@ export interface DispatcherDeps {
   logger: Logger;
   /** The state a new record of the destination starts in, or undefined when it has no lane. */
   initialState(destinationId: string): DeliveryState | undefined;
-  /** Hands freshly created records to their lanes. */
-  onCreated(records: DeliveryRecord[]): void;
+  /** Hands freshly created records to their lanes (`lease`: the one they were created under). */
+  onCreated(records: DeliveryRecord[], lease?: CreationLease): void;
+  /**
+   * A shared outbox's routing lease: the records this instance creates start leased to it
+   * (lease-poller.ts), so they go to its lanes without a claim.
+   */
+  creationLease?(): CreationLease | undefined;
   track(work: Promise<unknown>): void;
   /** Events read per outbox write. */
   batchSize: number;
@@ -81,6 +86,9 @@ export function buildDeliveries(
   return out;
 }
 
+/** Offered events kept at most while the routing catches up (more are read from the log). */
+const MAX_OFFERED = 4_096;
+
 /** How long a cursor moved by record-less batches may stay unwritten, ms. */
 const CURSOR_FLUSH_MS = 1000;
 
@@ -105,6 +113,15 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
   let unsavedCursor = 0;
   /** The one routing write in flight (they run one at a time, in order). */
   let writing = false;
+  /**
+   * Recorded events handed over by the hub (`offer`), by seq, not routed yet: a run of them from
+   * `cursor + 1` on is exactly the event log's next events (seqs are unique), so they are routed
+   * without reading the log again. Anything else (a gap, an overflow) is read from the log.
+   */
+  const offered = new Map<number, EventRecord>();
+  /** Wake-ups that asked for a log read, and how many of them a read to the log's end covered. */
+  let readWanted = 0;
+  let readDone = 0;
   /** After a failed routing write, the next one waits for the poll (which backs off). */
   let writeBlocked = false;
   let writeFailures = 0;
@@ -194,6 +211,18 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     return built;
   };
 
+  /** The offered events from `cursor + 1` on, in seq order (at most a batch), if any. */
+  const takeOffered = (): EventRecord[] | undefined => {
+    for (const seq of offered.keys()) if (seq <= cursor) offered.delete(seq);
+    const out: EventRecord[] = [];
+    for (let seq = cursor + 1; out.length < deps.batchSize; seq++) {
+      const event = offered.get(seq);
+      if (!event) break;
+      out.push(event);
+    }
+    return out.length > 0 ? out : undefined;
+  };
+
   const drain = async () => {
     for (;;) {
       // Several instances share a cursor: skip what another instance already routed.
@@ -206,7 +235,14 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
         cancelCursorFlush ??= deps.scheduler.setTimer(CURSOR_FLUSH_MS, flushCursor);
         continue;
       }
-      const events = await deps.store.readAfter(cursor, deps.batchSize);
+      const handed = takeOffered();
+      // Woken by offers only, the log is read only when an offered event waits behind a gap
+      // (events not offered, or offered out of order): otherwise what was never offered is read
+      // at the next wake-up that asks for it, or at the poll.
+      if (!handed && offered.size === 0 && readDone >= readWanted) return;
+      const asked = readWanted;
+      const events = handed ?? (await deps.store.readAfter(cursor, deps.batchSize));
+      if (!handed && events.length < deps.batchSize) readDone = Math.max(readDone, asked);
       if (events.length === 0 || stopped) return;
       const now = deps.clock.now();
       const records = events.flatMap((event) => routeEvent(event, now));
@@ -231,7 +267,8 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
         deps.onCreated(records);
         continue;
       }
-      const created = await deps.outbox.createDeliveries(records, last);
+      const lease = deps.outbox.shared ? deps.creationLease?.() : undefined;
+      const created = await deps.outbox.createDeliveries(records, last, lease);
       cursor = last;
       // This write carried the cursor too (it only moves forward).
       if (unwritten !== undefined) {
@@ -239,11 +276,11 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
         cancelCursorFlush?.();
         cancelCursorFlush = undefined;
       }
-      if (created.length > 0) deps.onCreated(created);
+      if (created.length > 0) deps.onCreated(created, lease);
     }
   };
 
-  const { wake } = createCoalescingWake({
+  const { wake: run } = createCoalescingWake({
     drain,
     stopped: () => stopped,
     onDrained: () => {
@@ -255,6 +292,12 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     },
     track: deps.track,
   });
+
+  /** Routes soon, reading the event log after the cursor. */
+  const wake = () => {
+    readWanted++;
+    run();
+  };
 
   return {
     /** Loads the durable cursor and begins routing. */
@@ -268,6 +311,20 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     },
     /** Something was appended: route it soon. */
     wake,
+    /**
+     * A recorded event, as the hub hands it over (the local appends and, on a shared store, the
+     * other instances'): routed soon, from this copy when it is the next after the cursor.
+     */
+    offer(event: EventRecord) {
+      if (stopped) return;
+      if (!deliverable && !deps.outbox.shared) return wake();
+      // Routed already (read from the log before the hub handed it over): nothing to do.
+      if (event.seq <= cursor) return;
+      // Too many waiting (the routing is behind): the log is read instead.
+      if (offered.size >= MAX_OFFERED) return wake();
+      offered.set(event.seq, event);
+      run();
+    },
     /** The routes or the lanes changed (reload): recomputes what is delivered and routes on. */
     refresh() {
       deliverable = deps.routes.some((route) => route.destinations.some((id) => deps.initialState(id) !== undefined));
@@ -275,6 +332,7 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     },
     stop() {
       stopped = true;
+      offered.clear();
       cancelPoll?.();
       cancelPoll = undefined;
       flushCursor();

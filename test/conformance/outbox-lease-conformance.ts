@@ -144,6 +144,43 @@ export function testOutboxLeases(name: string, harness: OutboxHarness): void {
       await outbox.close();
     });
 
+    it("creates records leased to the routing owner, except an ordered destination's subjects", async () => {
+      const outbox = await harness.open();
+      const lease = { owner: "router", until: T + LEASE, ordered: ["b"] };
+      const created = await outbox.createDeliveries(
+        [
+          makeDelivery(1, "a", { nextAttemptAt: T }),
+          makeDelivery(2, "a", { subject: undefined, nextAttemptAt: T }),
+          makeDelivery(3, "b", { nextAttemptAt: T }),
+          makeDelivery(4, "b", { subject: undefined, nextAttemptAt: T }),
+          makeDelivery(5, "a", { state: "dead", nextAttemptAt: T }),
+        ],
+        5,
+        lease,
+      );
+      expect(created.map((r) => `${r.seq}/${r.destinationId}`)).toEqual(["1/a", "2/a", "3/b", "4/b", "5/a"]);
+      // The subject of the ordered destination is taken through claimDue; the rest are the router's.
+      const claimed = await outbox.claimDue("other", T, LEASE, 10, ["b"]);
+      expect(claimed.map((r) => r.seq)).toEqual([3]);
+      await outbox.saveDeliveries(claimed.map((r) => ({ ...r, state: "delivered" as const })));
+      // A record that exists keeps its lease when it is routed again (another instance's create).
+      expect(
+        await outbox.createDeliveries([makeDelivery(1, "a", { nextAttemptAt: T })], 5, { owner: "other", until: T }),
+      ).toEqual([]);
+      expect(await outbox.claimDue("other", T + LEASE - 1, LEASE, 10, ["b"])).toEqual([]);
+      // The router renews what it holds; a lease it stops renewing goes to another owner when it ends.
+      expect(await outbox.renewLeases("router", [refOf(2, "a")], T + 3 * LEASE)).toEqual([]);
+      const taken = await outbox.claimDue("other", T + LEASE, LEASE, 10, ["b"]);
+      expect(taken.map((r) => `${r.seq}/${r.destinationId}`).sort()).toEqual(["1/a", "4/b"]);
+      expect(await outbox.renewLeases("router", [refOf(1, "a"), refOf(2, "a")], T + 4 * LEASE)).toEqual([
+        refOf(1, "a"),
+      ]);
+      expect(await outbox.renewLeases("other", [refOf(1, "a"), refOf(4, "b")], T + 10 * LEASE)).toEqual([]);
+      expect(await outbox.claimDue("other", T + 3 * LEASE, LEASE, 10, ["b"])).toEqual([]);
+      expect((await outbox.claimDue("other", T + 4 * LEASE, LEASE, 10, ["b"])).map((r) => r.seq)).toEqual([2]);
+      await outbox.close();
+    });
+
     it("reports unknown records as not leased", async () => {
       const outbox = await harness.open();
       expect(await outbox.renewLeases("one", [refOf(9, "a")], T)).toEqual([refOf(9, "a")]);

@@ -16,10 +16,12 @@
  */
 import type pg from "pg";
 import {
+  type CreationLease,
   type DeliveryRecord,
   type DeliveryRef,
   type DeliveryState,
   isTerminal,
+  leasedAtCreation,
   type OutboxFactory,
   type OutboxStore,
 } from "../../../src/delivery/outbox-contract.ts";
@@ -40,6 +42,8 @@ const TERMINAL = "('delivered', 'dead', 'skipped')";
 const PURGE_BATCH = 1_000;
 /** Records per write statement. */
 const WRITE_BATCH = 500;
+/** Records saved per write transaction (more wait for the next one). */
+const TRANSACTION_RECORDS = 2_000;
 
 const COLUMNS = "event_id, destination_id, seq, state, received_at, updated_at, record, subject, next_at";
 const UNNEST = `SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[],
@@ -49,7 +53,11 @@ const SQL = {
   readCursor: "SELECT value FROM meta WHERE key = 'routing_cursor'",
   moveCursor: "UPDATE meta SET value = greatest(value, $1) WHERE key = 'routing_cursor'",
   lockCursor: "SELECT value FROM meta WHERE key = 'routing_cursor' FOR UPDATE",
-  create: `INSERT INTO deliveries (${COLUMNS}) ${UNNEST}
+  /** With each record's lease end (0: none) and owner (null): the routing instance's lease. */
+  create: `INSERT INTO deliveries (${COLUMNS}, lease_until, lease_owner) ${UNNEST.replace(
+    "$9::bigint[])",
+    "$9::bigint[], $10::bigint[], $11::text[])",
+  )}
     ON CONFLICT (event_id, destination_id) DO NOTHING RETURNING event_id, destination_id`,
   /**
    * A finished record holds no lease: a replay is due at once, not when the old lease ends.
@@ -248,8 +256,17 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
     let flushing: Promise<void> | undefined;
     const flush = async () => {
       while (queue.length > 0) {
-        const batch = queue;
-        queue = [];
+        // At most TRANSACTION_RECORDS records per transaction (always at least one write): under
+        // a backlog the queue grows while a commit is slow, and one transaction holding every
+        // queued row would hold them (against renewals and claims) for as long as it grows.
+        let size = 0;
+        let take = 0;
+        while (take < queue.length && (take === 0 || size < TRANSACTION_RECORDS)) {
+          size += (queue[take] as QueuedWrite).saves?.length ?? 1;
+          take++;
+        }
+        const batch = queue.slice(0, take);
+        queue = queue.slice(take);
         try {
           const results = await inTransaction(pool, async (client) => {
             // Every instance routes the same events: routing transactions take the cursor row
@@ -421,15 +438,17 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
       const { rows } = await read<{ value: number }>(SQL.readCursor);
       return Number(rows[0]?.value ?? 0);
     },
-    createDeliveries(records, cursor) {
+    createDeliveries(records, cursor, lease) {
       return routing.write(async (client) => {
         const inserted = new Set<string>();
         for (let i = 0; i < records.length; i += WRITE_BATCH) {
           const batch = records.slice(i, i + WRITE_BATCH);
-          const { rows } = await client.query<{ event_id: string; destination_id: string }>(
-            SQL.create,
-            columnsOf(batch),
-          );
+          const leased = batch.map((r) => lease !== undefined && leasedAtCreation(r, lease));
+          const { rows } = await client.query<{ event_id: string; destination_id: string }>(SQL.create, [
+            ...columnsOf(batch),
+            leased.map((on) => (on ? (lease as CreationLease).until : 0)),
+            leased.map((on) => (on ? (lease as CreationLease).owner : null)),
+          ]);
           for (const row of rows) inserted.add(pairKey(row.event_id, row.destination_id));
         }
         await client.query(SQL.moveCursor, [cursor]);

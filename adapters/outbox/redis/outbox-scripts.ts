@@ -52,7 +52,9 @@ end
 /**
  * KEYS: fixed six, then record, destination index, event index per record.
  * ARGV: cursor, then 9 per record (e, d, seq, state, next, updated, json, terminal, subject set
- * key or ''). Inserts the missing records; returns the positions of the inserted ones.
+ * key or ''), then optionally a lease: its owner, its end, and per record '1' to lease it to that
+ * owner as it is inserted (the routing instance's lease). Inserts the missing records; returns
+ * the positions of the inserted ones.
  */
 export const createDeliveriesScript = defineScript(
   "outbox_create",
@@ -60,9 +62,16 @@ export const createDeliveriesScript = defineScript(
 ${UPSERT}
 local inserted = {}
 local n = (#KEYS - FIXED) / 3
+local owner, lease_end = ARGV[2 + n * 9], ARGV[3 + n * 9]
 for i = 0, n - 1 do
-  if redis.call('EXISTS', KEYS[FIXED + 1 + i * 3]) == 0 then
-    upsert_at(i, 2 + i * 9)
+  local rk = KEYS[FIXED + 1 + i * 3]
+  if redis.call('EXISTS', rk) == 0 then
+    local a = 2 + i * 9
+    upsert_at(i, a)
+    if owner and ARGV[4 + n * 9 + i] == '1' and ARGV[a + 7] == '0' then
+      redis.call('HSET', rk, 'l', lease_end, 'o', owner)
+      redis.call('ZADD', KEYS[4], math.max(tonumber(ARGV[a + 4]), tonumber(lease_end)), rk)
+    end
     inserted[#inserted + 1] = i
   end
 end

@@ -6,11 +6,13 @@
  * and Upstash). Scripts: outbox-scripts.ts; keys: adapters/store/redis/redis-keys.ts.
  */
 import {
+  type CreationLease,
   type DeliveryRecord,
   type DeliveryRef,
   type DeliveryState,
   type DestinationState,
   isTerminal,
+  leasedAtCreation,
   type OutboxStore,
 } from "../../../src/delivery/outbox-contract.ts";
 import { createKeyLayout } from "../../store/redis/redis-keys.ts";
@@ -56,7 +58,12 @@ export function createScriptedOutbox(runner: ScriptRunner, options: ScriptedOutb
     return next;
   };
 
-  const write = (script: typeof saveDeliveriesScript, records: readonly DeliveryRecord[], cursor: number) => {
+  const write = (
+    script: typeof saveDeliveriesScript,
+    records: readonly DeliveryRecord[],
+    cursor: number,
+    lease?: CreationLease,
+  ) => {
     const recordKeys: string[] = [];
     const args: (string | number)[] = [cursor];
     for (const r of records) {
@@ -73,6 +80,10 @@ export function createScriptedOutbox(runner: ScriptRunner, options: ScriptedOutb
         r.subject === undefined ? "" : keys.bySubject(r.destinationId, r.subject),
       );
     }
+    if (lease) {
+      args.push(lease.owner, lease.until);
+      for (const r of records) args.push(leasedAtCreation(r, lease) ? "1" : "0");
+    }
     return inOrder(() => runner.run(script, [...fixed, ...recordKeys], args));
   };
 
@@ -82,13 +93,13 @@ export function createScriptedOutbox(runner: ScriptRunner, options: ScriptedOutb
     async readCursor() {
       return Number((await runner.run(readScript, [keys.cursor], [])) ?? 0);
     },
-    async createDeliveries(records, cursor) {
+    async createDeliveries(records, cursor, lease) {
       const inserted: DeliveryRecord[] = [];
       for (let i = 0; i < Math.max(records.length, 1); i += WRITE_BATCH) {
         const batch = records.slice(i, i + WRITE_BATCH);
         // The cursor moves with the last batch only, so a failure part-way re-routes the rest.
         const last = i + WRITE_BATCH >= records.length;
-        const positions = (await write(createDeliveriesScript, batch, last ? cursor : 0)) as number[];
+        const positions = (await write(createDeliveriesScript, batch, last ? cursor : 0, lease)) as number[];
         for (const p of positions) inserted.push(structuredClone(batch[Number(p)] as DeliveryRecord));
       }
       return inserted;

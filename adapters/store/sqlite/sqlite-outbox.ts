@@ -58,14 +58,16 @@ export function createSqliteOutboxDriver(parts: SqliteOutboxParts): OutboxStore 
       ensureOpen();
       return (prepare(META_SQL.get).get(META.cursor) as { value: number } | undefined)?.value ?? 0;
     },
-    async createDeliveries(list, cursor) {
+    async createDeliveries(list, cursor, lease) {
       ensureOpen();
       // Serialized now: later changes by the caller do not reach the database.
       const statements: WriteStatement[] = list.map((record) => [OUTBOX_SQL.create, deliveryParams(record)]);
       statements.push([META_SQL.raise, [META.cursor, cursor]]);
       const changes = await writer.run(statements, undefined, { rows: list.map(rowOf), overwrites: false });
       // The caller's own records, not parsed back: it made them and hands them on (the router).
-      return list.filter((_, i) => changes[i] === 1);
+      const created = list.filter((_, i) => changes[i] === 1);
+      leases.afterCreate(created, lease);
+      return created;
     },
     async saveDeliveries(list) {
       ensureOpen();

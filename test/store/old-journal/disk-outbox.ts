@@ -168,7 +168,7 @@ export const diskOutbox: OutboxFactory<DiskOutboxOptions> = async (options): Pro
     async readCursor() {
       return index.cursor;
     },
-    async createDeliveries(records, cursor) {
+    async createDeliveries(records, cursor, lease) {
       const fresh = records.filter((r) => {
         const key = deliveryKey(r.eventId, r.destinationId);
         if (creating.has(key) || index.get(r.eventId, r.destinationId)) return false;
@@ -179,7 +179,9 @@ export const diskOutbox: OutboxFactory<DiskOutboxOptions> = async (options): Pro
       await enqueue({ c: cursor, r: fresh }, () => {
         for (const r of fresh) creating.delete(deliveryKey(r.eventId, r.destinationId));
       });
-      return fresh.map((r) => index.get(r.eventId, r.destinationId) as DeliveryRecord);
+      const created = fresh.map((r) => index.get(r.eventId, r.destinationId) as DeliveryRecord);
+      leases.afterCreate(created, lease);
+      return created;
     },
     async saveDeliveries(records) {
       if (records.length > 0) await enqueue({ s: [...records] });

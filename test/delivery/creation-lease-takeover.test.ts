@@ -1,0 +1,130 @@
+/**
+ * On a shared outbox, the instance that routes an event creates its delivery records leased to
+ * itself (no claim between routing and the first attempt: docs/several-instances.md). If that
+ * instance dies with them (here: its attempt hangs and its timers never fire again, so it never
+ * renews), another instance takes them over once the lease ends, and not before. The records of
+ * a destination ordered by subject are created unleased and claimed subject by subject (here by
+ * the router at once, woken by its routing); they are taken over the same way.
+ *
+ * Two gateways in this process on one event store and one outbox marked shared (the memory
+ * driver, whose leases pass the same conformance suite as the PostgreSQL and Redis ones), on one
+ * manual clock: the router's scheduler never runs (a dead process), the survivor's runs when the
+ * test moves time.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { memoryOutbox } from "../../adapters/outbox/memory.ts";
+import { memoryStore } from "../../adapters/store/memory.ts";
+import { resolveConfig } from "../../src/config/resolve-config.ts";
+import type { Gateway } from "../../src/create-gateway.ts";
+import type { OutboxStore } from "../../src/delivery/outbox-contract.ts";
+import type { Scheduler } from "../../src/delivery/scheduler.ts";
+import type { DeliverableRecord, Sink } from "../../src/delivery/sink-contract.ts";
+import { createLogger } from "../../src/ops/logger.ts";
+import { builtinServices } from "../../src/services/registry.ts";
+import { buildInProcessGateway } from "../helpers/in-process-gateway.ts";
+import { esignDelivery, webhookRequest } from "../helpers/signed-requests.ts";
+import { makeWhsecSecret } from "./helpers/in-process-gateway.ts";
+import { createManualTime } from "./helpers/manual-time.ts";
+
+const LEASE_MS = 30_000;
+const POLL_MS = 1_000;
+
+const open: Gateway[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((gateway) => gateway.close()));
+});
+
+/** A sink that records what it is handed; `hang` keeps every attempt open until it is aborted. */
+function recordingSink(destinationId: string, hang: boolean) {
+  const seen: string[] = [];
+  const sink: Sink = {
+    destinationId,
+    async deliver(record: DeliverableRecord, signal: AbortSignal) {
+      seen.push(record.id);
+      if (!hang) return { ok: true, status: 204 };
+      await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+      return { ok: false, error: "attempt aborted" };
+    },
+    close: async () => {},
+  };
+  return { sink, seen };
+}
+
+/** A scheduler whose timers never fire: a process that stopped running. */
+const frozen: Scheduler = { setTimer: () => () => {} };
+
+describe("records created leased to the routing instance", () => {
+  it("are taken over by another instance when the router dies, once its lease ended", async () => {
+    const esignSecret = "esign_creation_lease_secret_0123456789";
+    const secrets = [makeWhsecSecret()];
+    const config = resolveConfig(
+      {
+        store: { driver: "memory" },
+        sources: [{ id: "esign", service: "esign", secrets: [esignSecret] }],
+        destinations: [
+          { id: "plain", type: "http", url: "http://127.0.0.1:9/plain", secrets, allowCidrs: ["127.0.0.1/32"] },
+          {
+            id: "ordered",
+            type: "http",
+            url: "http://127.0.0.1:9/ordered",
+            secrets,
+            allowCidrs: ["127.0.0.1/32"],
+            ordering: "subject",
+          },
+        ],
+        routes: [{ destinations: ["plain", "ordered"] }],
+        log: { level: "silent" },
+      },
+      {},
+    );
+    const store = memoryStore({ services: builtinServices });
+    const outbox: OutboxStore = { ...memoryOutbox(), shared: true };
+    let survivor: Gateway | undefined;
+    const time = createManualTime(async () => {
+      await survivor?.ctx.delivery?.settled();
+    });
+    const routerPlain = recordingSink("plain", true);
+    const routerOrdered = recordingSink("ordered", true);
+    const survivorPlain = recordingSink("plain", false);
+    const survivorOrdered = recordingSink("ordered", false);
+    const build = (sinks: Sink[], scheduler: Scheduler) =>
+      buildInProcessGateway({
+        config,
+        resolved: true,
+        store,
+        clock: time.clock,
+        logger: createLogger("silent"),
+        delivery: { outbox, sinks, scheduler, pollIntervalMs: POLL_MS, leaseMs: LEASE_MS, stopGraceMs: 0 },
+      });
+    const router = build([routerPlain.sink, routerOrdered.sink], frozen);
+    survivor = build([survivorPlain.sink, survivorOrdered.sink], time.scheduler);
+    open.push(router, survivor);
+    await router.start();
+    await survivor.start();
+
+    const delivery = await esignDelivery(esignSecret, "agreement.completed", { subjectId: "A" });
+    const response = await router.fetch(webhookRequest("http://gateway.test", "esign", delivery));
+    expect(response.status).toBe(202);
+    const { id } = (await response.json()) as { id: string };
+    // The router's hub wakes its dispatcher, which routes the event and starts the attempt of
+    // the record it created leased to itself, without a claim (its timers never run).
+    await expect.poll(() => routerPlain.seen, { timeout: 30_000 }).toEqual([id]);
+    await expect
+      .poll(async () => (await outbox.getDelivery(id, "plain"))?.state, { timeout: 30_000 })
+      .toBe("delivering");
+    // The ordered destination's record was created unleased and claimed by the router at once
+    // (its claim is woken by the routing, not by a timer).
+    await expect.poll(() => routerOrdered.seen, { timeout: 30_000 }).toEqual([id]);
+
+    // The router never renews. Until its leases end, the survivor's claims leave the records alone.
+    await time.advance(LEASE_MS - POLL_MS);
+    expect(survivorPlain.seen).toEqual([]);
+    expect(survivorOrdered.seen).toEqual([]);
+    await time.advance(2 * POLL_MS);
+    expect(survivorPlain.seen).toEqual([id]);
+    expect(survivorOrdered.seen).toEqual([id]);
+    expect((await outbox.getDelivery(id, "plain"))?.state).toBe("delivered");
+    expect((await outbox.getDelivery(id, "ordered"))?.state).toBe("delivered");
+    expect(routerPlain.seen).toEqual([id]);
+  }, 60_000);
+});

@@ -1,0 +1,126 @@
+/**
+ * The route dispatcher routes the events the hub hands over (`offer`) from those copies when
+ * they are the next ones after its cursor, without reading the event log back; an offered event
+ * behind a gap (events not offered, or offered out of order) makes it read the log, and a plain
+ * wake-up (the poll, a lost notification) still reads what was never offered.
+ */
+import { describe, expect, it } from "vitest";
+import { memoryOutbox } from "../../adapters/outbox/memory.ts";
+import { memoryStore } from "../../adapters/store/memory.ts";
+import type { DeliveryRecord } from "../../src/delivery/outbox-contract.ts";
+import { createRouteDispatcher } from "../../src/delivery/route-dispatcher.ts";
+import { createLogger } from "../../src/ops/logger.ts";
+import { compileRoutes } from "../../src/routes/match-routes.ts";
+import type { EventRecord } from "../../src/store/contract.ts";
+import { keyOf, makeRecord } from "../store/sample-records.ts";
+import { createManualTime } from "./helpers/manual-time.ts";
+
+async function setup() {
+  const memory = await memoryStore(undefined);
+  const reads: number[] = [];
+  const store: typeof memory = {
+    ...memory,
+    async readAfter(afterSeq, limit, filter) {
+      const events = await memory.readAfter(afterSeq, limit, filter);
+      reads.push(...events.map((event) => event.seq));
+      return events;
+    },
+  };
+  const outbox = await memoryOutbox(undefined);
+  const work = new Set<Promise<unknown>>();
+  const settle = async () => {
+    while (work.size > 0) await Promise.all([...work]);
+  };
+  const time = createManualTime(settle);
+  const created: DeliveryRecord[] = [];
+  const dispatcher = createRouteDispatcher({
+    store,
+    outbox,
+    routes: compileRoutes([{ types: ["*"], destinations: ["hook"] }]),
+    clock: time.clock,
+    scheduler: time.scheduler,
+    logger: createLogger("silent"),
+    initialState: (id) => (id === "hook" ? "pending" : undefined),
+    onCreated: (records) => created.push(...records),
+    track: (promise) => {
+      work.add(promise);
+      void promise.finally(() => work.delete(promise));
+    },
+    batchSize: 2,
+    pollIntervalMs: 60_000,
+  });
+  /** Appends event n; resolves with the record as the store hands it to the hub. */
+  const append = async (n: number): Promise<EventRecord> => {
+    const record = makeRecord(n);
+    const { seq } = await store.append(record, keyOf(record), 60_000);
+    return { ...record, seq };
+  };
+  return { reads, dispatcher, time, settle, created, append, outbox };
+}
+
+describe("routing the events the hub hands over", () => {
+  it("routes offered events that follow the cursor without reading them back", async () => {
+    const t = await setup();
+    await t.dispatcher.start();
+    await t.settle();
+    const records = [await t.append(1), await t.append(2), await t.append(3)];
+    for (const record of records) t.dispatcher.offer(record);
+    await t.settle();
+    expect(t.created.map((r) => r.seq)).toEqual([1, 2, 3]);
+    expect(t.dispatcher.cursor).toBe(3);
+    expect(await t.outbox.readCursor()).toBe(3);
+    expect(t.reads).toEqual([]);
+    t.dispatcher.stop();
+  });
+
+  it("reads the log when an offered event waits behind events not offered", async () => {
+    const t = await setup();
+    await t.dispatcher.start();
+    await t.settle();
+    await t.append(1);
+    const second = await t.append(2);
+    const third = await t.append(3);
+    // Offered out of order, and event 1 never: the log is read from the cursor.
+    t.dispatcher.offer(third);
+    t.dispatcher.offer(second);
+    await t.settle();
+    expect(t.created.map((r) => r.seq)).toEqual([1, 2, 3]);
+    // One batch (two events) read from the log; the offered copy of event 3 then follows it.
+    expect(t.reads).toEqual([1, 2]);
+    t.dispatcher.stop();
+  });
+
+  it("reads the log for what it could not keep when too many offered events wait", async () => {
+    const t = await setup();
+    await t.dispatcher.start();
+    await t.settle();
+    // The routing is busy elsewhere: 4,097 events are offered before it runs (the first one
+    // starts it; the rest pile up while it awaits its first write).
+    const records: EventRecord[] = [];
+    for (let n = 1; n <= 4_200; n++) records.push(await t.append(n));
+    for (const record of records) t.dispatcher.offer(record);
+    await t.settle();
+    expect(t.created.map((r) => r.seq)).toEqual(records.map((r) => r.seq));
+    expect(t.reads.length).toBeGreaterThan(0);
+    t.dispatcher.stop();
+  });
+
+  it("still routes what was never offered at the next plain wake-up or poll", async () => {
+    const t = await setup();
+    await t.dispatcher.start();
+    await t.settle();
+    await t.append(1);
+    const second = await t.append(2);
+    t.dispatcher.offer(second);
+    await t.settle();
+    await t.append(3);
+    // Nothing offered after the cursor: the poll reads the log.
+    await t.time.advance(60_000);
+    expect(t.created.map((r) => r.seq)).toEqual([1, 2, 3]);
+    await t.append(4);
+    t.dispatcher.wake();
+    await t.settle();
+    expect(t.created.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+    t.dispatcher.stop();
+  });
+});
