@@ -112,12 +112,20 @@ describe("postgres store: claims in batches", () => {
     const store = await open(`b${++n}`);
     try {
       const record = makeRecord(1);
+      // The first two claims go out at once, each its own statement (two are in flight at most),
+      // so the two asks for the same key wait together and travel in one statement.
       const answers = await Promise.all([
-        store.claim(keyOf(record), 30_000),
         store.claim(keyOf(makeRecord(2)), 30_000),
+        store.claim(keyOf(makeRecord(3)), 30_000),
+        store.claim(keyOf(record), 30_000),
         store.claim(keyOf(record), 30_000),
       ]);
-      expect(answers).toEqual([{ status: "claimed" }, { status: "claimed" }, { status: "in_progress" }]);
+      expect(answers).toEqual([
+        { status: "claimed" },
+        { status: "claimed" },
+        { status: "claimed" },
+        { status: "in_progress" },
+      ]);
     } finally {
       await store.close();
     }
