@@ -21,7 +21,10 @@ let typescript: Promise<unknown> | undefined;
  * config file may make, e.g. a `file:` URL from a folder without package.json).
  */
 async function importModule(url: string): Promise<{ default?: unknown; config?: unknown }> {
-  if (COMPILED) await (typescript ??= import("tsx/esm/api").then(({ register }) => register()));
+  if (COMPILED) {
+    typescript ??= import("tsx/esm/api").then(({ register }) => register());
+    await typescript;
+  }
   return import(url);
 }
 
