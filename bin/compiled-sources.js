@@ -5,6 +5,7 @@
 // prepare, `npm start`'s prestart, `npm pack`'s prepack and the Node test suite's global setup)
 // writes it. Plain JavaScript: it runs before any TypeScript loader.
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import {
   cpSync,
   existsSync,
@@ -41,10 +42,22 @@ function sourceFiles(root) {
   return files;
 }
 
+/** The sources' content: their paths and bytes, hashed. */
+function contentHash(root, files) {
+  const hash = createHash("sha256");
+  for (const file of [...files].sort())
+    hash
+      .update(`${relative(root, file)}\0`)
+      .update(readFileSync(file))
+      .update("\0");
+  return hash.digest("hex");
+}
+
 /**
- * Whether `<root>/dist` holds the output of the sources as they are now: written after the last
- * change of every source file (modification times; an unpacked npm tarball gives every file the
- * same one), from the same number of files (a file added or removed since).
+ * Whether `<root>/dist` holds the output of the sources as they are now: the same number of
+ * files (none added or removed since), and either none modified after the build started or, when
+ * some carry a later time (an npm install extracts every file anew, a checkout touches files), the
+ * same content as then.
  */
 export function isCompiledFresh(root = ROOT) {
   let stamp;
@@ -56,8 +69,8 @@ export function isCompiledFresh(root = ROOT) {
   if (typeof stamp?.startedAt !== "number" || typeof stamp?.files !== "number") return false;
   const files = sourceFiles(root);
   if (files.length !== stamp.files) return false;
-  for (const file of files) if (statSync(file).mtimeMs > stamp.startedAt) return false;
-  return true;
+  if (files.every((file) => statSync(file).mtimeMs <= stamp.startedAt)) return true;
+  return typeof stamp.hash === "string" && contentHash(root, files) === stamp.hash;
 }
 
 /** The compiled CLI's URL when dist/ is fresh, otherwise undefined (run the sources). */
@@ -83,7 +96,9 @@ export function compile(root = ROOT, { log = () => {} } = {}) {
     return "unavailable";
   }
   const startedAt = Date.now();
-  const files = sourceFiles(root).length;
+  const sources = sourceFiles(root);
+  const files = sources.length;
+  const hash = contentHash(root, sources);
   const out = join(root, `dist.${process.pid}.tmp`);
   rmSync(out, { recursive: true, force: true });
   const result = spawnSync(process.execPath, [tsc, "-p", join(root, "tsconfig.build.json"), "--outDir", out], {
@@ -106,7 +121,7 @@ export function compile(root = ROOT, { log = () => {} } = {}) {
   const imports = JSON.parse(JSON.stringify(pkg.imports ?? {}).replace(/\.ts"/g, '.js"'));
   const compiledPkg = { name: pkg.name, version: pkg.version, description: pkg.description, type: pkg.type, imports };
   writeFileSync(join(out, "package.json"), `${JSON.stringify(compiledPkg, null, 2)}\n`);
-  writeFileSync(join(out, STAMP), `${JSON.stringify({ startedAt, files })}\n`);
+  writeFileSync(join(out, STAMP), `${JSON.stringify({ startedAt, files, hash })}\n`);
   const old = join(root, `dist.${process.pid}.old`);
   if (existsSync(join(root, "dist"))) renameSync(join(root, "dist"), old);
   try {

@@ -165,21 +165,27 @@ describe("bin/gateway.js: the compiled build when fresh, the sources otherwise",
     expect(isCompiledFresh(root)).toBe(false);
   });
 
-  it("an unpacked npm tarball (every file dated 1985-10-26, dist/ included) counts as fresh", {
+  it("an installed package (every file extracted after the build, dist/ included): fresh while the content is the same", {
     timeout: 600_000,
   }, async () => {
     const root = await copyCheckout();
     expect(compile(root)).toBe("built");
-    const packed = new Date("1985-10-26T08:15:00Z");
+    // npm extracts a tarball's files with the time of the install, later than the build.
+    const extracted = new Date(Date.now() + 3_600_000);
     const touch = async (path: string): Promise<void> => {
       for (const entry of await readdir(path, { withFileTypes: true })) {
         if (entry.isDirectory()) await touch(join(path, entry.name));
-        else if (entry.isFile()) await utimes(join(path, entry.name), packed, packed);
+        else if (entry.isFile()) await utimes(join(path, entry.name), extracted, extracted);
       }
     };
     for (const entry of ["src", "adapters", "config", "emulators", "dist"]) await touch(join(root, entry));
-    for (const file of ["package.json", "tsconfig.json", "tsconfig.build.json"])
-      await utimes(join(root, file), packed, packed);
+    for (const file of ["package.json", "tsconfig.json", "tsconfig.build.json"]) {
+      await utimes(join(root, file), extracted, extracted);
+    }
     expect(isCompiledFresh(root)).toBe(true);
+    // The same files, one of them changed: stale.
+    const errors = join(root, "src/errors.ts");
+    await writeFile(errors, `${await readFile(errors, "utf8")}\n`);
+    expect(isCompiledFresh(root)).toBe(false);
   });
 });
