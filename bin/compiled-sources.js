@@ -1,8 +1,8 @@
 // The compiled JavaScript of the gateway's TypeScript sources, in dist/ (one .js per .ts, not a
 // bundle: import.meta.url-relative files, worker entries and the `#parse-module` import map keep
-// working). bin/gateway.js runs it when it is as new as every source file, the TypeScript sources
+// working). bin/gateway.js runs it when it was built from the sources as they are, the TypeScript sources
 // through tsx otherwise: a checkout never runs stale output. `npm run build` (also `npm install`'s
-// prepare, `npm start`'s prestart, `npm pack`'s prepack and the Node test suite's global setup)
+// and `npm pack`'s prepare, `npm start`'s prestart, `npm run bench`'s prebench, the Node suite's global setup)
 // writes it. Plain JavaScript: it runs before any TypeScript loader.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";

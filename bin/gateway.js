@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `gateway` command: the compiled JavaScript in dist/ when it is as new as every source file
+// The `gateway` command: the compiled JavaScript in dist/ when it was built from the sources as they are
 // (`npm run build`, see bin/compiled-sources.js), otherwise the TypeScript sources through tsx.
 import { compiledCli } from "./compiled-sources.js";
 
