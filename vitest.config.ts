@@ -23,6 +23,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // The gateway processes run the compiled sources (dist/), built here when they changed.
+    globalSetup: ["test/helpers/compile-global-setup.ts"],
     // Most suites wait on the gateway processes they spawn: one worker per core (vitest leaves one
     // core idle by default, a single worker on a 2-core machine).
     maxWorkers: 2,

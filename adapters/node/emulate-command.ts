@@ -6,15 +6,15 @@
  * SIGINT/SIGTERM.
  */
 import { defineCommand } from "citty";
-import { emulatorRegistry } from "../../emulators/registry.ts";
 import { UsageError } from "./cli-errors.ts";
 import { explainListenError } from "./port-in-use.ts";
-import { describeEmulators } from "./sandbox.ts";
-import { startEmulators } from "./start-emulators.ts";
+
+/** The emulators (their servers, h3) load when the command runs or its usage lists them, not with the CLI. */
+const loadRegistry = () => import("../../emulators/registry.ts").then((m) => m.emulatorRegistry);
 
 export const emulateCommand = defineCommand({
   meta: { name: "emulate", description: "Run the upstream emulators alone (sandbox credentials printed)" },
-  args: {
+  args: async () => ({
     host: { type: "string", valueHint: "host", default: "127.0.0.1", description: "Listen address" },
     port: { type: "string", valueHint: "port", default: "8788", description: "Listen port (0: any)" },
     "time-scale": {
@@ -23,16 +23,18 @@ export const emulateCommand = defineCommand({
       default: "1",
       description: "Multiplier of simulated delays (0 < factor <= 100)",
     },
-    only: { type: "string", valueHint: [...emulatorRegistry.keys()].join("|"), description: "Run one emulator" },
-  },
+    only: { type: "string", valueHint: [...(await loadRegistry()).keys()].join("|"), description: "Run one emulator" },
+  }),
   async run({ args }) {
     const port = Number(args.port);
     const timeScale = Number(args["time-scale"]);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port: an integer 0..65535");
     if (!(timeScale > 0 && timeScale <= 100)) throw new UsageError("--time-scale: a number above 0, at most 100");
-    const names = [...emulatorRegistry.keys()];
+    const names = [...(await loadRegistry()).keys()];
     if (args.only !== undefined && !names.includes(args.only))
       throw new UsageError(`--only: one of ${names.join(", ")}`);
+    const { startEmulators } = await import("./start-emulators.ts");
+    const { describeEmulators } = await import("./sandbox.ts");
     const emulators = await startEmulators({
       host: args.host,
       port,

@@ -7,7 +7,26 @@ import { dirname, extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ConfigError } from "../../src/config/resolve-config.ts";
 
-export const DEFAULT_CONFIG_PATH = new URL("../../config/default.ts", import.meta.url);
+/** This file runs compiled (dist/, plain Node: bin/compiled-sources.js) rather than as TypeScript (tsx, vitest). */
+const COMPILED = import.meta.url.endsWith(".js");
+
+export const DEFAULT_CONFIG_PATH = new URL(`../../config/default.${COMPILED ? "js" : "ts"}`, import.meta.url);
+
+let typescript: Promise<unknown> | undefined;
+
+/**
+ * Imports a config module. A config may be TypeScript and import the sources (`defineConfig`
+ * from src/config/schema.ts), as it may when the sources run under tsx: the compiled gateway
+ * registers tsx before the first one (a scoped registration does not resolve every import a
+ * config file may make, e.g. a `file:` URL from a folder without package.json).
+ */
+async function importModule(url: string): Promise<{ default?: unknown; config?: unknown }> {
+  if (COMPILED) {
+    typescript ??= import("tsx/esm/api").then(({ register }) => register());
+    await typescript;
+  }
+  return import(url);
+}
 
 /**
  * Reads the raw (not yet validated) config value of `path`. `fresh`: read a module file again
@@ -27,7 +46,7 @@ async function readConfigValue(path: string, absolute: string, fresh: boolean): 
     if (ext === ".json") return JSON.parse(await readFile(absolute, "utf8"));
     if ([".ts", ".mts", ".js", ".mjs"].includes(ext)) {
       // A module is imported once per URL: a reload asks for a new URL of the same file.
-      const mod = await import(`${pathToFileURL(absolute).href}${fresh ? `?reload=${++reads}` : ""}`);
+      const mod = await importModule(`${pathToFileURL(absolute).href}${fresh ? `?reload=${++reads}` : ""}`);
       return mod.default ?? mod.config;
     }
   } catch (cause) {

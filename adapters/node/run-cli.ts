@@ -6,7 +6,7 @@
  * live here.
  */
 import { type ArgsDef, type CommandDef, type CommandMeta, renderUsage, runCommand } from "citty";
-import { ConfigError } from "../../src/config/resolve-config.ts";
+import type { ConfigError } from "../../src/config/resolve-config.ts";
 import { CliFailure, UsageError } from "./cli-errors.ts";
 
 const EX_USAGE = 64;
@@ -130,6 +130,10 @@ const isCittyError = (error: unknown): error is Error & { code: string } =>
 const isStoreRefusal = (error: unknown): error is Error =>
   error instanceof Error && (error.name === "StoreVersionError" || error.name === "StoreLockedError");
 
+/** A configuration error (src/config/resolve-config.ts), matched by name: `--help` loads no config schema. */
+const isConfigError = (error: unknown): error is ConfigError =>
+  error instanceof Error && error.name === "ConfigError" && Array.isArray((error as Partial<ConfigError>).problems);
+
 /** Runs `root` on `argv` and exits the process with the conventional code. */
 export async function runCli(root: AnyCommand, argv: string[] = process.argv.slice(2)): Promise<void> {
   let selected: Selected = { cmd: root, name: (await resolve(root.meta))?.name ?? "gateway", rest: argv };
@@ -164,9 +168,9 @@ export async function runCli(root: AnyCommand, argv: string[] = process.argv.sli
     if (error instanceof CliFailure) console.error(`${selected.name}: ${error.message}`);
     else if (isStoreRefusal(error)) console.error(`${selected.name}: ${error.message}`);
     // One problem is one line (a missing secret: the variable and the field that references it).
-    else if (error instanceof ConfigError && error.problems.length === 1) {
+    else if (isConfigError(error) && error.problems.length === 1) {
       console.error(`invalid configuration: ${error.problems[0]}`);
-    } else if (error instanceof ConfigError) console.error(error.message);
+    } else if (isConfigError(error)) console.error(error.message);
     else console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
     process.exit(1);
   }

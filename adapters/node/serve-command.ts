@@ -20,7 +20,7 @@ import { dataDirOf, loadConfigFile } from "./load-config.ts";
 import { assertPortFree, explainListenError } from "./port-in-use.ts";
 import { reloadOnSignal } from "./reload-on-signal.ts";
 import type { Sandbox } from "./sandbox.ts";
-import { type RunningGateway, startNodeGateway } from "./start-gateway.ts";
+import type { RunningGateway } from "./start-gateway.ts";
 import { assertNoWorkersConfig, isZeroConfig, ZERO_CONFIG_DATA_DIR } from "./zero-config.ts";
 
 type DevSecretsUse = Awaited<ReturnType<typeof applyDevSecrets>>;
@@ -157,6 +157,8 @@ export const serveCommand = defineCommand({
     try {
       const { config, dev } = await loadConfig(args.config, zeroConfig);
       const host = args.host ?? config.server.host;
+      // The gateway's modules (h3, the store and transport drivers) load here, not for `--help`.
+      const { startNodeGateway } = await import("./start-gateway.ts");
       const running = await startNodeGateway({
         config,
         host: args.host,

@@ -53,7 +53,11 @@ interface Slot {
   dead: boolean;
 }
 
-const ENTRY = new URL("./transform-worker-entry.mjs", import.meta.url);
+// Compiled (dist/, bin/compiled-sources.js): the worker's own JavaScript. As TypeScript: an entry
+// that loads it, through tsx when this process passes no loader flag on to its workers.
+const ENTRY = import.meta.url.endsWith(".js")
+  ? new URL("./transform-worker.js", import.meta.url)
+  : new URL("./transform-worker-entry.mjs", import.meta.url);
 
 /** Creates the pool; workers start on the first call. */
 export function createTransformPool(options: TransformPoolOptions = {}): TransformExecutor & {

@@ -79,7 +79,7 @@ describe("the built-in service registry is wired, not reached for", () => {
     // Composition roots: the configured registry of a gateway, a listener, the emulators; the
     // Node and Workers entries hand it to the store they open (src/store takes it injected).
     "src/build-gateway-context.ts",
-    "adapters/node/listen-command.ts",
+    "adapters/node/run-listen.ts",
     "adapters/node/start-gateway.ts",
     "adapters/cloudflare/worker-env.ts",
     "emulators/shared/service-signer.ts",
