@@ -86,6 +86,47 @@ export function createLeasePoller(deps: LeasePollerDeps) {
     track: deps.track,
   });
 
+  /** Records created leased to this instance, waiting for the destination states' read. */
+  let adopting: DeliveryRecord[] = [];
+  /**
+   * Hands what `adopt` collected to the lanes, after reading the destinations' saved states as a
+   * claim does: a pause, resume or disable made through another instance's admin API holds these
+   * records too (a lane only learns of it from the outbox). One read for every batch adopted
+   * while the previous read ran. If the read fails, the records stay out of the lanes: their
+   * lease ends unrenewed and a claim (this instance's or another's) takes them then.
+   */
+  const handAdopted = async () => {
+    while (adopting.length > 0 && !stopped) {
+      const batch = adopting;
+      adopting = [];
+      await syncDestinations();
+      const fixed: DeliveryRecord[] = [];
+      const taken: [DestinationLane, DeliveryRecord][] = [];
+      for (const record of batch) {
+        const lane = lanes.get(record.destinationId);
+        // No lane any more (a reload removed it): the lease simply ends.
+        if (!lane) continue;
+        const next = takeOver(lane, record);
+        if (next !== record) fixed.push(next);
+        taken.push([lane, next]);
+      }
+      if (fixed.length > 0) await deps.persist(fixed);
+      for (const [lane, record] of taken) lane.add(record);
+    }
+  };
+  const { wake: handAdoptedSoon } = createCoalescingWake({
+    drain: handAdopted,
+    stopped: () => stopped,
+    onError: (error) =>
+      deps.logger.error(
+        "reading destination states for new deliveries failed; their leases end and a claim takes them",
+        {
+          error: String(error),
+        },
+      ),
+    track: deps.track,
+  });
+
   const heldRefs = () =>
     [...lanes.values()].flatMap((lane) => lane.heldIds().map((eventId) => ({ eventId, destinationId: lane.id })));
 
@@ -131,20 +172,11 @@ export function createLeasePoller(deps: LeasePollerDeps) {
      */
     adopt(created: readonly DeliveryRecord[], lease: CreationLease) {
       let unleased = false;
-      const fixed: DeliveryRecord[] = [];
       for (const record of created) {
-        if (!leasedAtCreation(record, lease)) {
-          unleased = true;
-          continue;
-        }
-        const lane = lanes.get(record.destinationId);
-        // No lane any more (a reload removed it): the lease simply ends.
-        if (!lane) continue;
-        const next = takeOver(lane, record);
-        if (next !== record) fixed.push(next);
-        lane.add(next);
+        if (leasedAtCreation(record, lease)) adopting.push(record);
+        else unleased = true;
       }
-      if (fixed.length > 0) deps.track(deps.persist(fixed));
+      if (adopting.length > 0) handAdoptedSoon();
       if (unleased) wake();
     },
     /** Stops claiming and renewing. */
