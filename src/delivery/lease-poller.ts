@@ -59,22 +59,31 @@ export function createLeasePoller(deps: LeasePollerDeps) {
     for (const state of await outbox.listDestinationStates()) await lanes.get(state.id)?.applySaved(state);
   };
 
+  /**
+   * Gives records leased to this instance (claimed, or created leased) to their lanes, in the
+   * state the lane's destination puts them in (persisted first when that changed it). A record
+   * without a lane here (no sink for its destination, or a reload removed it) is left alone: its
+   * lease simply ends.
+   */
+  const handToLanes = async (records: readonly DeliveryRecord[]) => {
+    const fixed: DeliveryRecord[] = [];
+    const taken: [DestinationLane, DeliveryRecord][] = [];
+    for (const record of records) {
+      const lane = lanes.get(record.destinationId);
+      if (!lane) continue;
+      const next = takeOver(lane, record);
+      if (next !== record) fixed.push(next);
+      taken.push([lane, next]);
+    }
+    if (fixed.length > 0) await deps.persist(fixed);
+    for (const [lane, record] of taken) lane.add(record);
+  };
+
   const claim = async () => {
     await syncDestinations();
     for (let round = 0; round < 1_000 && !stopped; round++) {
       const claimed = await outbox.claimDue(deps.owner, clock.now(), deps.leaseMs, deps.batchSize, deps.ordered);
-      const fixed: DeliveryRecord[] = [];
-      const taken: [DestinationLane, DeliveryRecord][] = [];
-      for (const record of claimed) {
-        const lane = lanes.get(record.destinationId);
-        // No lane here (a destination this instance has no sink for): the lease simply ends.
-        if (!lane) continue;
-        const next = takeOver(lane, record);
-        if (next !== record) fixed.push(next);
-        taken.push([lane, next]);
-      }
-      if (fixed.length > 0) await deps.persist(fixed);
-      for (const [lane, record] of taken) lane.add(record);
+      await handToLanes(claimed);
       if (claimed.length < deps.batchSize) return;
     }
   };
@@ -100,18 +109,7 @@ export function createLeasePoller(deps: LeasePollerDeps) {
       const batch = adopting;
       adopting = [];
       await syncDestinations();
-      const fixed: DeliveryRecord[] = [];
-      const taken: [DestinationLane, DeliveryRecord][] = [];
-      for (const record of batch) {
-        const lane = lanes.get(record.destinationId);
-        // No lane any more (a reload removed it): the lease simply ends.
-        if (!lane) continue;
-        const next = takeOver(lane, record);
-        if (next !== record) fixed.push(next);
-        taken.push([lane, next]);
-      }
-      if (fixed.length > 0) await deps.persist(fixed);
-      for (const [lane, record] of taken) lane.add(record);
+      await handToLanes(batch);
     }
   };
   const { wake: handAdoptedSoon } = createCoalescingWake({
