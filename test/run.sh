@@ -31,8 +31,15 @@ ensure_installed chromium chromium         # the live stream's browser test (pla
 ensure_installed curl curl                 # the docs' shell recipes (test/docs)
 ensure_installed pg_ctlcluster postgresql  # the postgres drivers' tests (binaries in /usr/lib/postgresql/*/bin)
 
-reports="$(mktemp -d)"
-trap 'rm -rf "$reports"' EXIT
+# TEST_REPORTS_DIR keeps the JSON reports (e.g. to regenerate test/file-durations.json from a quiet
+# full run: node --import tsx test/helpers/file-durations.ts "$TEST_REPORTS_DIR/node.json").
+if [ -n "${TEST_REPORTS_DIR:-}" ]; then
+  reports="$TEST_REPORTS_DIR"
+  mkdir -p "$reports"
+else
+  reports="$(mktemp -d)"
+  trap 'rm -rf "$reports"' EXIT
+fi
 # One run: the Node suite, and (project "h3-webhooks", TEST_BOTH_WEBHOOK_PATHS=1, see vitest.config.ts)
 # the ingress suites again with webhooks through h3 (the fast path off: both paths must pass them),
 # all on the same two workers, the longest files first (test/helpers/longest-first-sequencer.ts).
