@@ -128,3 +128,27 @@ export async function startGatewayProcess(
     },
   };
 }
+
+/** One JSON log line of a gateway: its level and message, and the fields the line carries. */
+export interface GatewayLogLine {
+  level: string;
+  msg: string;
+  destination?: string;
+  [field: string]: unknown;
+}
+
+/** The JSON log lines among a gateway's output lines (other lines, e.g. a banner, are skipped). */
+export function logLinesOf(lines: readonly string[]): GatewayLogLine[] {
+  return lines.flatMap((line) => {
+    try {
+      return [JSON.parse(line) as GatewayLogLine];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** The log lines with message `msg` (and of `destination`, when given). */
+export function logLinesWith(lines: readonly string[], msg: string, destination?: string): GatewayLogLine[] {
+  return logLinesOf(lines).filter((l) => l.msg === msg && (destination === undefined || l.destination === destination));
+}

@@ -19,6 +19,7 @@ import { startWebhookReceiver, type WebhookReceiver, waitFor } from "../delivery
 import {
   defaultTestConfig,
   type GatewayProcess,
+  logLinesWith,
   makeSecrets,
   startGatewayProcess,
 } from "../helpers/gateway-process.ts";
@@ -60,16 +61,7 @@ let whsec: string;
 let config: Record<string, unknown>;
 const bodies: string[] = [];
 
-const parsed = (): LogLine[] =>
-  gw.lines.flatMap((line) => {
-    try {
-      return [JSON.parse(line) as LogLine];
-    } catch {
-      return [];
-    }
-  });
-const linesOf = (msg: string, destination?: string) =>
-  parsed().filter((l) => l.msg === msg && (destination === undefined || l.destination === destination));
+const linesOf = (msg: string, destination?: string) => logLinesWith(gw.lines, msg, destination) as LogLine[];
 
 beforeAll(async () => {
   whsec = makeWhsecSecret();

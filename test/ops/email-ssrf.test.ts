@@ -14,6 +14,7 @@ import { waitFor } from "../delivery/helpers/webhook-receiver.ts";
 import {
   defaultTestConfig,
   type GatewayProcess,
+  logLinesWith,
   makeSecrets,
   startGatewayProcess,
 } from "../helpers/gateway-process.ts";
@@ -38,16 +39,7 @@ let smtp: SmtpTestServer;
 let config: Record<string, unknown>;
 let eventIds: string[] = [];
 
-const parsed = (): LogLine[] =>
-  gw.lines.flatMap((line) => {
-    try {
-      return [JSON.parse(line) as LogLine];
-    } catch {
-      return [];
-    }
-  });
-const linesOf = (msg: string, destination?: string) =>
-  parsed().filter((l) => l.msg === msg && (destination === undefined || l.destination === destination));
+const linesOf = (msg: string, destination?: string) => logLinesWith(gw.lines, msg, destination) as LogLine[];
 
 /** Message-IDs are `<{eventId}.{destinationId}@gateway>`: the destination each mail came from. */
 const mailsOf = (destination: string) =>

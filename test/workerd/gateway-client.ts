@@ -78,3 +78,33 @@ export async function waitFor<T>(check: () => Promise<T | undefined>, attempts =
 }
 
 declare const scheduler: { wait(ms: number): Promise<void> };
+
+/** The test app key the Worker accepts on `/ws` (vitest.workers.config.ts). */
+const WS_APP_KEY = "workerd_test_app_key_0123456789";
+
+/**
+ * A live WebSocket to the Worker under test: every text frame it received, and `until`, which
+ * waits (frame by frame, at most 1,000) for the first one that matches.
+ */
+export async function openLiveSocket(): Promise<{
+  socket: WebSocket;
+  texts: string[];
+  until(match: (text: string) => boolean): Promise<string | undefined>;
+}> {
+  const response = await exports.default.fetch(`${BASE}/ws`, {
+    headers: { upgrade: "websocket", authorization: `Bearer ${WS_APP_KEY}` },
+  });
+  const socket = (response as Response & { webSocket: WebSocket & { accept(): void } }).webSocket;
+  socket.accept();
+  const texts: string[] = [];
+  let wake: (() => void) | undefined;
+  socket.addEventListener("message", (m) => {
+    texts.push(String(m.data));
+    wake?.();
+  });
+  const until = async (match: (text: string) => boolean) => {
+    for (let turns = 0; turns < 1000 && !texts.some(match); turns++) await new Promise<void>((r) => (wake = r));
+    return texts.find(match);
+  };
+  return { socket, texts, until };
+}

@@ -4,13 +4,13 @@
  * object; and the forward itself: a record published on the hub reaches a WebSocket subscriber
  * attached to that object.
  */
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { durableObjectHub } from "../../adapters/cloudflare/durable-object-hub.ts";
 import { openWorkerStore } from "../../adapters/cloudflare/worker-env.ts";
 import { testHubDriver } from "../conformance/hub-conformance.ts";
 import { makeTestRecord } from "../conformance/sink-conformance.ts";
-import { BASE } from "./gateway-client.ts";
+import { openLiveSocket } from "./gateway-client.ts";
 
 const live = () => env.GATEWAY_LIVE.get(env.GATEWAY_LIVE.idFromName("live"));
 let pending: Promise<unknown>[] = [];
@@ -27,21 +27,7 @@ testHubDriver("durable-object (Worker isolate)", {
 });
 
 it("forwards each published record to the live hub object's subscribers", async () => {
-  const response = await exports.default.fetch(`${BASE}/ws`, {
-    headers: { upgrade: "websocket", authorization: "Bearer workerd_test_app_key_0123456789" },
-  });
-  const socket = (response as Response & { webSocket: WebSocket & { accept(): void } }).webSocket;
-  socket.accept();
-  const texts: string[] = [];
-  let wake: (() => void) | undefined;
-  socket.addEventListener("message", (m) => {
-    texts.push(String(m.data));
-    wake?.();
-  });
-  const until = async (match: (t: string) => boolean) => {
-    for (let turns = 0; turns < 1000 && !texts.some(match); turns++) await new Promise<void>((r) => (wake = r));
-    return texts.find(match);
-  };
+  const { socket, until } = await openLiveSocket();
   await until((t) => t.includes('"type":"ready"'));
   const hub = openHub();
   // A real journal record (a subscriber skips positions it has passed).

@@ -6,29 +6,15 @@
  * still delivered.
  */
 import { runInDurableObject } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { LiveHubObject } from "../../adapters/cloudflare/live-hub-object.ts";
 import { openWorkerStore } from "../../adapters/cloudflare/worker-env.ts";
 import { makeRecord } from "../store/sample-records.ts";
-import { BASE } from "./gateway-client.ts";
+import { openLiveSocket } from "./gateway-client.ts";
 
 it("rebuilds a subscriber's session in a fresh object instance and resumes it from the cursor", async () => {
-  const response = await exports.default.fetch(`${BASE}/ws`, {
-    headers: { upgrade: "websocket", authorization: "Bearer workerd_test_app_key_0123456789" },
-  });
-  const socket = (response as Response & { webSocket: WebSocket & { accept(): void } }).webSocket;
-  socket.accept();
-  const texts: string[] = [];
-  let wake: (() => void) | undefined;
-  socket.addEventListener("message", (m) => {
-    texts.push(String(m.data));
-    wake?.();
-  });
-  const until = async (match: (t: string) => boolean) => {
-    for (let turns = 0; turns < 1000 && !texts.some(match); turns++) await new Promise<void>((r) => (wake = r));
-    return texts.find(match);
-  };
+  const { socket, until } = await openLiveSocket();
   await until((t) => t.includes('"type":"ready"'));
 
   // Recorded straight into the journal: the running instance never hears of it.
