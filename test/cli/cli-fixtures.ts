@@ -3,11 +3,12 @@
  * environment that configures nothing (no ESIGN_/STAFFING_/GATEWAY_ variables), and collects its
  * exit code and output. Also: loopback ports held busy, for the "port in use" failures.
  */
-import { spawn } from "node:child_process";
+import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { mkdtemp } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Readable, Writable } from "node:stream";
 
 export const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
 export const ROOT = new URL("../..", import.meta.url).pathname;
@@ -30,12 +31,25 @@ export function runNode(
   script: string[],
   options: { cwd?: string; env?: Record<string, string>; input?: string } = {},
 ): Promise<CliRun> {
+  const child = spawn(process.execPath, script, {
+    cwd: options.cwd ?? ROOT,
+    env: cleanEnv(options.env),
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  const run = collectRun(child, script.join(" "));
+  child.stdin.end(options.input ?? "");
+  return run;
+}
+
+/**
+ * A spawned command's exit code and output once it exits, bounded: killed and rejected after
+ * 150 s (generous: a start on a loaded machine, eight suites on two cores, takes long).
+ */
+export function collectRun(
+  child: ChildProcessByStdio<Writable | null, Readable, Readable>,
+  label: string,
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, script, {
-      cwd: options.cwd ?? ROOT,
-      env: cleanEnv(options.env),
-      stdio: ["pipe", "pipe", "pipe"],
-    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => {
@@ -46,15 +60,13 @@ export function runNode(
     });
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`timed out: ${script.join(" ")}\n${stdout}\n${stderr}`));
-      // Bounded, but generous: a start under a loaded machine (eight suites on two cores) takes long.
+      reject(new Error(`timed out: ${label}\n${stdout}\n${stderr}`));
     }, 150_000);
     child.once("exit", (code) => {
       clearTimeout(timer);
       // Let the pipes drain before resolving.
       setImmediate(() => resolve({ code, stdout, stderr }));
     });
-    child.stdin.end(options.input ?? "");
   });
 }
 

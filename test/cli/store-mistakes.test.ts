@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { type GatewayProcess, startGatewayProcess } from "../helpers/gateway-process.ts";
-import { BIN, type CliRun, cleanEnv, closedPort, gateway, STACK_LINE, scratchDir } from "./cli-fixtures.ts";
+import { BIN, type CliRun, cleanEnv, closedPort, collectRun, gateway, STACK_LINE, scratchDir } from "./cli-fixtures.ts";
 import { isListening, productionConfig, productionEnv, writeConfig } from "./operator-fixtures.ts";
 
 /** The one line, exit 1, no stack, nothing listening on `port`. */
@@ -78,30 +78,13 @@ describe("store mistakes are one line naming store.dir", () => {
     await chmod(cwd, 0o777);
     const port = await closedPort();
     await writeConfig(cwd, productionConfig(port, join(locked, "store")));
-    const run = await new Promise<CliRun>((resolve, reject) => {
-      const child = spawn(process.execPath, [BIN, "serve", "--config", "gateway.json"], {
-        cwd,
-        env: { ...cleanEnv(productionEnv()), HOME: cwd },
-        stdio: ["ignore", "pipe", "pipe"],
-        ...(root ? { uid: 65534, gid: 65534 } : {}),
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (c) => {
-        stdout += c;
-      });
-      child.stderr.on("data", (c) => {
-        stderr += c;
-      });
-      const timer = setTimeout(() => {
-        child.kill("SIGKILL");
-        reject(new Error(`timed out:\n${stdout}\n${stderr}`));
-      }, 150_000);
-      child.once("exit", (code) => {
-        clearTimeout(timer);
-        setImmediate(() => resolve({ code, stdout, stderr }));
-      });
+    const child = spawn(process.execPath, [BIN, "serve", "--config", "gateway.json"], {
+      cwd,
+      env: { ...cleanEnv(productionEnv()), HOME: cwd },
+      stdio: ["ignore", "pipe", "pipe"],
+      ...(root ? { uid: 65534, gid: 65534 } : {}),
     });
+    const run = await collectRun(child, "gateway serve");
     await expectStoreLine(run, port, `store.dir: ${locked}`);
     expect(run.stderr).toMatch(/cannot be read \(EACCES\)|is not writable by this user|cannot be created \(EACCES/);
   });
@@ -123,39 +106,22 @@ describe("store mistakes are one line naming store.dir", () => {
     await mkdir(join(cwd, "tiny"));
     const port = await closedPort();
     await writeConfig(cwd, productionConfig(port, "./tiny/store"));
-    const run = await new Promise<CliRun>((resolve, reject) => {
-      const child = spawn(
-        "unshare",
-        [
-          "-m",
-          "sh",
-          "-c",
-          'mount -t tmpfs -o size=16k tmpfs ./tiny && exec "$0" "$@"',
-          process.execPath,
-          BIN,
-          "serve",
-          "--config",
-          "gateway.json",
-        ],
-        { cwd, env: cleanEnv(productionEnv()), stdio: ["ignore", "pipe", "pipe"] },
-      );
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (c) => {
-        stdout += c;
-      });
-      child.stderr.on("data", (c) => {
-        stderr += c;
-      });
-      const timer = setTimeout(() => {
-        child.kill("SIGKILL");
-        reject(new Error(`timed out:\n${stdout}\n${stderr}`));
-      }, 150_000);
-      child.once("exit", (code) => {
-        clearTimeout(timer);
-        setImmediate(() => resolve({ code, stdout, stderr }));
-      });
-    });
+    const child = spawn(
+      "unshare",
+      [
+        "-m",
+        "sh",
+        "-c",
+        'mount -t tmpfs -o size=16k tmpfs ./tiny && exec "$0" "$@"',
+        process.execPath,
+        BIN,
+        "serve",
+        "--config",
+        "gateway.json",
+      ],
+      { cwd, env: cleanEnv(productionEnv()), stdio: ["ignore", "pipe", "pipe"] },
+    );
+    const run = await collectRun(child, "gateway serve");
     await expectStoreLine(run, port, "store.dir: ./tiny/store: the disk is full (");
   });
 });
