@@ -97,6 +97,16 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
 }
 
 /** The WebSocket URL of instance `gateway` for the stream key, optionally resuming at `since`. */
+/**
+ * A `startCluster` edit for the fault tests: the "hook" destination retries every 0.5 s (60
+ * times, no jitter) and its breaker never opens, so deliveries keep coming while a fault lasts.
+ */
+export function hookRetriesThroughFaults(config: ClusterConfig): void {
+  const hook = config.destinations.find((d) => d.id === "hook") as Record<string, unknown>;
+  hook.retry = { schedule: Array.from({ length: 60 }, () => 0.5), jitter: 0 };
+  hook.breaker = { failures: 1000 };
+}
+
 export function wsUrlOf(gateway: GatewayProcess, key: string, since?: string): string {
   const params = new URLSearchParams({ token: key });
   if (since) params.set("since", since);

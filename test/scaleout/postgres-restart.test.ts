@@ -15,7 +15,7 @@ import type { GatewayProcess } from "../helpers/gateway-process.ts";
 import { type PostgresServer, startPostgresServer } from "../helpers/postgres-server.ts";
 import { esignDelivery, listAllEventIds, webhookRequest } from "../helpers/signed-requests.ts";
 import { openReadyWs } from "../stream/stream-fixtures.ts";
-import { type Cluster, startCluster, wsUrlOf } from "./cluster-fixtures.ts";
+import { type Cluster, hookRetriesThroughFaults, startCluster, wsUrlOf } from "./cluster-fixtures.ts";
 
 /** An answer slower than this counts as a hang (the pool's connect timeout is 5 s). */
 const HANG_MS = 30_000;
@@ -34,11 +34,7 @@ describe.each(["fast", "immediate"] as const)("PostgreSQL stopped with -m %s", (
       postgresUrl: server.url,
       count: 1,
       hookUrl: receiver.url,
-      edit: (config) => {
-        const hook = config.destinations.find((d) => d.id === "hook") as Record<string, unknown>;
-        hook.retry = { schedule: Array.from({ length: 60 }, () => 0.5), jitter: 0 };
-        hook.breaker = { failures: 1000 };
-      },
+      edit: hookRetriesThroughFaults,
     });
   }, 120_000);
   afterAll(async () => {

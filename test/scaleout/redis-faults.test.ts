@@ -9,7 +9,7 @@ import { startWebhookReceiver, type WebhookReceiver, waitFor } from "../delivery
 import { startDurableRedis } from "../helpers/durable-redis.ts";
 import type { GatewayProcess } from "../helpers/gateway-process.ts";
 import { esignDelivery, postWebhook } from "../helpers/signed-requests.ts";
-import { type Cluster, startCluster } from "./cluster-fixtures.ts";
+import { type Cluster, hookRetriesThroughFaults, startCluster } from "./cluster-fixtures.ts";
 
 let redis: Awaited<ReturnType<typeof startDurableRedis>>;
 let receiver: WebhookReceiver;
@@ -22,11 +22,7 @@ beforeAll(async () => {
     redisUrl: redis.url,
     count: 1,
     hookUrl: receiver.url,
-    edit: (config) => {
-      const hook = config.destinations.find((d) => d.id === "hook") as Record<string, unknown>;
-      hook.retry = { schedule: Array.from({ length: 60 }, () => 0.5), jitter: 0 };
-      hook.breaker = { failures: 1000 };
-    },
+    edit: hookRetriesThroughFaults,
   });
 });
 afterAll(async () => {

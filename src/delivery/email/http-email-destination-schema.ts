@@ -5,6 +5,7 @@
  * e-mail transport on Workers, where SMTP is not available; usable on Node as well.
  */
 import * as v from "valibot";
+import { httpUrlWithoutCredentials } from "../../config/http-url-schema.ts";
 import { EmailDestinationSchema } from "./email-destination-schema.ts";
 
 /** The SMTP-only fields, which an HTTP mail destination does not have. */
@@ -22,16 +23,8 @@ const SMTP_FIELDS = [
 const MailEntries = v.omit(EmailDestinationSchema, SMTP_FIELDS).entries;
 
 /** `https://` (or `http://` for a local relay) without credentials in the URL. */
-const apiUrl = v.pipe(
-  v.string(),
-  v.check((value) => {
-    try {
-      const url = new URL(value);
-      return (url.protocol === "https:" || url.protocol === "http:") && url.hostname !== "" && !url.username;
-    } catch {
-      return false;
-    }
-  }, "an http(s) URL such as https://api.mail.example.com/v1/send (credentials in apiKey)"),
+const apiUrl = httpUrlWithoutCredentials(
+  "an http(s) URL such as https://api.mail.example.com/v1/send (credentials in apiKey)",
 );
 
 export const HttpEmailDestinationSchema = v.strictObject({

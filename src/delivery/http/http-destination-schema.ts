@@ -5,6 +5,7 @@
  * (`relay` mode). The SSRF guard refuses non-public addresses unless allowed here explicitly.
  */
 import * as v from "valibot";
+import { httpUrlWithoutCredentials } from "../../config/http-url-schema.ts";
 import { AddressPolicyEntries } from "../../ssrf/address-policy-schema.ts";
 import { DeliveryPolicyEntries } from "../delivery-policy.ts";
 
@@ -30,17 +31,7 @@ function decodedSecretLength(value: string): number | undefined {
   }
 }
 
-const httpUrl = v.pipe(
-  v.string(),
-  v.check((value) => {
-    try {
-      const url = new URL(value);
-      return (url.protocol === "https:" || url.protocol === "http:") && url.hostname !== "" && !url.username;
-    } catch {
-      return false;
-    }
-  }, "an http:// or https:// URL without credentials"),
-);
+const httpUrl = httpUrlWithoutCredentials("an http:// or https:// URL without credentials");
 
 /** Headers the gateway sets itself and a config may not override. */
 const RESERVED_HEADERS =
