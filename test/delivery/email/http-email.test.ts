@@ -123,6 +123,30 @@ describe("http-email transport", () => {
     expect(received).toHaveLength(1);
   });
 
+  it("refuses a send URL that is not http(s) or carries credentials (the key belongs in apiKey)", () => {
+    const base = {
+      id: "m",
+      type: "email",
+      transport: "http-email",
+      apiKey: API_KEY,
+      from: "a@example.com",
+      to: ["b@example.com"],
+    };
+    for (const bad of [
+      "ftp://api.example.com/send",
+      "https://user:key@api.example.com/send",
+      "not a url",
+      "https:///send",
+    ]) {
+      const result = v.safeParse(HttpEmailDestinationSchema, { ...base, url: bad });
+      expect(result.success, bad).toBe(false);
+      expect(JSON.stringify(result.issues), bad).toContain("credentials in apiKey");
+    }
+    expect(v.safeParse(HttpEmailDestinationSchema, { ...base, url: "https://api.example.com/send" }).success).toBe(
+      true,
+    );
+  });
+
   it("is chosen by `transport: http-email` in the config on Node", async () => {
     const config = resolveConfig(
       {
