@@ -136,7 +136,7 @@ describe("http-email transport", () => {
       "ftp://api.example.com/send",
       "https://user:key@api.example.com/send",
       "not a url",
-      "https:///send",
+      "https://",
     ]) {
       const result = v.safeParse(HttpEmailDestinationSchema, { ...base, url: bad });
       expect(result.success, bad).toBe(false);
