@@ -18,7 +18,9 @@ afterAll(async () => {
 });
 
 describe("crash recovery", () => {
-  it("delivers a backlog of thousands after kill -9, repeating only what was in flight", async () => {
+  it("delivers a backlog of thousands after kill -9, repeating only what was in flight", {
+    timeout: 180_000,
+  }, async () => {
     const whsec = makeWhsecSecret();
     let holding = true;
     const never = new Promise(() => {});

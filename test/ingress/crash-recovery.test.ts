@@ -105,7 +105,9 @@ async function listAll(gateway: GatewayProcess): Promise<string[]> {
   throw new Error("GET /events did not end within 50 pages");
 }
 
-it("keeps every acknowledged webhook, exactly once, across kill -9 and the upstreams' retries", async () => {
+it("keeps every acknowledged webhook, exactly once, across kill -9 and the upstreams' retries", {
+  timeout: 180_000,
+}, async () => {
   const first = await startGatewayProcess();
   started.push(first);
   const deliveries = await buildDeliveries(first.secrets);
