@@ -49,15 +49,11 @@ interface QueuedWrite {
   reject(error: unknown): void;
 }
 
-/**
- * What the writer answers. `results`: one flat list per group sent, the rows each statement it
- * ran changed, in the order they were sent.
- */
 type WriterMessage =
   | { ready: true }
   | { closed: true }
   | { checkpointed: true; error?: string }
-  | { ids: number[]; results: number[][] }
+  | { ids: number[]; results: number[][][] }
   | { ids: number[]; error: string; syncFailed?: boolean };
 
 export interface GroupCommit {
@@ -126,31 +122,20 @@ export async function createGroupCommit(options: GroupCommitOptions): Promise<Gr
     overwrites = new Map();
     inFlight = writes;
     // Each SQL text crosses to the thread once; afterwards only its number and the parameters.
-    // One flat list for the whole group (writer-thread's `Group.ops`): the structured clone of
-    // postMessage costs per object, and nested arrays cost five per webhook where this costs none.
     const defs: [number, string][] = [];
-    const ops: unknown[] = [];
-    for (const { statements, dropped } of writes) {
-      const countAt = ops.length;
-      ops.push(0);
-      let count = 0;
-      for (let i = 0; i < statements.length; i++) {
-        if (dropped?.[i]) continue;
-        const [sql, params] = statements[i] as WriteStatement;
+    const numbered = writes.map(({ statements, dropped }) =>
+      (dropped ? statements.filter((_, i) => !dropped[i]) : statements).map(([sql, params]) => {
         let n = known.get(sql);
         if (n === undefined) {
           n = known.size;
           known.set(sql, n);
           defs.push([n, sql]);
         }
-        ops.push(n, params.length);
-        for (let p = 0; p < params.length; p++) ops.push(params[p]);
-        count++;
-      }
-      ops[countAt] = count;
-    }
+        return [n, params];
+      }),
+    );
     worker.ref();
-    worker.postMessage({ id: nextId++, defs, ops });
+    worker.postMessage({ id: nextId++, defs, writes: numbered });
   };
 
   /** Takes the answered group and sends what gathered meanwhile; the thread no longer holds the process when idle. */
@@ -177,16 +162,11 @@ export async function createGroupCommit(options: GroupCommitOptions): Promise<Gr
     onClosed?.();
   };
 
-  /**
-   * The changes of `write`, one per statement it was given, read from the group's flat `results`
-   * at `from` (a dropped statement was not sent and changed 0 rows); returns them and where the
-   * next write's start.
-   */
-  const aligned = ({ statements, dropped }: QueuedWrite, results: number[], from: number): [number[], number] => {
-    const changes = new Array<number>(statements.length);
-    let next = from;
-    for (let i = 0; i < statements.length; i++) changes[i] = dropped?.[i] ? 0 : (results[next++] ?? 0);
-    return [changes, next];
+  /** The changes of `write`, one per statement it was given: a dropped statement changed 0 rows. */
+  const aligned = ({ statements, dropped }: QueuedWrite, changes: number[]): number[] => {
+    if (!dropped) return changes;
+    let next = 0;
+    return statements.map((_, i) => (dropped[i] ? 0 : (changes[next++] ?? 0)));
   };
 
   /** Drops the queued overwrites `write` replaces; remembers its own. */
@@ -235,10 +215,8 @@ export async function createGroupCommit(options: GroupCommitOptions): Promise<Gr
     }
     transactions++;
     const results = message.results[0] ?? [];
-    let at = 0;
-    writes.forEach((write) => {
-      const [changes, next] = aligned(write, results, at);
-      at = next;
+    writes.forEach((write, i) => {
+      const changes = aligned(write, results[i] ?? []);
       try {
         write.onDurable?.(changes);
         write.resolve(changes);

@@ -15,11 +15,8 @@ import { closeSync, fdatasyncSync, openSync } from "node:fs";
 import { parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 
-/**
- * One group of writes, flat (group-commit.ts `flush`): for each write its statement count, then
- * for each statement the number of its SQL text, its parameter count and the parameters.
- * @typedef {{ id: number, defs: [number, string][], ops: unknown[] }} Group
- */
+/** @typedef {[sql: number, params: unknown[]]} Statement */
+/** @typedef {{ id: number, defs: [number, string][], writes: Statement[][] }} Group */
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort);
 const { path, cacheKiB, durability, walSizeLimit } =
@@ -75,33 +72,15 @@ const texts = [];
 /** @param {number} n */
 const prepared = (n) => keep(/** @type {string} */ (texts[n]));
 
-/**
- * Runs a group's statements in order; the rows each changed, flat, in the same order.
- * @param {unknown[]} ops
- */
-const runGroup = (ops) => {
-  /** @type {number[]} */
-  const changes = [];
-  let i = 0;
-  while (i < ops.length) {
-    const statements = /** @type {number} */ (ops[i++]);
-    for (let s = 0; s < statements; s++) {
-      const n = /** @type {number} */ (ops[i++]);
-      const count = /** @type {number} */ (ops[i++]);
-      changes.push(prepared(n).run(ops.slice(i, i + count)).changes);
-      i += count;
-    }
-  }
-  return changes;
-};
 /** @param {Group[]} groups */
-const runAll = (groups) => groups.map((group) => runGroup(group.ops));
+const runAll = (groups) =>
+  groups.map((group) => group.writes.map((write) => write.map(([n, params]) => prepared(n).run(params).changes)));
 const transaction = db.transaction(runAll);
 
 /** @param {Group[]} groups */
 function commit(groups) {
   const ids = groups.map((group) => group.id);
-  /** @type {number[][]} */
+  /** @type {number[][][]} */
   let results;
   try {
     results = transaction.immediate(groups);
