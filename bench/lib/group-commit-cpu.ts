@@ -53,7 +53,8 @@ async function measure(dir: string): Promise<number> {
     CREATE TABLE marks (key TEXT PRIMARY KEY, event_id TEXT, expires_at INTEGER)`);
   db.close();
   const writer = await createGroupCommit({ path, durability: "wal-fdatasync", cacheKiB: 8192, walSizeLimit: 64 << 20 });
-  const insert = "INSERT INTO events (seq, id, source_id, type, subject, external_id, received_at, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING";
+  const insert =
+    "INSERT INTO events (seq, id, source_id, type, subject, external_id, received_at, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING";
   let seq = 0;
   const group = () =>
     Promise.all(
