@@ -3,17 +3,18 @@
  * unique ids, against (a) the gateway with the default (sqlite) store, every 202 fdatasync'ed,
  * (b) a bare node:http server that reads the body and answers 202, (c) an empty h3 app, (d) the
  * peer a team would write instead (bench/peers/express-glue.ts: Express 5, both schemes, Redis
- * SET NX + XADD in one Lua script on a redis-server with AOF `appendfsync always`) and (e) the limit, a minimal
- * durable receiver (bench/peers/minimal-durable-receiver.ts: both schemes verified, JSON parsed,
- * SQLite group commit with fsync, nothing else), in the same run, with the CPU of each process
- * during its run and the gateway's main-thread CPU per accepted webhook. Targets: gateway/Express
- * glue >= 2, gateway/bare >= 0.5 (about 0.55 of the minimal receiver), p99 <= 15 ms, main-thread
- * CPU <= 80 µs per accepted webhook. Like for like: every receiver logs nothing per accepted
- * webhook (the gateway at `log.level: warn`, as issue 35 measures it; `BENCH_INGRESS_LOG_LEVEL=info`
- * keeps its per-webhook line), all keep their data on the same temp filesystem, and the run prints
- * that filesystem's fdatasync latency (bench/lib/disk-sync-latency.ts), which moves the rows that
- * wait for a sync per request (the glue's most) between runs. Then the gateway once more, during `gateway backup` of its
- * store: the longest webhook answer while the backup runs (bench/lib/backup-probe.ts).
+ * SET NX + XADD in one Lua script on a redis-server with AOF `appendfsync always`) and (e) the
+ * limit, a minimal durable receiver (bench/peers/minimal-durable-receiver.ts: both schemes
+ * verified, JSON parsed, SQLite group commit with fsync, nothing else), in the same run, with the
+ * CPU of each process during its run and the gateway's main-thread CPU per accepted webhook.
+ * Targets: gateway/Express glue >= 2, gateway/bare >= 0.5 (about 0.55 of the minimal receiver),
+ * p99 <= 15 ms, main-thread CPU <= 80 µs per accepted webhook. Like for like: every receiver logs
+ * nothing per accepted webhook (the gateway at `log.level: warn`, as issue 35 measures it;
+ * `BENCH_INGRESS_LOG_LEVEL=info` keeps its per-webhook line), all keep their data on the same temp
+ * filesystem, and the run prints that filesystem's fdatasync latency
+ * (bench/lib/disk-sync-latency.ts), which moves the rows that wait for a sync per request (the
+ * glue's most) between runs. Then the gateway once more, during `gateway backup` of its store:
+ * the longest webhook answer while the backup runs (bench/lib/backup-probe.ts).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
