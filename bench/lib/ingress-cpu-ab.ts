@@ -6,6 +6,8 @@
  * CPU from /proc (bench/lib/cpu-meter.ts), as the ingress case computes it.
  * `node --import tsx bench/lib/ingress-cpu-ab.ts <name>=<bin>[,ENV=value...] ...`, e.g.
  * `before=/tmp/base/bin/gateway.js after=bin/gateway.js off=bin/gateway.js,GATEWAY_WEBHOOK_FAST_PATH=off`.
+ * The gateway logs at `log.level: warn` as in the ingress case (`BENCH_INGRESS_LOG_LEVEL` to change;
+ * a build's own `LOG_LEVEL=<level>` pair sets it for that build only, e.g. `info=bin/gateway.js,LOG_LEVEL=info`).
  * `BENCH_ROUNDS` (default 3). `BENCH_CPU_PROF=<dir>` writes a CPU profile of each run.
  * `BENCH_CONNECTIONS` (default 100) and `BENCH_RATE` (requests/s over all connections, default
  * unbounded): on a loaded machine a fixed offered rate below what every build sustains compares
@@ -34,7 +36,8 @@ for (let round = 1; round <= rounds; round++) {
   for (const build of builds) {
     const previousBin = process.env.BENCH_GATEWAY_BIN;
     process.env.BENCH_GATEWAY_BIN = build.bin;
-    const started = await startBenchGateway({}, undefined, build.env);
+    const level = build.env.LOG_LEVEL || process.env.BENCH_INGRESS_LOG_LEVEL || "warn";
+    const started = await startBenchGateway({ log: { level } }, undefined, build.env);
     if (previousBin === undefined) delete process.env.BENCH_GATEWAY_BIN;
     else process.env.BENCH_GATEWAY_BIN = previousBin;
     try {

@@ -13,6 +13,15 @@ const redis = new Redis(process.env.PEER_REDIS_URL ?? "redis://127.0.0.1:6379");
 const esignSecret = process.env.PEER_ESIGN_SECRET ?? "";
 const staffingSecret = process.env.PEER_STAFFING_SECRET ?? "";
 const TOLERANCE_S = 300;
+const twoStep = process.env.PEER_GLUE_TWO_STEP === "1";
+// KEYS[1] dedupe key, KEYS[2] stream; ARGV source, id, body. 1 = kept, 0 = duplicate.
+const KEEP_ONCE = `if redis.call('SET', KEYS[1], '1', 'EX', 86400, 'NX') then
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', '1000000', '*', 'source', ARGV[1], 'id', ARGV[2], 'body', ARGV[3])
+  return 1
+end
+return 0`;
+redis.defineCommand("keepOnce", { numberOfKeys: 2, lua: KEEP_ONCE });
+const keepOnce = (redis as unknown as { keepOnce(...args: (string | Buffer)[]): Promise<number> }).keepOnce.bind(redis);
 
 function equalHex(expected: Buffer, given: string): boolean {
   const other = Buffer.from(given, "hex");
@@ -52,9 +61,13 @@ app.post("/webhooks/:source", express.raw({ type: "*/*", limit: "1mb" }), async 
   } else return void res.status(404).end();
   if (!identity) return void res.status(400).json({ error: "no identity" });
   try {
-    const fresh = await redis.set(`dedupe:${source}:${identity}`, "1", "EX", 86_400, "NX");
-    if (fresh === null) return void res.status(200).json({ id: identity, duplicate: true });
-    await redis.xadd("events", "MAXLEN", "~", "1000000", "*", "source", source, "id", identity, "body", body);
+    if (twoStep) {
+      const fresh = await redis.set(`dedupe:${source}:${identity}`, "1", "EX", 86_400, "NX");
+      if (fresh === null) return void res.status(200).json({ id: identity, duplicate: true });
+      await redis.xadd("events", "MAXLEN", "~", "1000000", "*", "source", source, "id", identity, "body", body);
+    } else if ((await keepOnce(`dedupe:${source}:${identity}`, "events", source, identity, body)) === 0) {
+      return void res.status(200).json({ id: identity, duplicate: true });
+    }
     res.status(202).json({ id: identity, duplicate: false });
   } catch {
     res.status(503).json({ error: "store unavailable" });

@@ -90,10 +90,26 @@ export interface GroupCommitOptions {
 
 const WRITER = new URL("./sqlite-writer-thread.js", import.meta.url);
 
+/**
+ * This process's CPU-profiler flags (`--cpu-prof`, `--cpu-prof-dir <dir>`, ...): a gateway started
+ * with them (the benchmarks' `BENCH_CPU_PROF`) writes its writer thread's profile too.
+ */
+function profilerFlags(argv: readonly string[]): string[] {
+  const flags: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i] as string;
+    if (!flag.startsWith("--cpu-prof")) continue;
+    flags.push(flag);
+    const takesValue = flag !== "--cpu-prof" && !flag.includes("=");
+    if (takesValue && i + 1 < argv.length) flags.push(argv[++i] as string);
+  }
+  return flags;
+}
+
 /** Starts the writer thread of the database at `options.path`; resolves once it is ready. */
 export async function createGroupCommit(options: GroupCommitOptions): Promise<GroupCommit> {
   // Plain JavaScript: no loader flags of this process (tsx) are needed, and they cost the start.
-  const worker = new Worker(WRITER, { workerData: options, execArgv: [] });
+  const worker = new Worker(WRITER, { workerData: options, execArgv: profilerFlags(process.execArgv) });
   let queue: QueuedWrite[] = [];
   /** The last overwrite of each named row among the queued writes. */
   let overwrites = new Map<string, { write: QueuedWrite; index: number }>();
