@@ -13,13 +13,15 @@ export const now = () => performance.timeOrigin + performance.now();
 
 export type ToWorker =
   | { cmd: "connect"; wsUrl: string; sseUrl: string; webSockets: number; sse: number }
-  | { cmd: "report"; acks: Record<string, number> }
+  | { cmd: "report"; acks: Record<string, number>; sent: Record<string, number> }
   | { cmd: "exit" };
 export type FromWorker =
   | { ready: number; failed: number }
   | { received: number }
   | {
       histogram: Record<string, number>;
+      /** Latency from the webhook's request leaving the poster, same buckets. */
+      sentHistogram: Record<string, number>;
       deliveries: number;
       max: number;
       lastReceipt: number;
@@ -100,6 +102,7 @@ async function runWorker() {
       setInterval(() => send({ received }), 250).unref();
     } else if (message.cmd === "report") {
       const histogram: Record<string, number> = {};
+      const sentHistogram: Record<string, number> = {};
       let deliveries = 0;
       let max = 0;
       let lastReceipt = 0;
@@ -107,17 +110,20 @@ async function runWorker() {
       for (const [id, times] of receipts) {
         const ack = message.acks[id];
         if (ack === undefined) continue;
+        const sent = message.sent[id] ?? ack;
         spans[id] = [Math.min(...times), Math.max(...times)];
         for (const t of times) {
           const latency = Math.max(0, t - ack);
           const bucket = Math.floor(latency / BUCKET_MS);
           histogram[bucket] = (histogram[bucket] ?? 0) + 1;
+          const fromSent = Math.floor(Math.max(0, t - sent) / BUCKET_MS);
+          sentHistogram[fromSent] = (sentHistogram[fromSent] ?? 0) + 1;
           deliveries++;
           max = Math.max(max, latency);
           lastReceipt = Math.max(lastReceipt, t);
         }
       }
-      send({ histogram, deliveries, max, lastReceipt, spans });
+      send({ histogram, sentHistogram, deliveries, max, lastReceipt, spans });
     } else if (message.cmd === "exit") {
       for (const socket of sockets) socket.close();
       process.exit(0);
