@@ -25,6 +25,9 @@ export type FromWorker =
       deliveries: number;
       max: number;
       lastReceipt: number;
+      /** WebSocket messages that carried an event, and their bytes (payload, without framing). */
+      eventMessages: number;
+      eventBytes: number;
       /** Per event id: its first and last receipt in this process (wall clock ms). */
       spans: Record<string, [number, number]>;
     };
@@ -36,8 +39,12 @@ async function runWorker() {
   const { default: WebSocket } = await import("ws");
   const receipts = new Map<string, number[]>();
   let received = 0;
+  // Bytes of the WebSocket messages that carried an event, to compare the servers' frames.
+  let eventBytes = 0;
+  let eventMessages = 0;
   const record = (chunk: Buffer, from = 0) => {
     const at = now();
+    const before = received;
     let index = chunk.indexOf(MARKER, from);
     while (index !== -1) {
       const start = index + MARKER.length;
@@ -49,6 +56,7 @@ async function runWorker() {
       received++;
       index = chunk.indexOf(MARKER, end);
     }
+    return received - before;
   };
   const send = (message: FromWorker) => process.send?.(message);
   const sockets: { close(): void }[] = [];
@@ -69,7 +77,10 @@ async function runWorker() {
                 ready++;
                 return resolve();
               }
-              record(data);
+              if (record(data) > 0) {
+                eventBytes += data.length;
+                eventMessages++;
+              }
             });
             ws.on("error", () => {
               failed++;
@@ -123,7 +134,7 @@ async function runWorker() {
           lastReceipt = Math.max(lastReceipt, t);
         }
       }
-      send({ histogram, sentHistogram, deliveries, max, lastReceipt, spans });
+      send({ histogram, sentHistogram, deliveries, max, lastReceipt, spans, eventMessages, eventBytes });
     } else if (message.cmd === "exit") {
       for (const socket of sockets) socket.close();
       process.exit(0);

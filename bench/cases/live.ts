@@ -236,7 +236,11 @@ async function runScenarioAnyRate(s: Scenario): Promise<ScenarioFigures | IdleFi
     let deliveries = 0;
     let max = 0;
     let lastReceipt = 0;
+    let eventMessages = 0;
+    let eventBytes = 0;
     for (const report of reports) {
+      eventMessages += report.eventMessages;
+      eventBytes += report.eventBytes;
       for (const [bucket, count] of Object.entries(report.histogram)) {
         histogram.set(Number(bucket), (histogram.get(Number(bucket)) ?? 0) + count);
       }
@@ -275,7 +279,8 @@ async function runScenarioAnyRate(s: Scenario): Promise<ScenarioFigures | IdleFi
     );
     console.log(`${"".padEnd(34)} ${spread}`);
     console.log(
-      `${"".padEnd(34)} webhook sent -> receipt (wait before the 2xx included) p50 ${figures.sentP50Ms} ms  p99 ${figures.sentP99Ms} ms`,
+      `${"".padEnd(34)} webhook sent -> receipt (wait before the 2xx included) p50 ${figures.sentP50Ms} ms  p99 ${figures.sentP99Ms} ms` +
+        (eventMessages > 0 ? `; ${Math.round(eventBytes / eventMessages)} bytes per event message` : ""),
     );
     return figures;
   } finally {
