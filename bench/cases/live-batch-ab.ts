@@ -101,7 +101,9 @@ async function main() {
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
         const perFrame = cpu / turns / peers.length / k;
-        (results[name] ??= []).push(Number(perFrame.toFixed(2)));
+        const values = results[name] ?? [];
+        values.push(Number(perFrame.toFixed(2)));
+        results[name] = values;
       }
     }
     for (const [name, values] of Object.entries(results)) {
