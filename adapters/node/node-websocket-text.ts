@@ -68,8 +68,14 @@ function wireOf(frame: string): Buffer {
   return wire;
 }
 
-/** The last batch joined: peers of one audience get the same frames, so they share its bytes. */
+/**
+ * The last batch joined: peers of one audience get the same frames in the same turn, so they
+ * share its bytes. Dropped after the turn (a turn after a stall may join many events).
+ */
 let lastBatch: { frames: readonly string[]; wire: Buffer } | undefined;
+const forgetBatch = () => {
+  lastBatch = undefined;
+};
 
 function wireOfBatch(frames: readonly string[]): Buffer {
   const last = lastBatch;
@@ -77,6 +83,7 @@ function wireOfBatch(frames: readonly string[]): Buffer {
     return last.wire;
   }
   const wire = Buffer.concat(frames.map(wireOf));
+  if (!last) setImmediate(forgetBatch);
   lastBatch = { frames, wire };
   return wire;
 }
