@@ -16,7 +16,6 @@ import { builtinServices } from "../../src/services/registry.ts";
 import { type ResolveHost, warnRefusedDestinations } from "../../src/ssrf/refused-destinations.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
 import { readStreamOptionsFromEnv, type StreamOptionsInput } from "../../src/stream/stream-options.ts";
-import type { CorkPeer } from "../../src/stream/websocket-transport.ts";
 import { openConfiguredHub } from "../hub/registry.ts";
 import { openConfiguredOutbox } from "../outbox/registry.ts";
 import { createConfiguredSinks } from "../sink/registry.ts";
@@ -90,19 +89,6 @@ function attemptWarnIntervalMs(env: NodeJS.ProcessEnv): number | undefined {
 }
 const SHUTDOWN_GRACE_MS = 10_000;
 
-/**
- * Corks the TCP socket under a crossws peer (the `ws` WebSocket's `_socket`), so the frames of
- * one fan-out turn leave in one write; without a socket it does nothing.
- */
-const corkNodeWebSocket: CorkPeer = (peer) => {
-  // `_internal.ws`, not `peer.websocket`: that getter builds (and keeps) a Proxy per peer.
-  const ws = (peer as unknown as { _internal?: { ws?: { _socket?: { cork(): void; uncork(): void } } } })._internal?.ws;
-  const socket = ws?._socket;
-  if (!socket) return undefined;
-  socket.cork();
-  return () => socket.uncork();
-};
-
 export async function startNodeGateway(options: NodeGatewayOptions): Promise<RunningGateway> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
@@ -148,7 +134,6 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     transformExecutor,
     logger,
     stream,
-    corkWebSocket: corkNodeWebSocket,
     // The check phase right after the answer's write: no sleep in epoll and no timer hop between
     // a webhook's 202 and its fan-out (on a busy machine each hop can cost a scheduling slice).
     deferFanOut: (run) => void setImmediate(run),

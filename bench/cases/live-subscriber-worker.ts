@@ -13,16 +13,21 @@ export const now = () => performance.timeOrigin + performance.now();
 
 export type ToWorker =
   | { cmd: "connect"; wsUrl: string; sseUrl: string; webSockets: number; sse: number }
-  | { cmd: "report"; acks: Record<string, number> }
+  | { cmd: "report"; acks: Record<string, number>; sent: Record<string, number> }
   | { cmd: "exit" };
 export type FromWorker =
   | { ready: number; failed: number }
   | { received: number }
   | {
       histogram: Record<string, number>;
+      /** Latency from the webhook's request leaving the poster, same buckets. */
+      sentHistogram: Record<string, number>;
       deliveries: number;
       max: number;
       lastReceipt: number;
+      /** WebSocket messages that carried an event, and their bytes (payload, without framing). */
+      eventMessages: number;
+      eventBytes: number;
       /** Per event id: its first and last receipt in this process (wall clock ms). */
       spans: Record<string, [number, number]>;
     };
@@ -34,8 +39,12 @@ async function runWorker() {
   const { default: WebSocket } = await import("ws");
   const receipts = new Map<string, number[]>();
   let received = 0;
+  // Bytes of the WebSocket messages that carried an event, to compare the servers' frames.
+  let eventBytes = 0;
+  let eventMessages = 0;
   const record = (chunk: Buffer, from = 0) => {
     const at = now();
+    const before = received;
     let index = chunk.indexOf(MARKER, from);
     while (index !== -1) {
       const start = index + MARKER.length;
@@ -47,6 +56,7 @@ async function runWorker() {
       received++;
       index = chunk.indexOf(MARKER, end);
     }
+    return received - before;
   };
   const send = (message: FromWorker) => process.send?.(message);
   const sockets: { close(): void }[] = [];
@@ -67,7 +77,10 @@ async function runWorker() {
                 ready++;
                 return resolve();
               }
-              record(data);
+              if (record(data) > 0) {
+                eventBytes += data.length;
+                eventMessages++;
+              }
             });
             ws.on("error", () => {
               failed++;
@@ -100,6 +113,7 @@ async function runWorker() {
       setInterval(() => send({ received }), 250).unref();
     } else if (message.cmd === "report") {
       const histogram: Record<string, number> = {};
+      const sentHistogram: Record<string, number> = {};
       let deliveries = 0;
       let max = 0;
       let lastReceipt = 0;
@@ -107,17 +121,20 @@ async function runWorker() {
       for (const [id, times] of receipts) {
         const ack = message.acks[id];
         if (ack === undefined) continue;
+        const sent = message.sent[id] ?? ack;
         spans[id] = [Math.min(...times), Math.max(...times)];
         for (const t of times) {
           const latency = Math.max(0, t - ack);
           const bucket = Math.floor(latency / BUCKET_MS);
           histogram[bucket] = (histogram[bucket] ?? 0) + 1;
+          const fromSent = Math.floor(Math.max(0, t - sent) / BUCKET_MS);
+          sentHistogram[fromSent] = (sentHistogram[fromSent] ?? 0) + 1;
           deliveries++;
           max = Math.max(max, latency);
           lastReceipt = Math.max(lastReceipt, t);
         }
       }
-      send({ histogram, deliveries, max, lastReceipt, spans });
+      send({ histogram, sentHistogram, deliveries, max, lastReceipt, spans, eventMessages, eventBytes });
     } else if (message.cmd === "exit") {
       for (const socket of sockets) socket.close();
       process.exit(0);

@@ -79,6 +79,10 @@ async function postSteadily(
   const next = createWebhookGenerator(secrets, randomBytes(4).toString("hex"));
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const acks: Record<string, number> = {};
+  // When each accepted webhook's request left the poster: the latency from there includes the
+  // time the webhook waited before its 2xx (a server whose broadcast holds its event loop answers
+  // late, and 2xx -> receipt does not see that wait).
+  const sent: Record<string, number> = {};
   let failures = 0;
   const total = rate * seconds;
   const started = now();
@@ -88,6 +92,7 @@ async function postSteadily(
     const wait = due - now();
     if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
     const request = next();
+    const sentAt = now();
     inflight.push(
       new Promise<void>((resolve) => {
         const req = http.request(
@@ -98,8 +103,11 @@ async function postSteadily(
             response.on("data", (c: Buffer) => chunks.push(c));
             response.on("end", () => {
               const at = now();
-              if (response.statusCode === 202) acks[JSON.parse(Buffer.concat(chunks).toString()).id] = at;
-              else failures++;
+              if (response.statusCode === 202) {
+                const id = JSON.parse(Buffer.concat(chunks).toString()).id;
+                acks[id] = at;
+                sent[id] = sentAt;
+              } else failures++;
               resolve();
             });
           },
@@ -114,7 +122,7 @@ async function postSteadily(
   }
   await Promise.all(inflight);
   agent.destroy();
-  return { acks, failures, postedSeconds: (now() - started) / 1000 };
+  return { acks, sent, failures, postedSeconds: (now() - started) / 1000 };
 }
 
 interface Scenario {
@@ -147,6 +155,9 @@ interface ScenarioFigures extends IdleFigures {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** From the webhook's request leaving the poster to its receipt (queueing before the 2xx included). */
+  sentP50Ms: number;
+  sentP99Ms: number;
   framesPerSecond: number;
   serverUsPerFrame: number;
   cpuPercent: Record<string, number>;
@@ -216,17 +227,25 @@ async function runScenarioAnyRate(s: Scenario): Promise<ScenarioFigures | IdleFi
     const reports = await Promise.all(
       workers.map((child) => {
         const report = waitFor(child, (m) => ("histogram" in m ? m : undefined));
-        child.send({ cmd: "report", acks: posted.acks } satisfies ToWorker);
+        child.send({ cmd: "report", acks: posted.acks, sent: posted.sent } satisfies ToWorker);
         return report;
       }),
     );
     const histogram = new Map<number, number>();
+    const sentHistogram = new Map<number, number>();
     let deliveries = 0;
     let max = 0;
     let lastReceipt = 0;
+    let eventMessages = 0;
+    let eventBytes = 0;
     for (const report of reports) {
+      eventMessages += report.eventMessages;
+      eventBytes += report.eventBytes;
       for (const [bucket, count] of Object.entries(report.histogram)) {
         histogram.set(Number(bucket), (histogram.get(Number(bucket)) ?? 0) + count);
+      }
+      for (const [bucket, count] of Object.entries(report.sentHistogram)) {
+        sentHistogram.set(Number(bucket), (sentHistogram.get(Number(bucket)) ?? 0) + count);
       }
       deliveries += report.deliveries;
       max = Math.max(max, report.max);
@@ -245,6 +264,8 @@ async function runScenarioAnyRate(s: Scenario): Promise<ScenarioFigures | IdleFi
       p50Ms: percentile(histogram, deliveries, 0.5),
       p99Ms: percentile(histogram, deliveries, 0.99),
       maxMs: Number(max.toFixed(1)),
+      sentP50Ms: percentile(sentHistogram, deliveries, 0.5),
+      sentP99Ms: percentile(sentHistogram, deliveries, 0.99),
       framesPerSecond: Math.round(deliveries / ((lastReceipt - firstAck) / 1000)),
       // Server CPU per delivered frame: steadier than latency on a shared machine.
       serverUsPerFrame: Number(((serverCpu * 1e6) / Math.max(1, deliveries)).toFixed(2)),
@@ -257,6 +278,10 @@ async function runScenarioAnyRate(s: Scenario): Promise<ScenarioFigures | IdleFi
         `${deliveries}/${expected} frames, ${figures.framesPerSecond}/s, server ${figures.serverUsPerFrame} µs/frame   cpu: ${formatCpu(cpuPercent)}`,
     );
     console.log(`${"".padEnd(34)} ${spread}`);
+    console.log(
+      `${"".padEnd(34)} webhook sent -> receipt (wait before the 2xx included) p50 ${figures.sentP50Ms} ms  p99 ${figures.sentP99Ms} ms` +
+        (eventMessages > 0 ? `; ${Math.round(eventBytes / eventMessages)} bytes per event message` : ""),
+    );
     return figures;
   } finally {
     for (const child of workers) if (child.connected) child.send({ cmd: "exit" } satisfies ToWorker);
@@ -508,6 +533,10 @@ live (ws50): ${webSockets} subscribers per run, ${seconds} s per run, ${rounds} 
       out[`gateway_p99_ms_round${round}`] = ws.p99Ms;
       out[`bare_p50_ms_round${round}`] = peer.p50Ms;
       out[`bare_p99_ms_round${round}`] = peer.p99Ms;
+      out[`gateway_sent_p99_ms_round${round}`] = ws.sentP99Ms;
+      out[`bare_sent_p99_ms_round${round}`] = peer.sentP99Ms;
+      out[`gateway_us_per_frame_round${round}`] = ws.serverUsPerFrame;
+      out[`bare_us_per_frame_round${round}`] = peer.serverUsPerFrame;
       figures.push(bareTarget(ws, peer, `round ${round}: gateway p99 at 50 ev/s vs bare ws broadcast`));
       const matched = await gatewayAtPeerRate({ ...common, ...onGateway }, peer, 50);
       if (matched) {

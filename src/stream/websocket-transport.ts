@@ -22,12 +22,13 @@ import { createStreamSession, type StreamSession, type StreamSink } from "./stre
 export type CorkPeer = (peer: Peer) => (() => void) | undefined;
 
 /**
- * Supplied by a runtime adapter that sends a text frame to a peer for less than `peer.send`
- * (Node: each event's frame encoded once for all subscribers and handed to `ws` as bytes);
- * returns false when it cannot, and `peer.send` is used. One function for all peers: nothing is
- * kept per peer.
+ * Supplied by a runtime adapter that sends text frames to a peer for less than `peer.send`
+ * (Node: each event's frame encoded once for all subscribers and written as bytes); returns false
+ * when it cannot, and `peer.send` is used per frame. `frames` may be several frames (a fan-out
+ * turn's batch for this peer): each stays its own text frame, in order, and the runtime hands
+ * them to the network in one write. One function for all peers: nothing is kept per peer.
  */
-export type PeerTextSender = (peer: Peer, frame: string) => boolean;
+export type PeerTextSender = (peer: Peer, frames: string | readonly string[]) => boolean;
 
 /**
  * Supplied by a runtime adapter whose WebSocket library keeps the upgrade request for the
@@ -50,6 +51,8 @@ export interface WebSocketPeerPort {
 class PeerSink implements StreamSink {
   private readonly peer: Peer;
   private readonly port: WebSocketPeerPort;
+  /** Frames of the current fan-out turn while corked (see `cork`), handed over together at its end. */
+  private batch: string[] | undefined = undefined;
 
   constructor(peer: Peer, port: WebSocketPeerPort) {
     this.peer = peer;
@@ -57,7 +60,21 @@ class PeerSink implements StreamSink {
   }
 
   send(frame: string): void {
-    if (!this.port.sendText?.(this.peer, frame)) this.peer.send(frame);
+    if (this.batch) this.batch.push(frame);
+    else this.write(frame);
+  }
+
+  private write(frames: string | readonly string[]): void {
+    if (this.port.sendText?.(this.peer, frames)) return;
+    if (typeof frames === "string") this.peer.send(frames);
+    else for (const frame of frames) this.peer.send(frame);
+  }
+
+  /** Hands the held batch over (in order, before anything else reaches the peer). */
+  private flush(): void {
+    const held = this.batch;
+    this.batch = undefined;
+    if (held && held.length > 0) this.write(held.length === 1 ? (held[0] as string) : held);
   }
 
   heartbeat(cursor: number, now: number): void {
@@ -78,10 +95,21 @@ class PeerSink implements StreamSink {
   }
 
   end(code: StreamErrorCode): void {
+    this.flush();
     this.peer.close(CLOSE_CODES[code], code);
   }
 
+  /**
+   * With a text sender, the turn's frames are held here and handed over as one batch (the
+   * runtime writes them in one network write; every subscriber of an audience holds the same
+   * frames, so their bytes are joined once, not per subscriber); else the runtime's cork.
+   */
   cork(): (() => void) | undefined {
+    if (this.port.sendText) {
+      if (this.batch) return noop;
+      this.batch = [];
+      return () => this.flush();
+    }
     const corkPeer = this.port.cork;
     return corkPeer ? (corkPeer(this.peer) ?? noop) : undefined;
   }

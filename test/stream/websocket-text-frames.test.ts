@@ -7,7 +7,7 @@
 
 import { afterAll, beforeAll, expect, test } from "vitest";
 import type WebSocket from "ws";
-import { openReadyWs, type StreamGateway, startStreamGateway, type WsClient } from "./stream-fixtures.ts";
+import { openReadyWs, type StreamGateway, startStreamGateway, syncClients, type WsClient } from "./stream-fixtures.ts";
 
 let gw: StreamGateway;
 const clients: WsClient[] = [];
@@ -134,4 +134,57 @@ test("heartbeats arrive as text frames after the events they follow, with a curs
     for (const client of opened) client.ws.terminate();
     await quick.kill();
   }
+});
+
+// A burst of concurrent webhooks is answered in groups (one store commit, one event-loop turn),
+// so one fan-out turn carries several events: each subscriber gets that turn's frames in one
+// write (adapters/node/node-websocket-text.ts joins them once per audience). Subscribers of two
+// audiences (everything; e-sign agreements only) must each get exactly their events, each as its
+// own text frame with its exact JSON, in event-log order, and subscribers of one audience the
+// same bytes.
+test("a burst of concurrent events reaches subscribers of each audience whole, in order, frame by frame", async () => {
+  const everything = await Promise.all(
+    [0, 1, 2].map(() => openReadyWs(gw.wsUrl(), { authorization: `Bearer ${gw.keys.ui}` })),
+  );
+  const agreements = await openReadyWs(gw.wsUrl(), { authorization: `Bearer ${gw.keys.agreements}` });
+  const opened = [...everything, agreements];
+  clients.push(...opened);
+  const texts: string[][] = opened.map(() => []);
+  opened.forEach((client, i) => {
+    client.ws.on("message", (data: WebSocket.RawData, isBinary: boolean) => {
+      expect(isBinary).toBe(false);
+      texts[i]?.push(data.toString());
+    });
+  });
+
+  const esign: Promise<string>[] = [];
+  const staffing: Promise<string>[] = [];
+  for (let i = 0; i < 40; i++) {
+    if (i % 3 === 2) staffing.push(gw.postStaffing("candidate.accepted"));
+    else esign.push(gw.postEsign(i % 2 === 0 ? "agreement.signed" : "agreement.sent"));
+  }
+  const esignIds = await Promise.all(esign);
+  const staffingIds = await Promise.all(staffing);
+  const all = new Set([...esignIds, ...staffingIds]);
+  await Promise.all(everything.map((client) => client.log.waitForEvents(all.size)));
+  await agreements.log.waitForEvents(esignIds.length);
+  await syncClients(...opened);
+
+  const eventsOf = (i: number) =>
+    (texts[i] ?? []).map((text) => JSON.parse(text)).filter((frame) => frame.type === "event");
+  for (let i = 0; i < opened.length; i++) {
+    // Each frame is exactly one JSON document: no bytes of a neighbour in the batch mixed in.
+    for (const text of texts[i] ?? []) expect(JSON.stringify(JSON.parse(text))).toBe(text);
+    const cursors = eventsOf(i).map((frame) => BigInt(frame.cursor));
+    for (let k = 1; k < cursors.length; k++) expect(cursors[k]).toBeGreaterThan(cursors[k - 1] as bigint);
+  }
+  for (let i = 0; i < everything.length; i++) {
+    expect(new Set(eventsOf(i).map((frame) => frame.event.id))).toEqual(all);
+    expect(eventsOf(i)).toHaveLength(all.size);
+  }
+  expect(new Set(eventsOf(3).map((frame) => frame.event.id))).toEqual(new Set(esignIds));
+  expect(eventsOf(3)).toHaveLength(esignIds.length);
+  const eventTexts = (i: number) => (texts[i] ?? []).filter((text) => text.startsWith('{"type":"event"'));
+  expect(eventTexts(1)).toEqual(eventTexts(0));
+  expect(eventTexts(2)).toEqual(eventTexts(0));
 });
