@@ -129,12 +129,20 @@ export function prepared(text: string): { name: string; text: string } {
   return { name: `gw_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`, text };
 }
 
-/** Runs `work` in one transaction on one connection of `pool`. */
-export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Runs `work` in one transaction on one connection of `pool`. `begin` opens it (default
+ * `BEGIN`): a caller may add `SET LOCAL` settings for that transaction, sent in the same round
+ * trip.
+ */
+export async function inTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+  begin = "BEGIN",
+): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   try {
-    await client.query("BEGIN");
+    await client.query(begin);
     const result = await work(client);
     await client.query("COMMIT");
     return result;
