@@ -66,6 +66,9 @@ const PURGE_BATCH = 1_000;
 /** Ids per removal or redaction statement. */
 const ID_BATCH = 500;
 
+/** Takes the journal counter's row lock until the transaction ends; answers the last seq. */
+const SQL_LOCK_SEQ = "UPDATE meta SET value = value WHERE key = 'last_seq' RETURNING value";
+
 const SQL = {
   /**
    * Run on the claim pool, whose sessions commit with `synchronous_commit = off`: COMMIT returns
@@ -89,7 +92,6 @@ const SQL = {
       LEFT JOIN taken t ON t.key = i.key
       LEFT JOIN marks m ON m.key = i.key AND m.expires_at > $3`,
   release: "DELETE FROM marks WHERE key = $1 AND event_id IS NULL",
-  lockSeq: "UPDATE meta SET value = value WHERE key = 'last_seq' RETURNING value",
   /** The append of up to `rows` events: `appendStatement` below. */
   append: (rows: number) => {
     // $1 the seq before the batch, $2..$4 the marks (arrays: keys, event ids, expiries), then 8
@@ -143,7 +145,6 @@ const SQL = {
 const STATEMENTS = {
   claim: prepared(SQL.claim),
   release: prepared(SQL.release),
-  lockSeq: prepared(SQL.lockSeq),
   getById: prepared(SQL.getById),
   lastSeq: prepared(SQL.lastSeq),
   readAfter: prepared(toPg(buildPgReadAfterQuery(0, 1).sql)),
@@ -170,11 +171,14 @@ function appendStatement(rows: number): { name: string; text: string; rows: numb
 }
 
 /**
- * Opens an append's transaction. The append statements are planned once per connection (a
- * generic plan): their plan does not depend on the values, and the custom plans PostgreSQL
- * would otherwise make for the first runs of each size class cost more than the appends.
+ * Opens an append's transaction and takes the journal counter's row lock, in one round trip.
+ * The append statements are planned once per connection (a generic plan): their plan does not
+ * depend on the values, and the custom plans PostgreSQL would otherwise make for the first runs
+ * of each size class cost more than the appends. The lock is taken by a statement of its own,
+ * before the append's: under READ COMMITTED the append's snapshot is taken when it starts, so it
+ * sees every event committed by the holder the lock waited for.
  */
-const BEGIN_APPEND = "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan";
+const BEGIN_APPEND = `BEGIN; SET LOCAL plan_cache_mode = force_generic_plan; ${SQL_LOCK_SEQ}`;
 
 interface PendingClaim {
   key: string;
@@ -252,9 +256,8 @@ export function createPostgresStore(
     for (const item of batch) marks.set(item.dedupeKey, { eventId: item.record.id, expiresAt: item.expiresAt });
     const rows = await inTransaction(
       pool,
-      async (client) => {
-        const lock = await client.query<{ value: number }>(STATEMENTS.lockSeq);
-        const last = Number(lock.rows[0]?.value ?? 0);
+      async (client, opened) => {
+        const last = Number((opened.rows[0] as { value?: number } | undefined)?.value ?? 0);
         const statement = appendStatement(columns.length);
         const values: unknown[] = [
           last,
