@@ -79,7 +79,8 @@ const SQL = {
    * claim's included, is on disk by then. A crash before that loses at most claims whose
    * webhooks got no 202 (their senders retry, and a retry claims anew); a duplicate answer
    * (200) comes from a mark written by an append, never from a claim. Should the server crash
-   * after the append's flush, the claim is long since replaced by the mark.
+   * after the append's flush, the claim is long since replaced by the mark. The existing mark
+   * is looked up only for the keys not claimed (a claimed key had none, or an expired one).
    */
   claim: `WITH input AS (
       SELECT * FROM unnest($1::bytea[], $2::bigint[]) WITH ORDINALITY AS u(key, expires_at, ord)),
@@ -88,9 +89,9 @@ const SQL = {
       ON CONFLICT (key) DO UPDATE SET event_id = NULL, expires_at = excluded.expires_at
       WHERE marks.expires_at <= $3
       RETURNING key)
-    SELECT i.ord, t.key IS NOT NULL AS claimed, m.event_id FROM input i
-      LEFT JOIN taken t ON t.key = i.key
-      LEFT JOIN marks m ON m.key = i.key AND m.expires_at > $3`,
+    SELECT i.ord, t.key IS NOT NULL AS claimed,
+      CASE WHEN t.key IS NULL THEN (SELECT m.event_id FROM marks m WHERE m.key = i.key AND m.expires_at > $3) END AS event_id
+      FROM input i LEFT JOIN taken t ON t.key = i.key`,
   release: "DELETE FROM marks WHERE key = $1 AND event_id IS NULL",
   /** The append of up to `rows` events: `appendStatement` below. */
   append: (rows: number) => {
