@@ -93,7 +93,11 @@ const SQL = {
       CASE WHEN t.key IS NULL THEN (SELECT m.event_id FROM marks m WHERE m.key = i.key AND m.expires_at > $3) END AS event_id
       FROM input i LEFT JOIN taken t ON t.key = i.key`,
   release: "DELETE FROM marks WHERE key = $1 AND event_id IS NULL",
-  /** The append of up to `rows` events: `appendStatement` below. */
+  /**
+   * The append of up to `rows` events (`appendStatement` below). The events of ids not recorded
+   * yet get the next seqs in input order; ids recorded before answer with their seq, found by
+   * the same probe of `events_id_key` (the statement's snapshot does not see its own inserts).
+   */
   append: (rows: number) => {
     // $1 the seq before the batch, $2..$4 the marks (arrays: keys, event ids, expiries), then 8
     // parameters per event row. A row whose id is NULL is padding (see `appendStatement`).
