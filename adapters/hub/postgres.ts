@@ -11,7 +11,7 @@
  * `store.driver: "postgres"`, whose connection options it shares (adapters/hub/registry.ts).
  */
 import pg from "pg";
-import type { StoreDriver } from "../../src/store/contract.ts";
+import type { EventRecord, StoreDriver } from "../../src/store/contract.ts";
 import type { HubFactory } from "../../src/stream/hub-contract.ts";
 import { openJournalHub } from "../../src/stream/journal-hub.ts";
 import {
@@ -32,6 +32,8 @@ export interface PostgresHubOptions extends PostgresOptions {
 }
 
 const NOTIFY = prepared("SELECT pg_notify($1, $2)");
+/** Published records held for the read path at most (see `published`). */
+const MAX_HELD = 4096;
 
 /** The notification channel of a schema. */
 export function wakeChannel(schema: string): string {
@@ -53,7 +55,10 @@ export const postgresHub: HubFactory<PostgresHubOptions> = async (options) => {
   const listen = async (): Promise<void> => {
     const client = new pg.Client(config);
     client.on("error", () => {});
-    client.on("notification", () => wake());
+    client.on("notification", (message) => {
+      hear(message.payload);
+      wake();
+    });
     client.on("end", () => {
       if (listener !== client || closed) return;
       listener = undefined;
@@ -76,6 +81,44 @@ export const postgresHub: HubFactory<PostgresHubOptions> = async (options) => {
       listen().catch(() => scheduleReconnect(Math.min(delay * 2, 5_000)));
     }, delay);
     (retry as { unref?: () => void }).unref?.();
+  };
+
+  /**
+   * The read path. Every wake-up reads the event log after the hub's cursor, and most of what it
+   * finds there is what this instance has just appended and published: reading that back costs
+   * PostgreSQL a fetch (and a decompression) of every record and the gateway a parse of it, for
+   * records it already holds. So the records published here are kept until the cursor passes
+   * them, and a read is answered from them when that answer is exactly what the event log
+   * holds: the seqs right after the cursor, without a gap (a seq is published only after its
+   * commit, and one that is here was not another instance's), and nothing beyond them that any
+   * notification told of (`heard`: the highest seq announced on the channel, by any instance).
+   * Otherwise, or when a notification's payload is not a seq, the event log is read. A commit
+   * of another instance that lands after such an answer sends its own notification, which
+   * wakes the hub again, and that read goes to the event log: nothing is delayed beyond the
+   * notification, and a lost notification still leaves the poll.
+   */
+  const published = new Map<number, EventRecord>();
+  let heard = 0;
+  const hear = (payload: string | undefined) => {
+    const seq = Number(payload);
+    heard = Number.isSafeInteger(seq) ? Math.max(heard, seq) : Number.POSITIVE_INFINITY;
+  };
+  const journal: PostgresHubOptions["journal"] = {
+    lastSeq: () => options.journal.lastSeq(),
+    readAfter: async (afterSeq, limit, filter) => {
+      for (const seq of published.keys()) if (seq <= afterSeq) published.delete(seq);
+      if (filter === undefined) {
+        const held: EventRecord[] = [];
+        for (let seq = afterSeq + 1; held.length < limit; seq++) {
+          const record = published.get(seq);
+          if (!record) break;
+          held.push(record);
+        }
+        const last = held[held.length - 1];
+        if (last && last.seq >= heard) return held;
+      }
+      return options.journal.readAfter(afterSeq, limit, filter);
+    },
   };
 
   /** Seqs published locally: the highest, and the highest announced. */
@@ -108,7 +151,7 @@ export const postgresHub: HubFactory<PostgresHubOptions> = async (options) => {
     throw error;
   }
   const hub = await openJournalHub({
-    journal: options.journal,
+    journal,
     pollIntervalMs: options.pollMs ?? 1000,
     onError: options.onError ?? (() => {}),
     announce: (seq) => {
@@ -127,5 +170,13 @@ export const postgresHub: HubFactory<PostgresHubOptions> = async (options) => {
     },
   });
   wake = () => hub.wake();
-  return hub;
+  return {
+    ...hub,
+    publish(record) {
+      // Kept for the read path only while the hub is behind it; bounded should the cursor stall.
+      if (published.size >= MAX_HELD) published.delete(published.keys().next().value as number);
+      published.set(record.seq, record);
+      hub.publish(record);
+    },
+  };
 };

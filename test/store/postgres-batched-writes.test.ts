@@ -71,6 +71,65 @@ describe("postgres store: appends in batches", () => {
   });
 });
 
+describe("postgres store: appends in batches of every size", () => {
+  it("gives seqs in input order and one answer per append whatever the batch's size (padded statements)", async () => {
+    const store = await open(`b${++n}`);
+    try {
+      let next = 0;
+      let seq = 0;
+      // Batch sizes on and around the powers of two the statements are prepared for, up to
+      // more than one transaction holds (the rest goes in the next one).
+      for (const size of [1, 2, 3, 4, 5, 8, 9, 31, 64, 100, 256, 257, 300]) {
+        const records = Array.from({ length: size }, () => makeRecord(++next));
+        const results = await Promise.all(records.map((r) => store.append(r, keyOf(r), DAY)));
+        expect(results).toEqual(records.map((_, i) => ({ inserted: true, seq: seq + i + 1 })));
+        seq += size;
+        const back = await store.readAfter(seq - size, size + 1);
+        expect(back).toEqual(records.map((r, i) => ({ ...r, seq: seq - size + i + 1 })));
+      }
+      expect(await store.lastSeq()).toBe(seq);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
+  it("answers ids recorded before, and an id twice in one batch, with the seq already given", async () => {
+    const store = await open(`b${++n}`);
+    try {
+      const old = [makeRecord(1), makeRecord(2)];
+      expect(await Promise.all(old.map((r) => store.append(r, keyOf(r), DAY)))).toEqual([
+        { inserted: true, seq: 1 },
+        { inserted: true, seq: 2 },
+      ]);
+      const fresh = [makeRecord(3), makeRecord(4)];
+      // One batch: a recorded id, a new one, the new one again under another key, a recorded
+      // one, another new one.
+      const batch: [EventRecord, string][] = [
+        [old[1] as EventRecord, "again-2"],
+        [fresh[0] as EventRecord, keyOf(fresh[0] as EventRecord)],
+        [fresh[0] as EventRecord, "again-3"],
+        [old[0] as EventRecord, "again-1"],
+        [fresh[1] as EventRecord, keyOf(fresh[1] as EventRecord)],
+      ];
+      const results = await Promise.all(batch.map(([r, key]) => store.append(r, key, DAY)));
+      expect(results).toEqual([
+        { inserted: false, seq: 2 },
+        { inserted: true, seq: 3 },
+        { inserted: false, seq: 3 },
+        { inserted: false, seq: 1 },
+        { inserted: true, seq: 4 },
+      ]);
+      expect(await store.lastSeq()).toBe(4);
+      // Every key of the batch now names its event.
+      for (const [record, key] of batch) {
+        expect(await store.claim(key, 30_000)).toEqual({ status: "duplicate", id: record.id });
+      }
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe("postgres store: claims in batches", () => {
   /** Claims every key on `store` at once (one or a few statements) and appends what it won. */
   const claimAndAppend = async (store: StoreDriver, records: EventRecord[]) => {

@@ -129,13 +129,23 @@ export function prepared(text: string): { name: string; text: string } {
   return { name: `gw_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`, text };
 }
 
-/** Runs `work` in one transaction on one connection of `pool`. */
-export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Runs `work` in one transaction on one connection of `pool`. `begin` opens it (default
+ * `BEGIN`): a caller may add statements without parameters (`SET LOCAL` settings, a first
+ * statement) sent in the same round trip; `work` gets the answer of the last of them.
+ */
+export async function inTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient, opened: pg.QueryResult) => Promise<T>,
+  begin = "BEGIN",
+): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   try {
-    await client.query("BEGIN");
-    const result = await work(client);
+    // Several statements in one query string answer with one result each.
+    const answers = (await client.query(begin)) as pg.QueryResult | pg.QueryResult[];
+    const opened = Array.isArray(answers) ? (answers[answers.length - 1] as pg.QueryResult) : answers;
+    const result = await work(client, opened);
     await client.query("COMMIT");
     return result;
   } catch (error) {

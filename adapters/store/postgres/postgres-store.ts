@@ -66,6 +66,9 @@ const PURGE_BATCH = 1_000;
 /** Ids per removal or redaction statement. */
 const ID_BATCH = 500;
 
+/** Takes the journal counter's row lock until the transaction ends; answers the last seq. */
+const SQL_LOCK_SEQ = "UPDATE meta SET value = value WHERE key = 'last_seq' RETURNING value";
+
 const SQL = {
   /**
    * Run on the claim pool, whose sessions commit with `synchronous_commit = off`: COMMIT returns
@@ -76,7 +79,8 @@ const SQL = {
    * claim's included, is on disk by then. A crash before that loses at most claims whose
    * webhooks got no 202 (their senders retry, and a retry claims anew); a duplicate answer
    * (200) comes from a mark written by an append, never from a claim. Should the server crash
-   * after the append's flush, the claim is long since replaced by the mark.
+   * after the append's flush, the claim is long since replaced by the mark. The existing mark
+   * is looked up only for the keys not claimed (a claimed key had none, or an expired one).
    */
   claim: `WITH input AS (
       SELECT * FROM unnest($1::bytea[], $2::bigint[]) WITH ORDINALITY AS u(key, expires_at, ord)),
@@ -85,35 +89,45 @@ const SQL = {
       ON CONFLICT (key) DO UPDATE SET event_id = NULL, expires_at = excluded.expires_at
       WHERE marks.expires_at <= $3
       RETURNING key)
-    SELECT i.ord, t.key IS NOT NULL AS claimed, m.event_id FROM input i
-      LEFT JOIN taken t ON t.key = i.key
-      LEFT JOIN marks m ON m.key = i.key AND m.expires_at > $3`,
+    SELECT i.ord, t.key IS NOT NULL AS claimed,
+      CASE WHEN t.key IS NULL THEN (SELECT m.event_id FROM marks m WHERE m.key = i.key AND m.expires_at > $3) END AS event_id
+      FROM input i LEFT JOIN taken t ON t.key = i.key`,
   release: "DELETE FROM marks WHERE key = $1 AND event_id IS NULL",
-  lockSeq: "UPDATE meta SET value = value WHERE key = 'last_seq' RETURNING value",
   /**
-   * $1..$8 the columns per record (arrays), $9 the seq before the batch, $10..$12 the marks.
-   * The events of ids not recorded yet get the next seqs in input order; existing ids answer
-   * with their seq. The statement's snapshot does not see its own inserts, so the second
-   * branch lists exactly the ids recorded before.
+   * The append of up to `rows` events (`appendStatement` below). The events of ids not recorded
+   * yet get the next seqs in input order; ids recorded before answer with their seq, found by
+   * the same probe of `events_id_key` (the statement's snapshot does not see its own inserts).
    */
-  append: `WITH input AS (
-      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::jsonb[])
-        WITH ORDINALITY AS u(id, source_id, type, subject, external_id, received_at, record, doc, ord)),
+  append: (rows: number) => {
+    // $1 the seq before the batch, $2..$4 the marks (arrays: keys, event ids, expiries), then 8
+    // parameters per event row. A row whose id is NULL is padding (see `appendStatement`).
+    const values: string[] = [];
+    for (let r = 0; r < rows; r++) {
+      const p = 5 + r * 8;
+      values.push(
+        `($${p}::text, $${p + 1}::text, $${p + 2}::text, $${p + 3}::text, $${p + 4}::text, $${p + 5}::bigint, $${p + 6}::text, $${p + 7}::jsonb, ${r + 1})`,
+      );
+    }
+    return `WITH input AS (
+      SELECT * FROM (VALUES ${values.join(", ")})
+        AS u(id, source_id, type, subject, external_id, received_at, record, doc, ord) WHERE id IS NOT NULL),
+    probed AS (
+      SELECT i.*, e.seq AS recorded FROM input i LEFT JOIN events e ON e.id = i.id),
     fresh AS (
-      SELECT i.*, row_number() OVER (ORDER BY i.ord) AS rn FROM input i
-      WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = i.id)),
+      SELECT p.*, row_number() OVER (ORDER BY p.ord) AS rn FROM probed p WHERE p.recorded IS NULL),
     inserted AS (
       INSERT INTO events (seq, id, source_id, type, subject, external_id, received_at, record, doc)
-      SELECT $9 + rn, id, source_id, type, subject, external_id, received_at, record, doc FROM fresh
+      SELECT $1 + rn, id, source_id, type, subject, external_id, received_at, record, doc FROM fresh
       RETURNING id, seq),
     counter AS (
-      UPDATE meta SET value = $9 + (SELECT count(*) FROM fresh) WHERE key = 'last_seq'),
+      UPDATE meta SET value = $1 + (SELECT count(*) FROM fresh) WHERE key = 'last_seq'),
     marked AS (
       INSERT INTO marks (key, event_id, expires_at)
-      SELECT * FROM unnest($10::bytea[], $11::text[], $12::bigint[]) AS m(key, event_id, expires_at) ORDER BY key
+      SELECT * FROM unnest($2::bytea[], $3::text[], $4::bigint[]) AS m(key, event_id, expires_at) ORDER BY key
       ON CONFLICT (key) DO UPDATE SET event_id = excluded.event_id, expires_at = excluded.expires_at)
     SELECT id, seq, true AS inserted FROM inserted
-    UNION ALL SELECT id, seq, false FROM events WHERE id = ANY($1::text[])`,
+    UNION ALL SELECT id, recorded, false FROM probed WHERE recorded IS NOT NULL`;
+  },
   lastSeq: "SELECT value FROM meta WHERE key = 'last_seq'",
   purgeEvents: toPg(EVENT_SQL.purgeBatch),
   purgeMarks: toPg(EVENT_SQL.purgeMarksBatch),
@@ -136,12 +150,40 @@ const SQL = {
 const STATEMENTS = {
   claim: prepared(SQL.claim),
   release: prepared(SQL.release),
-  lockSeq: prepared(SQL.lockSeq),
-  append: prepared(SQL.append),
   getById: prepared(SQL.getById),
   lastSeq: prepared(SQL.lastSeq),
   readAfter: prepared(toPg(buildPgReadAfterQuery(0, 1).sql)),
 };
+
+/**
+ * The append statement for `rows` events, prepared by size class: a batch of n events runs the
+ * statement of the next power of two (1, 2, 4, ... APPEND_BATCH rows) with the rows beyond n
+ * padded with NULLs, so a connection prepares at most nine texts. Each value of an event is a
+ * parameter of its own, not an element of an array: neither `pg` (escaping every record and
+ * document into an array literal) nor PostgreSQL (`array_in`, parsing it back) has to walk the
+ * text character by character.
+ */
+const appendStatements = new Map<number, { name: string; text: string }>();
+function appendStatement(rows: number): { name: string; text: string; rows: number } {
+  let size = 1;
+  while (size < rows) size *= 2;
+  let statement = appendStatements.get(size);
+  if (!statement) {
+    statement = prepared(SQL.append(size));
+    appendStatements.set(size, statement);
+  }
+  return { ...statement, rows: size };
+}
+
+/**
+ * Opens an append's transaction and takes the journal counter's row lock, in one round trip.
+ * The append statements are planned once per connection (a generic plan): their plan does not
+ * depend on the values, and the custom plans PostgreSQL would otherwise make for the first runs
+ * of each size class cost more than the appends. The lock is taken by a statement of its own,
+ * before the append's: under READ COMMITTED the append's snapshot is taken when it starts, so it
+ * sees every event committed by the holder the lock waited for.
+ */
+const BEGIN_APPEND = `BEGIN; SET LOCAL plan_cache_mode = force_generic_plan; ${SQL_LOCK_SEQ}`;
 
 interface PendingClaim {
   key: string;
@@ -217,28 +259,32 @@ export function createPostgresStore(
     const columns = [...firstOfId.values()].map((item) => eventColumns(item.record, summarizeEvent));
     const marks = new Map<string, { eventId: string; expiresAt: number }>();
     for (const item of batch) marks.set(item.dedupeKey, { eventId: item.record.id, expiresAt: item.expiresAt });
-    const rows = await inTransaction(pool, async (client) => {
-      const lock = await client.query<{ value: number }>(STATEMENTS.lockSeq);
-      const last = Number(lock.rows[0]?.value ?? 0);
-      const result = await client.query<{ id: string; seq: number; inserted: boolean }>({
-        ...STATEMENTS.append,
-        values: [
-          columns.map((c) => c.id),
-          columns.map((c) => c.sourceId),
-          columns.map((c) => c.type),
-          columns.map((c) => c.subject),
-          columns.map((c) => c.externalId),
-          columns.map((c) => c.receivedAt),
-          columns.map((c) => c.record),
-          columns.map((c) => c.doc),
+    const rows = await inTransaction(
+      pool,
+      async (client, opened) => {
+        const last = Number((opened.rows[0] as { value?: number } | undefined)?.value ?? 0);
+        const statement = appendStatement(columns.length);
+        const values: unknown[] = [
           last,
           [...marks.keys()].map(pgBytes),
           [...marks.values()].map((m) => m.eventId),
           [...marks.values()].map((m) => m.expiresAt),
-        ],
-      });
-      return result.rows;
-    });
+        ];
+        for (const c of columns) {
+          values.push(c.id, c.sourceId, c.type, c.subject, c.externalId, c.receivedAt, c.record, c.doc);
+        }
+        for (let pad = columns.length; pad < statement.rows; pad++) {
+          values.push(null, null, null, null, null, null, null, null);
+        }
+        const result = await client.query<{ id: string; seq: number; inserted: boolean }>({
+          name: statement.name,
+          text: statement.text,
+          values,
+        });
+        return result.rows;
+      },
+      BEGIN_APPEND,
+    );
     const byId = new Map(rows.map((r) => [r.id, r]));
     const answered = new Set<string>();
     for (const item of batch) {

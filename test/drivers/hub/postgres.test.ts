@@ -9,6 +9,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresHub } from "../../../adapters/hub/postgres.ts";
 import { postgresStore } from "../../../adapters/store/postgres/postgres-store.ts";
+import type { EventRecord, StoreDriver } from "../../../src/store/contract.ts";
 import { testHubDriver } from "../../conformance/hub-conformance.ts";
 import { makeTestRecord } from "../../conformance/sink-conformance.ts";
 import { waitFor } from "../../delivery/helpers/webhook-receiver.ts";
@@ -102,4 +103,67 @@ describe("postgres hub across instances", () => {
       await store.close();
     }
   }, 60_000);
+
+  it("answers its own appends without reading them back, and still hears every seq of two instances appending at once, in order", async () => {
+    const schema = `o${++n}`;
+    const url = server.url;
+    const [storeA, storeB] = await Promise.all([
+      postgresStore({ url, schema, poolSize: 4 }),
+      postgresStore({ url, schema, poolSize: 4 }),
+    ]);
+    // Counts what the event log hands each hub (rows read back from PostgreSQL).
+    const counted = (store: StoreDriver) => {
+      const tally = { rows: 0 };
+      const journal: Pick<StoreDriver, "readAfter" | "lastSeq"> = {
+        lastSeq: () => store.lastSeq(),
+        readAfter: async (after, limit, filter) => {
+          const rows = await store.readAfter(after, limit, filter);
+          tally.rows += rows.length;
+          return rows;
+        },
+      };
+      return { journal, tally };
+    };
+    const a = counted(storeA);
+    const b = counted(storeB);
+    const hubA = await postgresHub({ url, schema, journal: a.journal, pollMs: 60_000 });
+    const hubB = await postgresHub({ url, schema, journal: b.journal, pollMs: 60_000 });
+    try {
+      const heardA: EventRecord[] = [];
+      const heardB: EventRecord[] = [];
+      hubA.subscribe((record) => heardA.push(record));
+      hubB.subscribe((record) => heardB.push(record));
+      // Alone: A's own appends reach its subscriber from what it published.
+      for (let i = 0; i < 50; i++) {
+        const record = makeTestRecord();
+        const { seq } = await storeA.append(record, `k\u0000${record.id}`, 60_000);
+        hubA.publish({ ...record, seq });
+      }
+      await waitFor("A's own appends", () => heardA.length >= 50 && heardB.length >= 50, 10_000);
+      expect(a.tally.rows).toBeLessThan(25);
+      // Together: both instances append and publish at once, several appends in flight each.
+      const appendOn = async (store: StoreDriver, hub: typeof hubA, count: number) => {
+        const records = Array.from({ length: count }, () => makeTestRecord());
+        await Promise.all(
+          records.map(async (record) => {
+            const { seq } = await store.append(record, `k\u0000${record.id}`, 60_000);
+            hub.publish({ ...record, seq });
+          }),
+        );
+      };
+      for (let round = 0; round < 10; round++) {
+        await Promise.all([appendOn(storeA, hubA, 20), appendOn(storeB, hubB, 20)]);
+      }
+      const total = 50 + 10 * 40;
+      await waitFor("every append on both hubs", () => heardA.length >= total && heardB.length >= total, 30_000);
+      const all = await storeA.readAfter(0, total + 10);
+      expect(all.map((r) => r.seq)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+      // Each subscriber heard every event once, in seq order, exactly as the event log holds it.
+      expect(heardA).toEqual(all);
+      expect(heardB).toEqual(all);
+    } finally {
+      await Promise.all([hubA.close(), hubB.close()]);
+      await Promise.all([storeA.close(), storeB.close()]);
+    }
+  }, 90_000);
 });
