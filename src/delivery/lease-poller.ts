@@ -19,6 +19,7 @@ import {
   type OutboxStore,
 } from "./outbox-contract.ts";
 import type { Scheduler } from "./scheduler.ts";
+import { markStage } from "./stage-trace.ts";
 
 export interface LeasePollerDeps {
   outbox: OutboxStore;
@@ -76,7 +77,10 @@ export function createLeasePoller(deps: LeasePollerDeps) {
       taken.push([lane, next]);
     }
     if (fixed.length > 0) await deps.persist(fixed);
-    for (const [lane, record] of taken) lane.add(record);
+    for (const [lane, record] of taken) {
+      markStage("laned", record.receivedAt);
+      lane.add(record);
+    }
   };
 
   const claim = async () => {

@@ -32,6 +32,7 @@ import type { Tracing } from "../tracing/tracing-port.ts";
 import { traceRouting } from "./delivery-spans.ts";
 import type { CreationLease, DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
 import type { Scheduler } from "./scheduler.ts";
+import { markStage } from "./stage-trace.ts";
 
 export interface DispatcherDeps {
   store: StoreDriver;
@@ -268,7 +269,9 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
         continue;
       }
       const lease = deps.outbox.shared ? deps.creationLease?.() : undefined;
+      for (const record of records) markStage("routing", record.receivedAt);
       const created = await deps.outbox.createDeliveries(records, last, lease);
+      for (const record of created) markStage("created", record.receivedAt);
       cursor = last;
       // This write carried the cursor too (it only moves forward).
       if (unwritten !== undefined) {
@@ -317,6 +320,7 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
      */
     offer(event: EventRecord) {
       if (stopped) return;
+      markStage("offered", event.receivedAt);
       if (!deliverable && !deps.outbox.shared) return wake();
       // Routed already (read from the log before the hub handed it over): nothing to do.
       if (event.seq <= cursor) return;
