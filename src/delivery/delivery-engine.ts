@@ -151,8 +151,8 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     logger,
     tracing: ctx.tracing,
     initialState: (id) => lanes.get(id)?.initialState(),
-    onCreated: (records, lease) => {
-      if (leases) return lease ? leases.adopt(records, lease) : leases.wake();
+    onCreated: (records, lease, states) => {
+      if (leases) return lease ? leases.adopt(records, lease, states) : leases.wake();
       for (const record of records) lanes.get(record.destinationId)?.add(record);
     },
     creationLease: () => leases?.creationLease(),

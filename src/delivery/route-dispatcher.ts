@@ -30,7 +30,7 @@ import { type CompiledRoute, resolveDestinations } from "../routes/match-routes.
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { Tracing } from "../tracing/tracing-port.ts";
 import { traceRouting } from "./delivery-spans.ts";
-import type { CreationLease, DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
+import type { CreationLease, DeliveryRecord, DeliveryState, DestinationState, OutboxStore } from "./outbox-contract.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { markStage } from "./stage-trace.ts";
 
@@ -43,8 +43,11 @@ export interface DispatcherDeps {
   logger: Logger;
   /** The state a new record of the destination starts in, or undefined when it has no lane. */
   initialState(destinationId: string): DeliveryState | undefined;
-  /** Hands freshly created records to their lanes (`lease`: the one they were created under). */
-  onCreated(records: DeliveryRecord[], lease?: CreationLease): void;
+  /**
+   * Hands freshly created records to their lanes (`lease`: the one they were created under;
+   * `states`: the destinations' saved states read in the same outbox step, when it read them).
+   */
+  onCreated(records: DeliveryRecord[], lease?: CreationLease, states?: DestinationState[]): void;
   /**
    * A shared outbox's routing lease: the records this instance creates start leased to it
    * (lease-poller.ts), so they go to its lanes without a claim.
@@ -270,7 +273,12 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
       }
       const lease = deps.outbox.shared ? deps.creationLease?.() : undefined;
       for (const record of records) markStage("routing", record.receivedAt);
-      const created = await deps.outbox.createDeliveries(records, last, lease);
+      // Leased records go to this instance's lanes in the destinations' states read with them
+      // (when the outbox can: one round trip less before the first attempt).
+      const { created, states } =
+        lease && deps.outbox.createDeliveriesWithStates
+          ? await deps.outbox.createDeliveriesWithStates(records, last, lease)
+          : { created: await deps.outbox.createDeliveries(records, last, lease), states: undefined };
       for (const record of created) markStage("created", record.receivedAt);
       cursor = last;
       // This write carried the cursor too (it only moves forward).
@@ -279,7 +287,7 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
         cancelCursorFlush?.();
         cancelCursorFlush = undefined;
       }
-      if (created.length > 0) deps.onCreated(created, lease);
+      if (created.length > 0) deps.onCreated(created, lease, states);
     }
   };
 

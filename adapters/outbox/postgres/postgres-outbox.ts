@@ -20,6 +20,7 @@ import {
   type DeliveryRecord,
   type DeliveryRef,
   type DeliveryState,
+  type DestinationState,
   isTerminal,
   leasedAtCreation,
   type OutboxFactory,
@@ -52,6 +53,9 @@ const UNNEST = `SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::t
 const SQL = {
   readCursor: "SELECT value FROM meta WHERE key = 'routing_cursor'",
   moveCursor: "UPDATE meta SET value = greatest(value, $1) WHERE key = 'routing_cursor'",
+  /** `moveCursor` answering with every destination's saved state (one round trip for both). */
+  moveCursorReadStates: `UPDATE meta SET value = greatest(value, $1) WHERE key = 'routing_cursor'
+    RETURNING (SELECT coalesce(array_agg(record ORDER BY id), '{}') FROM destination_states) AS states`,
   lockCursor: "SELECT value FROM meta WHERE key = 'routing_cursor' FOR UPDATE",
   /** With each record's lease end (0: none) and owner (null): the routing instance's lease. */
   create: `INSERT INTO deliveries (${COLUMNS}, lease_until, lease_owner) ${UNNEST.replace(
@@ -431,6 +435,39 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
     ]);
   };
 
+  /** Creates records and moves the cursor in the routing queue; `withStates`: reads the destination states too. */
+  const createDeliveries = (
+    records: readonly DeliveryRecord[],
+    cursor: number,
+    lease: CreationLease | undefined,
+    withStates: boolean,
+  ) =>
+    routing.write(async (client) => {
+      const inserted = new Set<string>();
+      for (let i = 0; i < records.length; i += WRITE_BATCH) {
+        const batch = records.slice(i, i + WRITE_BATCH);
+        const leased = batch.map((r) => lease !== undefined && leasedAtCreation(r, lease));
+        const { rows } = await client.query<{ event_id: string; destination_id: string }>(SQL.create, [
+          ...columnsOf(batch),
+          leased.map((on) => (on ? (lease as CreationLease).until : 0)),
+          leased.map((on) => (on ? (lease as CreationLease).owner : null)),
+        ]);
+        for (const row of rows) inserted.add(pairKey(row.event_id, row.destination_id));
+      }
+      let states: DestinationState[] = [];
+      if (withStates) {
+        const moved = await client.query<{ states: string[] }>(SQL.moveCursorReadStates, [cursor]);
+        states = (moved.rows[0]?.states ?? []).map((record) => JSON.parse(record) as DestinationState);
+      } else await client.query(SQL.moveCursor, [cursor]);
+      const out: DeliveryRecord[] = [];
+      for (const r of records) {
+        const key = pairKey(pgText(r.eventId), pgText(r.destinationId));
+        if (!inserted.delete(key)) continue;
+        out.push(structuredClone(r));
+      }
+      return { created: out, states };
+    }, true);
+
   return {
     name,
     shared: true,
@@ -439,27 +476,10 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
       return Number(rows[0]?.value ?? 0);
     },
     createDeliveries(records, cursor, lease) {
-      return routing.write(async (client) => {
-        const inserted = new Set<string>();
-        for (let i = 0; i < records.length; i += WRITE_BATCH) {
-          const batch = records.slice(i, i + WRITE_BATCH);
-          const leased = batch.map((r) => lease !== undefined && leasedAtCreation(r, lease));
-          const { rows } = await client.query<{ event_id: string; destination_id: string }>(SQL.create, [
-            ...columnsOf(batch),
-            leased.map((on) => (on ? (lease as CreationLease).until : 0)),
-            leased.map((on) => (on ? (lease as CreationLease).owner : null)),
-          ]);
-          for (const row of rows) inserted.add(pairKey(row.event_id, row.destination_id));
-        }
-        await client.query(SQL.moveCursor, [cursor]);
-        const out: DeliveryRecord[] = [];
-        for (const r of records) {
-          const key = pairKey(pgText(r.eventId), pgText(r.destinationId));
-          if (!inserted.delete(key)) continue;
-          out.push(structuredClone(r));
-        }
-        return out;
-      }, true);
+      return createDeliveries(records, cursor, lease, false).then((done) => done.created);
+    },
+    createDeliveriesWithStates(records, cursor, lease) {
+      return createDeliveries(records, cursor, lease, true);
     },
     async saveDeliveries(records) {
       if (records.length === 0) return;
