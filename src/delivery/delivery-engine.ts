@@ -379,6 +379,16 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
       await Promise.all([...sinks.values()].map((sink) => sink.close().catch(() => {})));
     },
 
+    /**
+     * An event this instance just recorded (ingress, operational events): on a shared outbox it
+     * is routed from this copy when it follows the routing cursor, without waiting for the
+     * hub's read of the event log (which still hands over every instance's events). A
+     * single-process hub hands local appends over at once anyway: nothing to do then.
+     */
+    offerLocal(record: EventRecord) {
+      if (leases) dispatcher.offerLocal(record);
+    },
+
     /** Resolves once no routing, attempt or outbox write is running (tests with a manual clock). */
     settled: () => tracker.idle(),
 

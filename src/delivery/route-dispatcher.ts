@@ -122,7 +122,7 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
    * `cursor + 1` on is exactly the event log's next events (seqs are unique), so they are routed
    * without reading the log again. Anything else (a gap, an overflow) is read from the log.
    */
-  const offered = new Map<number, EventRecord>();
+  const offered = new Map<number, { event: EventRecord; local: boolean }>();
   /** Wake-ups that asked for a log read, and how many of them a read to the log's end covered. */
   let readWanted = 0;
   let readDone = 0;
@@ -215,14 +215,20 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     return built;
   };
 
+  /** Whether an event the hub offered (not only a local append) waits to be routed. */
+  const hubOfferWaiting = () => {
+    for (const entry of offered.values()) if (!entry.local) return true;
+    return false;
+  };
+
   /** The offered events from `cursor + 1` on, in seq order (at most a batch), if any. */
   const takeOffered = (): EventRecord[] | undefined => {
     for (const seq of offered.keys()) if (seq <= cursor) offered.delete(seq);
     const out: EventRecord[] = [];
     for (let seq = cursor + 1; out.length < deps.batchSize; seq++) {
-      const event = offered.get(seq);
-      if (!event) break;
-      out.push(event);
+      const entry = offered.get(seq);
+      if (!entry) break;
+      out.push(entry.event);
     }
     return out.length > 0 ? out : undefined;
   };
@@ -240,10 +246,11 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
         continue;
       }
       const handed = takeOffered();
-      // Woken by offers only, the log is read only when an offered event waits behind a gap
-      // (events not offered, or offered out of order): otherwise what was never offered is read
-      // at the next wake-up that asks for it, or at the poll.
-      if (!handed && offered.size === 0 && readDone >= readWanted) return;
+      // Woken by offers only, the log is read only when an event the hub offered waits behind a
+      // gap (events not offered, or offered out of order): otherwise what was never offered is
+      // read at the next wake-up that asks for it, or at the poll. A local append behind a gap
+      // (other instances' events before it) waits for the hub to hand those over.
+      if (!handed && !hubOfferWaiting() && readDone >= readWanted) return;
       const asked = readWanted;
       const events = handed ?? (await deps.store.readAfter(cursor, deps.batchSize));
       if (!handed && events.length < deps.batchSize) readDone = Math.max(readDone, asked);
@@ -334,7 +341,19 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
       if (event.seq <= cursor) return;
       // Too many waiting (the routing is behind): the log is read instead.
       if (offered.size >= MAX_OFFERED) return wake();
-      offered.set(event.seq, event);
+      offered.set(event.seq, { event, local: false });
+      run();
+    },
+    /**
+     * An event this instance just recorded (a shared outbox: the hub hands it over too, after
+     * its read of the log): routed at once when it is the next after the cursor, without
+     * waiting for that read; behind a gap (events of other instances not handed over yet) it
+     * waits for the hub, which hands those over. Never a reason to read the log by itself.
+     */
+    offerLocal(event: EventRecord) {
+      if (stopped || !deliverable || event.seq <= cursor) return;
+      if (offered.has(event.seq) || offered.size >= MAX_OFFERED) return;
+      offered.set(event.seq, { event, local: true });
       run();
     },
     /** The routes or the lanes changed (reload): recomputes what is delivered and routes on. */

@@ -123,4 +123,30 @@ describe("routing the events the hub hands over", () => {
     expect(t.created.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
     t.dispatcher.stop();
   });
+
+  it("routes this instance's own appends from their copies, and waits for the hub behind a gap without reading the log", async () => {
+    const t = await setup();
+    await t.dispatcher.start();
+    await t.settle();
+    // Local appends that follow the cursor: routed at once, nothing read back.
+    const own = [await t.append(1), await t.append(2)];
+    for (const record of own) t.dispatcher.offerLocal(record);
+    await t.settle();
+    expect(t.created.map((r) => r.seq)).toEqual([1, 2]);
+    expect(t.reads).toEqual([]);
+    // Another instance recorded 3 and 4; this one recorded 5: it waits for the hub, no log read.
+    const others = [await t.append(3), await t.append(4)];
+    const mine = await t.append(5);
+    t.dispatcher.offerLocal(mine);
+    await t.settle();
+    expect(t.created.map((r) => r.seq)).toEqual([1, 2]);
+    expect(t.reads).toEqual([]);
+    // The hub hands over every instance's events (this one's again, too): routed once, in order.
+    for (const record of [...own, ...others, mine]) t.dispatcher.offer(record);
+    await t.settle();
+    expect(t.created.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(t.reads).toEqual([]);
+    expect(await t.outbox.readCursor()).toBe(5);
+    t.dispatcher.stop();
+  });
 });
