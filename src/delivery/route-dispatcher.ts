@@ -126,6 +126,12 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
   /** Wake-ups that asked for a log read, and how many of them a read to the log's end covered. */
   let readWanted = 0;
   let readDone = 0;
+  /**
+   * Whether the last routing write found records that existed already (on a shared outbox:
+   * another instance routed those events first): the shared cursor is read before routing
+   * offered events again.
+   */
+  let overtaken = true;
   /** After a failed routing write, the next one waits for the poll (which backs off). */
   let writeBlocked = false;
   let writeFailures = 0;
@@ -235,8 +241,17 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
 
   const drain = async () => {
     for (;;) {
-      // Several instances share a cursor: skip what another instance already routed.
-      if (deps.outbox.shared) cursor = Math.max(cursor, await deps.outbox.readCursor());
+      let handed = takeOffered();
+      // Nothing offered and no read asked for (see below): no need to read the shared cursor.
+      if (deps.outbox.shared && !handed && !hubOfferWaiting() && readDone >= readWanted) return;
+      // Several instances share a cursor: skip what another instance already routed. Before
+      // routing offered copies, only while routing finds records another instance created
+      // first: alone, that read is a round trip in series for nothing (a record routed twice is
+      // created once anyway).
+      if (deps.outbox.shared && (!handed || overtaken)) {
+        cursor = Math.max(cursor, await deps.outbox.readCursor());
+        handed = takeOffered();
+      }
       if (!deliverable && !deps.outbox.shared) {
         const last = await deps.store.lastSeq();
         if (last <= cursor || stopped) return;
@@ -245,7 +260,6 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
         cancelCursorFlush ??= deps.scheduler.setTimer(CURSOR_FLUSH_MS, flushCursor);
         continue;
       }
-      const handed = takeOffered();
       // Woken by offers only, the log is read only when an event the hub offered waits behind a
       // gap (events not offered, or offered out of order): otherwise what was never offered is
       // read at the next wake-up that asks for it, or at the poll. A local append behind a gap
@@ -294,6 +308,7 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
         cancelCursorFlush?.();
         cancelCursorFlush = undefined;
       }
+      overtaken = created.length < records.length;
       if (created.length > 0) deps.onCreated(created, lease, states);
     }
   };
