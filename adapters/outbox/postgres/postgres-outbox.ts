@@ -228,6 +228,28 @@ interface QueuedWrite {
 }
 
 /**
+ * `inTransaction` (pg-connection.ts) for routing writes: the BEGIN goes with the cursor row's
+ * lock in one simple query (one round trip less before the routing commit).
+ */
+async function inRoutingTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query(`BEGIN; ${SQL.lockCursor}`);
+    const result = await work(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    broken = true;
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    // A connection that failed mid-transaction may be dead: let the pool drop it.
+    client.release(broken ? true : undefined);
+  }
+}
+
+/**
  * Opens the pool (creating the schema when missing) and a small one for lease renewals, and
  * returns the shared outbox.
  */
@@ -272,10 +294,12 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
         const batch = queue.slice(0, take);
         queue = queue.slice(take);
         try {
-          const results = await inTransaction(pool, async (client) => {
-            // Every instance routes the same events: routing transactions take the cursor row
-            // first, so they queue in one order instead of deadlocking on each other's inserts.
-            if (batch.some((item) => item.routes)) await client.query(SQL.lockCursor);
+          // Every instance routes the same events: routing transactions take the cursor row
+          // first, so they queue in one order instead of deadlocking on each other's inserts
+          // (sent with the BEGIN: one round trip for both).
+          const routes = batch.some((item) => item.routes);
+          const run = routes ? inRoutingTransaction : inTransaction;
+          const results = await run(pool, async (client) => {
             // The rows it rewrites are locked up front in one global order (as renewals lock
             // theirs), so writers of overlapping rows queue instead of deadlocking.
             const rows = batch.flatMap((item) => item.saves ?? []);
