@@ -52,11 +52,23 @@ const UNNEST = `SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::t
 
 const SQL = {
   readCursor: "SELECT value FROM meta WHERE key = 'routing_cursor'",
-  moveCursor: "UPDATE meta SET value = greatest(value, $1) WHERE key = 'routing_cursor'",
-  /** `moveCursor` answering with every destination's saved state (one round trip for both). */
-  moveCursorReadStates: `UPDATE meta SET value = greatest(value, $1) WHERE key = 'routing_cursor'
-    RETURNING (SELECT coalesce(array_agg(record ORDER BY id), '{}') FROM destination_states) AS states`,
   lockCursor: "SELECT value FROM meta WHERE key = 'routing_cursor' FOR UPDATE",
+  /**
+   * The last (or only) batch of a routing write: `create`, the cursor move ($12) and the
+   * destinations' states in one statement (one round trip). The cursor row is locked already
+   * (the transaction's first statement), so the lock order stays the same; every part sees the
+   * statement's snapshot (the states: as they were committed when it began).
+   */
+  createMovingCursor: `WITH ins AS (INSERT INTO deliveries (${COLUMNS}, lease_until, lease_owner) ${UNNEST.replace(
+    "$9::bigint[])",
+    "$9::bigint[], $10::bigint[], $11::text[])",
+  )}
+    ON CONFLICT (event_id, destination_id) DO NOTHING RETURNING event_id, destination_id),
+  moved AS (UPDATE meta SET value = greatest(value, $12) WHERE key = 'routing_cursor' RETURNING value)
+  SELECT (SELECT coalesce(json_agg(json_build_array(event_id, destination_id)), '[]') FROM ins) AS inserted,
+    (SELECT count(*) FROM moved) AS moved,
+    CASE WHEN $13::boolean
+      THEN (SELECT coalesce(array_agg(record ORDER BY id), '{}') FROM destination_states) END AS states`,
   /** With each record's lease end (0: none) and owner (null): the routing instance's lease. */
   create: `INSERT INTO deliveries (${COLUMNS}, lease_until, lease_owner) ${UNNEST.replace(
     "$9::bigint[])",
@@ -468,21 +480,31 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
   ) =>
     routing.write(async (client) => {
       const inserted = new Set<string>();
-      for (let i = 0; i < records.length; i += WRITE_BATCH) {
-        const batch = records.slice(i, i + WRITE_BATCH);
+      const leaseColumns = (batch: readonly DeliveryRecord[]) => {
         const leased = batch.map((r) => lease !== undefined && leasedAtCreation(r, lease));
-        const { rows } = await client.query<{ event_id: string; destination_id: string }>(SQL.create, [
-          ...columnsOf(batch),
+        return [
           leased.map((on) => (on ? (lease as CreationLease).until : 0)),
           leased.map((on) => (on ? (lease as CreationLease).owner : null)),
+        ];
+      };
+      // Every batch but the last on its own; the last with the cursor move (and the states).
+      const lastStart = records.length === 0 ? 0 : Math.floor((records.length - 1) / WRITE_BATCH) * WRITE_BATCH;
+      for (let i = 0; i < lastStart; i += WRITE_BATCH) {
+        const batch = records.slice(i, i + WRITE_BATCH);
+        const { rows } = await client.query<{ event_id: string; destination_id: string }>(SQL.create, [
+          ...columnsOf(batch),
+          ...leaseColumns(batch),
         ]);
         for (const row of rows) inserted.add(pairKey(row.event_id, row.destination_id));
       }
-      let states: DestinationState[] = [];
-      if (withStates) {
-        const moved = await client.query<{ states: string[] }>(SQL.moveCursorReadStates, [cursor]);
-        states = (moved.rows[0]?.states ?? []).map((record) => JSON.parse(record) as DestinationState);
-      } else await client.query(SQL.moveCursor, [cursor]);
+      const batch = records.slice(lastStart);
+      const { rows } = await client.query<{ inserted: [string, string][]; states: string[] | null }>(
+        SQL.createMovingCursor,
+        [...columnsOf(batch), ...leaseColumns(batch), cursor, withStates],
+      );
+      const row = rows[0];
+      for (const [eventId, destinationId] of row?.inserted ?? []) inserted.add(pairKey(eventId, destinationId));
+      const states = (row?.states ?? []).map((record) => JSON.parse(record) as DestinationState);
       const out: DeliveryRecord[] = [];
       for (const r of records) {
         const key = pairKey(pgText(r.eventId), pgText(r.destinationId));
