@@ -20,6 +20,7 @@ import type { OutboxStore } from "../../src/delivery/outbox-contract.ts";
 import type { DeliverableRecord, Sink } from "../../src/delivery/sink-contract.ts";
 import { createLogger } from "../../src/ops/logger.ts";
 import { builtinServices } from "../../src/services/registry.ts";
+import type { LiveHub } from "../../src/stream/hub-contract.ts";
 import { buildInProcessGateway } from "../helpers/in-process-gateway.ts";
 import { esignDelivery, webhookRequest } from "../helpers/signed-requests.ts";
 import { makeWhsecSecret } from "./helpers/in-process-gateway.ts";
@@ -145,5 +146,48 @@ describe("records created leased to the routing instance, with the states read i
     expect((await router.ctx.delivery?.destinations())?.find((h) => h.id === "plain")?.state).toBe("paused");
     expect(routerSink.seen).toEqual([]);
     expect(reads.count).toBeGreaterThan(before);
+  }, 60_000);
+
+  it("are routed from this instance's own appends when the hub hands nothing over", async () => {
+    // A hub that lost every wake-up (and a poll an hour away): only the local copies route.
+    const silentHub: LiveHub = { subscribe: () => () => {}, publish: () => {}, close: async () => {} };
+    const { outbox } = sharedOutbox(true);
+    const config = resolveConfig(
+      {
+        store: { driver: "memory" },
+        sources: [{ id: "esign", service: "esign", secrets: ["esign_local_routing_secret_0123456789"] }],
+        destinations: [
+          {
+            id: "plain",
+            type: "http",
+            url: "http://127.0.0.1:9/plain",
+            secrets: [makeWhsecSecret()],
+            allowCidrs: ["127.0.0.1/32"],
+          },
+        ],
+        routes: [{ destinations: ["plain"] }],
+        log: { level: "silent" },
+      },
+      {},
+    );
+    const sink = recordingSink("plain");
+    const gateway = buildInProcessGateway({
+      config,
+      resolved: true,
+      hub: silentHub,
+      logger: createLogger("silent"),
+      delivery: { outbox, sinks: [sink.sink], pollIntervalMs: 3_600_000, stopGraceMs: 0 },
+    });
+    open.push(gateway);
+    await gateway.start();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const delivery = await esignDelivery("esign_local_routing_secret_0123456789", "agreement.completed");
+      const response = await gateway.fetch(webhookRequest("http://gateway.test", "esign", delivery));
+      expect(response.status).toBe(202);
+      ids.push(((await response.json()) as { id: string }).id);
+    }
+    await expect.poll(() => [...sink.seen].sort(), { timeout: 30_000 }).toEqual([...ids].sort());
+    expect(await outbox.readCursor()).toBe(3);
   }, 60_000);
 });
