@@ -9,7 +9,8 @@
  * Two gateways in this process on one event store and one shared outbox (the memory driver with
  * `createDeliveriesWithStates` added from its own `createDeliveries` and
  * `listDestinationStates`), on one manual clock that the test never moves: no poll, no claim
- * poll, no renewal runs, so only routing hands records over.
+ * poll, no renewal runs, so only routing hands records over. The last case: a hub that hands
+ * nothing over, where only the instance's own appends (`offerLocal`) route.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { memoryOutbox } from "../../adapters/outbox/memory.ts";
