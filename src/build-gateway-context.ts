@@ -166,6 +166,17 @@ export function buildGatewayContext(options: GatewayOptions): GatewayParts {
         sinks: options.delivery.sinks.map((sink) => withTransform(sink, transforms)),
       },
     );
+  // What this instance records is routed from its own copy too (a shared outbox: before the
+  // hub's read of the log hands it over; delivery-engine.ts `offerLocal`).
+  const recordingHub: typeof hub = delivery
+    ? {
+        ...hub,
+        publish(record) {
+          hub.publish(record);
+          delivery.offerLocal(record);
+        },
+      }
+    : hub;
   const eraseDeliveries: GatewayContext["eraseDeliveries"] =
     options.eraseDeliveries ??
     (async (eventIds) => {
@@ -212,7 +223,7 @@ export function buildGatewayContext(options: GatewayOptions): GatewayParts {
     metrics,
     logger,
     clock,
-    hub,
+    hub: recordingHub,
     writeHealth,
     transforms,
     delivery,

@@ -28,6 +28,7 @@ import {
   trustedClientAddress,
 } from "./connection-limits.ts";
 import { readDeliveryPollFromEnv } from "./delivery-poll-env.ts";
+import { startDeliveryTraceFromEnv } from "./delivery-trace-env.ts";
 import { allowListenerPerAttempt } from "./lane-signal.ts";
 import { listNodeHeaders } from "./list-node-headers.ts";
 import { createNodeCrypto } from "./node-crypto.ts";
@@ -95,6 +96,8 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   // Read before anything opens, so a bad OTEL_* value stops start-up.
   const tracing = await createNodeTracing(process.env, logger);
   const pollIntervalMs = readDeliveryPollFromEnv(process.env);
+  // Per-stage delivery timings, for latency investigations (off unless the variable is set).
+  const stopDeliveryTrace = startDeliveryTraceFromEnv(process.env, () => Date.now());
   const fastPathOn = readWebhookFastPathSetting(process.env);
   const store =
     options.store ??
@@ -224,6 +227,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
       clearTimeout(force);
       clearInterval(closeIdle);
       await gateway.close();
+      stopDeliveryTrace?.();
     })();
     return stopping;
   };

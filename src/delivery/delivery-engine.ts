@@ -151,8 +151,8 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
     logger,
     tracing: ctx.tracing,
     initialState: (id) => lanes.get(id)?.initialState(),
-    onCreated: (records, lease) => {
-      if (leases) return lease ? leases.adopt(records, lease) : leases.wake();
+    onCreated: (records, lease, states) => {
+      if (leases) return lease ? leases.adopt(records, lease, states) : leases.wake();
       for (const record of records) lanes.get(record.destinationId)?.add(record);
     },
     creationLease: () => leases?.creationLease(),
@@ -377,6 +377,16 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
         ?.release()
         .catch((error) => logger.warn("releasing delivery leases failed", { error: String(error) }));
       await Promise.all([...sinks.values()].map((sink) => sink.close().catch(() => {})));
+    },
+
+    /**
+     * An event this instance just recorded (ingress, operational events): on a shared outbox it
+     * is routed from this copy when it follows the routing cursor, without waiting for the
+     * hub's read of the event log (which still hands over every instance's events). A
+     * single-process hub hands local appends over at once anyway: nothing to do then.
+     */
+    offerLocal(record: EventRecord) {
+      if (leases) dispatcher.offerLocal(record);
     },
 
     /** Resolves once no routing, attempt or outbox write is running (tests with a manual clock). */

@@ -23,6 +23,7 @@ import { type AttemptOutcome, runAttempt } from "./run-attempt.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { ERASED_TEXT } from "./scrub-delivery.ts";
 import type { Sink } from "./sink-contract.ts";
+import { markStage } from "./stage-trace.ts";
 import { createSubjectOrder } from "./subject-order.ts";
 
 export interface LaneDeps {
@@ -159,6 +160,7 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
   };
 
   const attempt = (record: DeliveryRecord, now: number) => {
+    markStage("attempt", record.receivedAt);
     waiting.delete(record.eventId);
     inflight.add(record.eventId);
     const delivering: DeliveryRecord = { ...record, state: "delivering", updatedAt: now };

@@ -15,10 +15,12 @@ import {
   type CreationLease,
   type DeliveryRecord,
   type DeliveryState,
+  type DestinationState,
   leasedAtCreation,
   type OutboxStore,
 } from "./outbox-contract.ts";
 import type { Scheduler } from "./scheduler.ts";
+import { markStage } from "./stage-trace.ts";
 
 export interface LeasePollerDeps {
   outbox: OutboxStore;
@@ -76,7 +78,10 @@ export function createLeasePoller(deps: LeasePollerDeps) {
       taken.push([lane, next]);
     }
     if (fixed.length > 0) await deps.persist(fixed);
-    for (const [lane, record] of taken) lane.add(record);
+    for (const [lane, record] of taken) {
+      markStage("laned", record.receivedAt);
+      lane.add(record);
+    }
   };
 
   const claim = async () => {
@@ -95,21 +100,31 @@ export function createLeasePoller(deps: LeasePollerDeps) {
     track: deps.track,
   });
 
-  /** Records created leased to this instance, waiting for the destination states' read. */
-  let adopting: DeliveryRecord[] = [];
   /**
-   * Hands what `adopt` collected to the lanes, after reading the destinations' saved states as a
-   * claim does: a pause, resume or disable made through another instance's admin API holds these
-   * records too (a lane only learns of it from the outbox). One read for every batch adopted
-   * while the previous read ran. If the read fails, the records stay out of the lanes: their
-   * lease ends unrenewed and a claim (this instance's or another's) takes them then.
+   * Batches of records created leased to this instance, not in the lanes yet, each with the
+   * destinations' states its creation read (when the outbox read them in the same step).
+   */
+  let adopting: { records: DeliveryRecord[]; states?: readonly DestinationState[] }[] = [];
+  /**
+   * Hands what `adopt` collected to the lanes in the destinations' saved states, as a claim
+   * does: a pause, resume or disable made through another instance's admin API holds these
+   * records too (a lane only learns of it from the outbox). The states come with the records'
+   * creation when the outbox reads them in the same step (createDeliveriesWithStates); else one
+   * read for every batch adopted while the previous read ran. If the read fails, the records
+   * stay out of the lanes: their lease ends unrenewed and a claim (this instance's or another's)
+   * takes them then.
    */
   const handAdopted = async () => {
     while (adopting.length > 0 && !stopped) {
-      const batch = adopting;
+      const batches = adopting;
       adopting = [];
-      await syncDestinations();
-      await handToLanes(batch);
+      const last = batches[batches.length - 1];
+      // The newest states read with a creation hold for every batch before it too (they were
+      // read later); a batch adopted without states needs a read.
+      if (last?.states && batches.every((batch) => batch.states)) {
+        for (const state of last.states) await lanes.get(state.id)?.applySaved(state);
+      } else await syncDestinations();
+      await handToLanes(batches.flatMap((batch) => batch.records));
     }
   };
   const { wake: handAdoptedSoon } = createCoalescingWake({
@@ -166,16 +181,16 @@ export function createLeasePoller(deps: LeasePollerDeps) {
     },
     /**
      * Hands the records this instance created under `lease` to their lanes (renewed from then on
-     * as any claimed record); a claim takes those created unleased (ordered subjects).
+     * as any claimed record), in `states` when their creation read the destinations' states; a
+     * claim takes those created unleased (ordered subjects).
      */
-    adopt(created: readonly DeliveryRecord[], lease: CreationLease) {
-      let unleased = false;
-      for (const record of created) {
-        if (leasedAtCreation(record, lease)) adopting.push(record);
-        else unleased = true;
+    adopt(created: readonly DeliveryRecord[], lease: CreationLease, states?: readonly DestinationState[]) {
+      const records = created.filter((record) => leasedAtCreation(record, lease));
+      if (records.length > 0) {
+        adopting.push({ records, states });
+        handAdoptedSoon();
       }
-      if (adopting.length > 0) handAdoptedSoon();
-      if (unleased) wake();
+      if (records.length < created.length) wake();
     },
     /** Stops claiming and renewing. */
     stop() {

@@ -171,6 +171,18 @@ export interface OutboxStore {
     lease?: CreationLease,
   ): Promise<DeliveryRecord[]>;
   /**
+   * Optional: `createDeliveries`, also reading every destination's saved state
+   * (`listDestinationStates`) within the same step, after the cursor moved. A shared outbox
+   * whose reads are round trips offers it so that records created leased to the routing instance
+   * reach its lanes in the state the destinations were in at their creation (a pause made
+   * through another instance holds them) without one more read in series (lease-poller.ts).
+   */
+  createDeliveriesWithStates?(
+    records: readonly DeliveryRecord[],
+    cursor: number,
+    lease?: CreationLease,
+  ): Promise<{ created: DeliveryRecord[]; states: DestinationState[] }>;
+  /**
    * Durably replaces records by (eventId, destinationId); inserts them when missing. A replaced
    * record leaves no copy of its old content in the store's tables or keys (after the store's
    * `compact`): erasure scrubs attempt texts through it (src/delivery/scrub-delivery.ts).

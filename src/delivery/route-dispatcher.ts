@@ -30,8 +30,9 @@ import { type CompiledRoute, resolveDestinations } from "../routes/match-routes.
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { Tracing } from "../tracing/tracing-port.ts";
 import { traceRouting } from "./delivery-spans.ts";
-import type { CreationLease, DeliveryRecord, DeliveryState, OutboxStore } from "./outbox-contract.ts";
+import type { CreationLease, DeliveryRecord, DeliveryState, DestinationState, OutboxStore } from "./outbox-contract.ts";
 import type { Scheduler } from "./scheduler.ts";
+import { markStage } from "./stage-trace.ts";
 
 export interface DispatcherDeps {
   store: StoreDriver;
@@ -42,8 +43,11 @@ export interface DispatcherDeps {
   logger: Logger;
   /** The state a new record of the destination starts in, or undefined when it has no lane. */
   initialState(destinationId: string): DeliveryState | undefined;
-  /** Hands freshly created records to their lanes (`lease`: the one they were created under). */
-  onCreated(records: DeliveryRecord[], lease?: CreationLease): void;
+  /**
+   * Hands freshly created records to their lanes (`lease`: the one they were created under;
+   * `states`: the destinations' saved states read in the same outbox step, when it read them).
+   */
+  onCreated(records: DeliveryRecord[], lease?: CreationLease, states?: DestinationState[]): void;
   /**
    * A shared outbox's routing lease: the records this instance creates start leased to it
    * (lease-poller.ts), so they go to its lanes without a claim.
@@ -118,10 +122,16 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
    * `cursor + 1` on is exactly the event log's next events (seqs are unique), so they are routed
    * without reading the log again. Anything else (a gap, an overflow) is read from the log.
    */
-  const offered = new Map<number, EventRecord>();
+  const offered = new Map<number, { event: EventRecord; local: boolean }>();
   /** Wake-ups that asked for a log read, and how many of them a read to the log's end covered. */
   let readWanted = 0;
   let readDone = 0;
+  /**
+   * Whether the last routing write found records that existed already (on a shared outbox:
+   * another instance routed those events first): the shared cursor is read before routing
+   * offered events again.
+   */
+  let overtaken = true;
   /** After a failed routing write, the next one waits for the poll (which backs off). */
   let writeBlocked = false;
   let writeFailures = 0;
@@ -211,22 +221,37 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
     return built;
   };
 
+  /** Whether an event the hub offered (not only a local append) waits to be routed. */
+  const hubOfferWaiting = () => {
+    for (const entry of offered.values()) if (!entry.local) return true;
+    return false;
+  };
+
   /** The offered events from `cursor + 1` on, in seq order (at most a batch), if any. */
   const takeOffered = (): EventRecord[] | undefined => {
     for (const seq of offered.keys()) if (seq <= cursor) offered.delete(seq);
     const out: EventRecord[] = [];
     for (let seq = cursor + 1; out.length < deps.batchSize; seq++) {
-      const event = offered.get(seq);
-      if (!event) break;
-      out.push(event);
+      const entry = offered.get(seq);
+      if (!entry) break;
+      out.push(entry.event);
     }
     return out.length > 0 ? out : undefined;
   };
 
   const drain = async () => {
     for (;;) {
-      // Several instances share a cursor: skip what another instance already routed.
-      if (deps.outbox.shared) cursor = Math.max(cursor, await deps.outbox.readCursor());
+      let handed = takeOffered();
+      // Nothing offered and no read asked for (see below): no need to read the shared cursor.
+      if (deps.outbox.shared && !handed && !hubOfferWaiting() && readDone >= readWanted) return;
+      // Several instances share a cursor: skip what another instance already routed. Before
+      // routing offered copies, only while routing finds records another instance created
+      // first: alone, that read is a round trip in series for nothing (a record routed twice is
+      // created once anyway).
+      if (deps.outbox.shared && (!handed || overtaken)) {
+        cursor = Math.max(cursor, await deps.outbox.readCursor());
+        handed = takeOffered();
+      }
       if (!deliverable && !deps.outbox.shared) {
         const last = await deps.store.lastSeq();
         if (last <= cursor || stopped) return;
@@ -235,11 +260,11 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
         cancelCursorFlush ??= deps.scheduler.setTimer(CURSOR_FLUSH_MS, flushCursor);
         continue;
       }
-      const handed = takeOffered();
-      // Woken by offers only, the log is read only when an offered event waits behind a gap
-      // (events not offered, or offered out of order): otherwise what was never offered is read
-      // at the next wake-up that asks for it, or at the poll.
-      if (!handed && offered.size === 0 && readDone >= readWanted) return;
+      // Woken by offers only, the log is read only when an event the hub offered waits behind a
+      // gap (events not offered, or offered out of order): otherwise what was never offered is
+      // read at the next wake-up that asks for it, or at the poll. A local append behind a gap
+      // (other instances' events before it) waits for the hub to hand those over.
+      if (!handed && !hubOfferWaiting() && readDone >= readWanted) return;
       const asked = readWanted;
       const events = handed ?? (await deps.store.readAfter(cursor, deps.batchSize));
       if (!handed && events.length < deps.batchSize) readDone = Math.max(readDone, asked);
@@ -268,7 +293,14 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
         continue;
       }
       const lease = deps.outbox.shared ? deps.creationLease?.() : undefined;
-      const created = await deps.outbox.createDeliveries(records, last, lease);
+      for (const record of records) markStage("routing", record.receivedAt);
+      // Leased records go to this instance's lanes in the destinations' states read with them
+      // (when the outbox can: one round trip less before the first attempt).
+      const { created, states } =
+        lease && deps.outbox.createDeliveriesWithStates
+          ? await deps.outbox.createDeliveriesWithStates(records, last, lease)
+          : { created: await deps.outbox.createDeliveries(records, last, lease), states: undefined };
+      for (const record of created) markStage("created", record.receivedAt);
       cursor = last;
       // This write carried the cursor too (it only moves forward).
       if (unwritten !== undefined) {
@@ -276,7 +308,8 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
         cancelCursorFlush?.();
         cancelCursorFlush = undefined;
       }
-      if (created.length > 0) deps.onCreated(created, lease);
+      overtaken = created.length < records.length;
+      if (created.length > 0) deps.onCreated(created, lease, states);
     }
   };
 
@@ -317,12 +350,25 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
      */
     offer(event: EventRecord) {
       if (stopped) return;
+      markStage("offered", event.receivedAt);
       if (!deliverable && !deps.outbox.shared) return wake();
       // Routed already (read from the log before the hub handed it over): nothing to do.
       if (event.seq <= cursor) return;
       // Too many waiting (the routing is behind): the log is read instead.
       if (offered.size >= MAX_OFFERED) return wake();
-      offered.set(event.seq, event);
+      offered.set(event.seq, { event, local: false });
+      run();
+    },
+    /**
+     * An event this instance just recorded (a shared outbox: the hub hands it over too, after
+     * its read of the log): routed at once when it is the next after the cursor, without
+     * waiting for that read; behind a gap (events of other instances not handed over yet) it
+     * waits for the hub, which hands those over. Never a reason to read the log by itself.
+     */
+    offerLocal(event: EventRecord) {
+      if (stopped || !deliverable || event.seq <= cursor) return;
+      if (offered.has(event.seq) || offered.size >= MAX_OFFERED) return;
+      offered.set(event.seq, { event, local: true });
       run();
     },
     /** The routes or the lanes changed (reload): recomputes what is delivered and routes on. */

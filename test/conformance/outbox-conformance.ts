@@ -176,6 +176,25 @@ export function testOutboxDriver(name: string, harness: OutboxHarness): void {
       await outbox.close();
     });
 
+    it("creates a large batch whole, some of it existing, with one cursor move", async () => {
+      const outbox = await harness.open();
+      // Larger than a driver's statement batch (PostgreSQL: 500 rows), existing records in the
+      // first and the last part of it.
+      const records = Array.from({ length: 1_203 }, (_, i) => makeDelivery(i + 1, i % 3 ? "a" : "b"));
+      const existing = [records[7], records[1_201]] as DeliveryRecord[];
+      expect(await outbox.createDeliveries(existing, 10)).toHaveLength(2);
+      const created = await outbox.createDeliveries(records, 1_203);
+      expect(created).toHaveLength(1_201);
+      expect(new Set(created.map((r) => `${r.eventId}/${r.destinationId}`)).size).toBe(1_201);
+      expect(created.some((r) => r.seq === 8 || r.seq === 1_202)).toBe(false);
+      expect(await outbox.readCursor()).toBe(1_203);
+      expect(await outbox.listActive()).toHaveLength(1_203);
+      // Nothing new, the cursor never backwards.
+      expect(await outbox.createDeliveries(records.slice(0, 600), 600)).toEqual([]);
+      expect(await outbox.readCursor()).toBe(1_203);
+      await outbox.close();
+    });
+
     if (harness.reopen) {
       const reopen = harness.reopen;
       it("keeps every record, state, cursor and removal across a restart", async () => {

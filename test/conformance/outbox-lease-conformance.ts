@@ -181,6 +181,36 @@ export function testOutboxLeases(name: string, harness: OutboxHarness): void {
       await outbox.close();
     });
 
+    it("creates records with the destinations' states read in the same step (drivers that offer it)", async (ctx) => {
+      const outbox = await harness.open();
+      if (!outbox.createDeliveriesWithStates) {
+        await outbox.close();
+        ctx.skip();
+        return;
+      }
+      const lease = { owner: "router", until: T + LEASE };
+      // No state saved yet: none read.
+      const first = await outbox.createDeliveriesWithStates([makeDelivery(1, "a", { nextAttemptAt: T })], 1, lease);
+      expect(first.created.map((r) => `${r.seq}/${r.destinationId}`)).toEqual(["1/a"]);
+      expect(first.states).toEqual([]);
+      const paused = { id: "a", paused: true, disabled: false, reason: "by hand", updatedAt: T };
+      const disabled = { id: "b", paused: false, disabled: true, reason: "too many failures", updatedAt: T + 1 };
+      await outbox.saveDestinationState(disabled);
+      await outbox.saveDestinationState(paused);
+      const second = await outbox.createDeliveriesWithStates(
+        [makeDelivery(1, "a", { nextAttemptAt: T }), makeDelivery(2, "a", { nextAttemptAt: T })],
+        2,
+        lease,
+      );
+      // Only the new record is created, leased as createDeliveries leases it; the states are the saved ones.
+      expect(second.created.map((r) => `${r.seq}/${r.destinationId}`)).toEqual(["2/a"]);
+      expect(second.states).toEqual([paused, disabled]);
+      expect(await outbox.claimDue("other", T, LEASE, 10)).toEqual([]);
+      expect(await outbox.readCursor()).toBe(2);
+      expect(await outbox.renewLeases("router", [refOf(1, "a"), refOf(2, "a")], T + 2 * LEASE)).toEqual([]);
+      await outbox.close();
+    });
+
     it("reports unknown records as not leased", async () => {
       const outbox = await harness.open();
       expect(await outbox.renewLeases("one", [refOf(9, "a")], T)).toEqual([refOf(9, "a")]);

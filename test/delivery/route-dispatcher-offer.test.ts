@@ -15,7 +15,7 @@ import type { EventRecord } from "../../src/store/contract.ts";
 import { keyOf, makeRecord } from "../store/sample-records.ts";
 import { createManualTime } from "./helpers/manual-time.ts";
 
-async function setup() {
+async function setup(shared = false) {
   const memory = await memoryStore(undefined);
   const reads: number[] = [];
   const store: typeof memory = {
@@ -26,7 +26,16 @@ async function setup() {
       return events;
     },
   };
-  const outbox = await memoryOutbox(undefined);
+  const inner = await memoryOutbox(undefined);
+  const cursorReads = { count: 0 };
+  const outbox: typeof inner = {
+    ...inner,
+    shared,
+    readCursor() {
+      cursorReads.count++;
+      return inner.readCursor();
+    },
+  };
   const work = new Set<Promise<unknown>>();
   const settle = async () => {
     while (work.size > 0) await Promise.all([...work]);
@@ -55,7 +64,7 @@ async function setup() {
     const { seq } = await store.append(record, keyOf(record), 60_000);
     return { ...record, seq };
   };
-  return { reads, dispatcher, time, settle, created, append, outbox };
+  return { reads, dispatcher, time, settle, created, append, outbox, cursorReads };
 }
 
 describe("routing the events the hub hands over", () => {
@@ -121,6 +130,79 @@ describe("routing the events the hub hands over", () => {
     t.dispatcher.wake();
     await t.settle();
     expect(t.created.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+    t.dispatcher.stop();
+  });
+
+  it("routes this instance's own appends from their copies, and waits for the hub behind a gap without reading the log", async () => {
+    const t = await setup();
+    await t.dispatcher.start();
+    await t.settle();
+    // Local appends that follow the cursor: routed at once, nothing read back.
+    const own = [await t.append(1), await t.append(2)];
+    for (const record of own) t.dispatcher.offerLocal(record);
+    await t.settle();
+    expect(t.created.map((r) => r.seq)).toEqual([1, 2]);
+    expect(t.reads).toEqual([]);
+    // Another instance recorded 3 and 4; this one recorded 5: it waits for the hub, no log read.
+    const others = [await t.append(3), await t.append(4)];
+    const mine = await t.append(5);
+    t.dispatcher.offerLocal(mine);
+    await t.settle();
+    expect(t.created.map((r) => r.seq)).toEqual([1, 2]);
+    expect(t.reads).toEqual([]);
+    // The hub hands over every instance's events (this one's again, too): routed once, in order.
+    for (const record of [...own, ...others, mine]) t.dispatcher.offer(record);
+    await t.settle();
+    expect(t.created.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(t.reads).toEqual([]);
+    expect(await t.outbox.readCursor()).toBe(5);
+    t.dispatcher.stop();
+  });
+
+  it("on a shared outbox, reads the shared cursor before offered events only after another router was first", async () => {
+    const t = await setup(true);
+    await t.dispatcher.start();
+    await t.settle();
+    // Routed alone: one read of the shared cursor for the first batch, none after.
+    const first = [await t.append(1), await t.append(2)];
+    for (const record of first) t.dispatcher.offer(record);
+    await t.settle();
+    const reads = t.cursorReads.count;
+    for (const record of [await t.append(3), await t.append(4)]) t.dispatcher.offer(record);
+    await t.settle();
+    expect(t.created.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+    expect(t.cursorReads.count).toBe(reads);
+    // Another instance routes 5 to 8 first; this one routes 5 and 6 (their records exist: none
+    // created), then reads the cursor and skips 7 and 8.
+    const others = [await t.append(5), await t.append(6), await t.append(7), await t.append(8)];
+    const now = t.time.clock.now();
+    await t.outbox.createDeliveries(
+      others.map((e) => ({
+        eventId: e.id,
+        destinationId: "hook",
+        seq: e.seq,
+        receivedAt: e.receivedAt,
+        createdAt: now,
+        updatedAt: now,
+        state: "pending" as const,
+        nextAttemptAt: now,
+        failures: 0,
+        attempts: [],
+      })),
+      8,
+    );
+    for (const record of others) t.dispatcher.offer(record);
+    await t.settle();
+    expect(t.created.map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+    expect(t.cursorReads.count).toBe(reads + 1);
+    expect(t.dispatcher.cursor).toBe(8);
+    // Routing alone again: created as before, no read once a write created everything.
+    for (const record of [await t.append(9), await t.append(10)]) t.dispatcher.offer(record);
+    await t.settle();
+    for (const record of [await t.append(11), await t.append(12)]) t.dispatcher.offer(record);
+    await t.settle();
+    expect(t.created.map((r) => r.seq)).toEqual([1, 2, 3, 4, 9, 10, 11, 12]);
+    expect(t.cursorReads.count).toBe(reads + 2);
     t.dispatcher.stop();
   });
 });

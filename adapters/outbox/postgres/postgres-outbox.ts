@@ -20,6 +20,7 @@ import {
   type DeliveryRecord,
   type DeliveryRef,
   type DeliveryState,
+  type DestinationState,
   isTerminal,
   leasedAtCreation,
   type OutboxFactory,
@@ -51,8 +52,23 @@ const UNNEST = `SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::t
 
 const SQL = {
   readCursor: "SELECT value FROM meta WHERE key = 'routing_cursor'",
-  moveCursor: "UPDATE meta SET value = greatest(value, $1) WHERE key = 'routing_cursor'",
   lockCursor: "SELECT value FROM meta WHERE key = 'routing_cursor' FOR UPDATE",
+  /**
+   * The last (or only) batch of a routing write: `create`, the cursor move ($12) and the
+   * destinations' states in one statement (one round trip). The cursor row is locked already
+   * (the transaction's first statement), so the lock order stays the same; every part sees the
+   * statement's snapshot (the states: as they were committed when it began).
+   */
+  createMovingCursor: `WITH ins AS (INSERT INTO deliveries (${COLUMNS}, lease_until, lease_owner) ${UNNEST.replace(
+    "$9::bigint[])",
+    "$9::bigint[], $10::bigint[], $11::text[])",
+  )}
+    ON CONFLICT (event_id, destination_id) DO NOTHING RETURNING event_id, destination_id),
+  moved AS (UPDATE meta SET value = greatest(value, $12) WHERE key = 'routing_cursor' RETURNING value)
+  SELECT (SELECT coalesce(json_agg(json_build_array(event_id, destination_id)), '[]') FROM ins) AS inserted,
+    (SELECT count(*) FROM moved) AS moved,
+    CASE WHEN $13::boolean
+      THEN (SELECT coalesce(array_agg(record ORDER BY id), '{}') FROM destination_states) END AS states`,
   /** With each record's lease end (0: none) and owner (null): the routing instance's lease. */
   create: `INSERT INTO deliveries (${COLUMNS}, lease_until, lease_owner) ${UNNEST.replace(
     "$9::bigint[])",
@@ -224,6 +240,28 @@ interface QueuedWrite {
 }
 
 /**
+ * `inTransaction` (pg-connection.ts) for routing writes: the BEGIN goes with the cursor row's
+ * lock in one simple query (one round trip less before the routing commit).
+ */
+async function inRoutingTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query(`BEGIN; ${SQL.lockCursor}`);
+    const result = await work(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    broken = true;
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    // A connection that failed mid-transaction may be dead: let the pool drop it.
+    client.release(broken ? true : undefined);
+  }
+}
+
+/**
  * Opens the pool (creating the schema when missing) and a small one for lease renewals, and
  * returns the shared outbox.
  */
@@ -268,10 +306,12 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
         const batch = queue.slice(0, take);
         queue = queue.slice(take);
         try {
-          const results = await inTransaction(pool, async (client) => {
-            // Every instance routes the same events: routing transactions take the cursor row
-            // first, so they queue in one order instead of deadlocking on each other's inserts.
-            if (batch.some((item) => item.routes)) await client.query(SQL.lockCursor);
+          // Every instance routes the same events: routing transactions take the cursor row
+          // first, so they queue in one order instead of deadlocking on each other's inserts
+          // (sent with the BEGIN: one round trip for both).
+          const routes = batch.some((item) => item.routes);
+          const run = routes ? inRoutingTransaction : inTransaction;
+          const results = await run(pool, async (client) => {
             // The rows it rewrites are locked up front in one global order (as renewals lock
             // theirs), so writers of overlapping rows queue instead of deadlocking.
             const rows = batch.flatMap((item) => item.saves ?? []);
@@ -431,6 +471,49 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
     ]);
   };
 
+  /** Creates records and moves the cursor in the routing queue; `withStates`: reads the destination states too. */
+  const createDeliveries = (
+    records: readonly DeliveryRecord[],
+    cursor: number,
+    lease: CreationLease | undefined,
+    withStates: boolean,
+  ) =>
+    routing.write(async (client) => {
+      const inserted = new Set<string>();
+      const leaseColumns = (batch: readonly DeliveryRecord[]) => {
+        const leased = batch.map((r) => lease !== undefined && leasedAtCreation(r, lease));
+        return [
+          leased.map((on) => (on ? (lease as CreationLease).until : 0)),
+          leased.map((on) => (on ? (lease as CreationLease).owner : null)),
+        ];
+      };
+      // Every batch but the last on its own; the last with the cursor move (and the states).
+      const lastStart = records.length === 0 ? 0 : Math.floor((records.length - 1) / WRITE_BATCH) * WRITE_BATCH;
+      for (let i = 0; i < lastStart; i += WRITE_BATCH) {
+        const batch = records.slice(i, i + WRITE_BATCH);
+        const { rows } = await client.query<{ event_id: string; destination_id: string }>(SQL.create, [
+          ...columnsOf(batch),
+          ...leaseColumns(batch),
+        ]);
+        for (const row of rows) inserted.add(pairKey(row.event_id, row.destination_id));
+      }
+      const batch = records.slice(lastStart);
+      const { rows } = await client.query<{ inserted: [string, string][]; states: string[] | null }>(
+        SQL.createMovingCursor,
+        [...columnsOf(batch), ...leaseColumns(batch), cursor, withStates],
+      );
+      const row = rows[0];
+      for (const [eventId, destinationId] of row?.inserted ?? []) inserted.add(pairKey(eventId, destinationId));
+      const states = (row?.states ?? []).map((record) => JSON.parse(record) as DestinationState);
+      const out: DeliveryRecord[] = [];
+      for (const r of records) {
+        const key = pairKey(pgText(r.eventId), pgText(r.destinationId));
+        if (!inserted.delete(key)) continue;
+        out.push(structuredClone(r));
+      }
+      return { created: out, states };
+    }, true);
+
   return {
     name,
     shared: true,
@@ -439,27 +522,10 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
       return Number(rows[0]?.value ?? 0);
     },
     createDeliveries(records, cursor, lease) {
-      return routing.write(async (client) => {
-        const inserted = new Set<string>();
-        for (let i = 0; i < records.length; i += WRITE_BATCH) {
-          const batch = records.slice(i, i + WRITE_BATCH);
-          const leased = batch.map((r) => lease !== undefined && leasedAtCreation(r, lease));
-          const { rows } = await client.query<{ event_id: string; destination_id: string }>(SQL.create, [
-            ...columnsOf(batch),
-            leased.map((on) => (on ? (lease as CreationLease).until : 0)),
-            leased.map((on) => (on ? (lease as CreationLease).owner : null)),
-          ]);
-          for (const row of rows) inserted.add(pairKey(row.event_id, row.destination_id));
-        }
-        await client.query(SQL.moveCursor, [cursor]);
-        const out: DeliveryRecord[] = [];
-        for (const r of records) {
-          const key = pairKey(pgText(r.eventId), pgText(r.destinationId));
-          if (!inserted.delete(key)) continue;
-          out.push(structuredClone(r));
-        }
-        return out;
-      }, true);
+      return createDeliveries(records, cursor, lease, false).then((done) => done.created);
+    },
+    createDeliveriesWithStates(records, cursor, lease) {
+      return createDeliveries(records, cursor, lease, true);
     },
     async saveDeliveries(records) {
       if (records.length === 0) return;
