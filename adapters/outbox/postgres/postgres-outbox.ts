@@ -240,28 +240,6 @@ interface QueuedWrite {
 }
 
 /**
- * `inTransaction` (pg-connection.ts) for routing writes: the BEGIN goes with the cursor row's
- * lock in one simple query (one round trip less before the routing commit).
- */
-async function inRoutingTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken = false;
-  try {
-    await client.query(`BEGIN; ${SQL.lockCursor}`);
-    const result = await work(client);
-    await client.query("COMMIT");
-    return result;
-  } catch (error) {
-    broken = true;
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    // A connection that failed mid-transaction may be dead: let the pool drop it.
-    client.release(broken ? true : undefined);
-  }
-}
-
-/**
  * Opens the pool (creating the schema when missing) and a small one for lease renewals, and
  * returns the shared outbox.
  */
@@ -310,29 +288,32 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
           // first, so they queue in one order instead of deadlocking on each other's inserts
           // (sent with the BEGIN: one round trip for both).
           const routes = batch.some((item) => item.routes);
-          const run = routes ? inRoutingTransaction : inTransaction;
-          const results = await run(pool, async (client) => {
-            // The rows it rewrites are locked up front in one global order (as renewals lock
-            // theirs), so writers of overlapping rows queue instead of deadlocking.
-            const rows = batch.flatMap((item) => item.saves ?? []);
-            if (rows.length > 0) await lockRows(client, rows);
-            const out: unknown[] = [];
-            // Under load a transaction gathers dozens of saves: one statement for all of them
-            // keeps its round trips (and the time it holds its rows) from growing with them.
-            const merged = new Map<string, DeliveryRecord>();
-            for (const item of batch) {
-              if (item.saves) for (const r of item.saves) merged.set(pairKey(r.eventId, r.destinationId), r);
-              out.push(item.work ? await item.work(client) : undefined);
-            }
-            if (merged.size > 0) {
-              const unique = [...merged.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([, r]) => r);
-              for (let i = 0; i < unique.length; i += WRITE_BATCH) {
-                await client.query(SQL.save, columnsOf(unique.slice(i, i + WRITE_BATCH)));
+          const results = await inTransaction(
+            pool,
+            async (client) => {
+              // The rows it rewrites are locked up front in one global order (as renewals lock
+              // theirs), so writers of overlapping rows queue instead of deadlocking.
+              const rows = batch.flatMap((item) => item.saves ?? []);
+              if (rows.length > 0) await lockRows(client, rows);
+              const out: unknown[] = [];
+              // Under load a transaction gathers dozens of saves: one statement for all of them
+              // keeps its round trips (and the time it holds its rows) from growing with them.
+              const merged = new Map<string, DeliveryRecord>();
+              for (const item of batch) {
+                if (item.saves) for (const r of item.saves) merged.set(pairKey(r.eventId, r.destinationId), r);
+                out.push(item.work ? await item.work(client) : undefined);
               }
-              await freeSubjects(client, unique);
-            }
-            return out;
-          });
+              if (merged.size > 0) {
+                const unique = [...merged.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([, r]) => r);
+                for (let i = 0; i < unique.length; i += WRITE_BATCH) {
+                  await client.query(SQL.save, columnsOf(unique.slice(i, i + WRITE_BATCH)));
+                }
+                await freeSubjects(client, unique);
+              }
+              return out;
+            },
+            routes ? `BEGIN; ${SQL.lockCursor}` : "BEGIN",
+          );
           for (const [i, item] of batch.entries()) item.resolve(results[i]);
         } catch (error) {
           const failure = unavailable(`${name} outbox`, error);
