@@ -18,6 +18,7 @@ import type { AddressPolicy } from "../../src/ssrf/address-policy.ts";
 import { createLiteralRefusal } from "../../src/ssrf/refuse-ip-literal.ts";
 import { createGuardedLookup, type ResolveAll } from "./guarded-lookup.ts";
 import { AttemptHandler } from "./http-attempt-handler.ts";
+import { createThreadedHttpTransport } from "./http-send-thread.ts";
 
 export type { ResolveAll } from "./guarded-lookup.ts";
 
@@ -119,17 +120,25 @@ export function nodeHmacBase64(key: Uint8Array, parts: readonly (string | Uint8A
   return hmac.digest("base64");
 }
 
-/** The `http` sink on Node: the core sink over the guarded undici transport. */
+/**
+ * The `http` sink on Node: the core sink over the guarded undici transport, whose sends run on
+ * the process's send thread (http-send-thread.ts); in this thread instead when `inThread` is set
+ * or a resolver is injected (tests: a function does not cross to a thread).
+ */
 export const httpWebhookSink: SinkFactory<
   HttpDestination,
-  Partial<Pick<HttpTransportOptions, "resolve">> | undefined
-> = (destination, deps) =>
-  createHttpSink(destination, {
-    transport: createHttpTransport({
-      policy: { allowPrivateNetworks: destination.allowPrivateNetworks, allowCidrs: destination.allowCidrs },
-      resolve: deps?.resolve,
-      connections: destination.concurrency ?? DEFAULT_CONCURRENCY,
-    }),
+  (Partial<Pick<HttpTransportOptions, "resolve">> & { inThread?: boolean }) | undefined
+> = (destination, deps) => {
+  const options = {
+    policy: { allowPrivateNetworks: destination.allowPrivateNetworks, allowCidrs: destination.allowCidrs },
+    connections: destination.concurrency ?? DEFAULT_CONCURRENCY,
+  };
+  return createHttpSink(destination, {
+    transport:
+      deps?.resolve || deps?.inThread
+        ? createHttpTransport({ ...options, resolve: deps.resolve })
+        : createThreadedHttpTransport(options),
     // node:crypto's HMAC is synchronous and several times cheaper than Web Crypto's job queue.
     hmac: nodeHmacBase64,
   });
+};

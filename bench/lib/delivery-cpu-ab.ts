@@ -16,10 +16,19 @@
  * CPU profile of each gateway (read it with bench/lib/profile-top.ts).
  */
 import { randomBytes } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import { awaitReceipts, drive } from "../cases/fanout.ts";
 import { startBenchGateway } from "../cases/ingress.ts";
 import { esignWebhooks, receiver } from "../cases/latency.ts";
 import { cpuSecondsOf, mainThreadCpuSecondsOf } from "./cpu-meter.ts";
+
+/** Busy and total jiffies of the whole machine so far (/proc/stat's first line). */
+async function machineTicks(): Promise<{ busy: number; total: number }> {
+  const fields = (await readFile("/proc/stat", "utf8")).split("\n")[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+  const total = fields.reduce((a, b) => a + b, 0);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+  return { busy: total - idle, total };
+}
 
 const seconds = Number(process.env.BENCH_SECONDS) || 5;
 const rounds = Number(process.env.BENCH_ROUNDS) || 3;
@@ -39,7 +48,7 @@ async function measure(
   build: (typeof builds)[number],
   label: string,
   withDestination: boolean,
-): Promise<{ mainUs: number; processUs: number; events: number }> {
+): Promise<{ mainUs: number; processUs: number; events: number; cores: string }> {
   const sink = withDestination ? await receiver() : undefined;
   const previousBin = process.env.BENCH_GATEWAY_BIN;
   process.env.BENCH_GATEWAY_BIN = build.bin;
@@ -62,10 +71,25 @@ async function measure(
     const pid = started.gateway.child.pid as number;
     const main = await mainThreadCpuSecondsOf(pid);
     const all = await cpuSecondsOf(pid);
+    const destination = sink ? await cpuSecondsOf(sink.pid) : 0;
+    const driver = process.cpuUsage();
+    const machine = await machineTicks();
+    const wallStart = performance.now();
     const run = await drive(url, next, { seconds, ...load });
     if (sink) await awaitReceipts([sink], run.accepted.keys(), 300_000);
     const events = Math.max(1, run.accepted.size);
+    // Where the two cores went during the run: the gateway, the load generator, the destination, the rest of the machine.
+    const wall = (performance.now() - wallStart) / 1000;
+    const machineAfter = await machineTicks();
+    const driverUsed = process.cpuUsage(driver);
+    const share = (cpu: number) => `${Math.round((cpu / wall) * 100)}%`;
+    const cores =
+      `gateway ${share((await cpuSecondsOf(pid)) - all)} (main ${share((await mainThreadCpuSecondsOf(pid)) - main)}), ` +
+      `load generator ${share((driverUsed.user + driverUsed.system) / 1e6)}, ` +
+      `destination ${sink ? share((await cpuSecondsOf(sink.pid)) - destination) : "-"}, ` +
+      `machine busy ${Math.round(((machineAfter.busy - machine.busy) / (machineAfter.total - machine.total)) * 100)}% of 2 cores`;
     return {
+      cores,
       mainUs: Math.round((((await mainThreadCpuSecondsOf(pid)) - main) * 1e6) / events),
       processUs: Math.round((((await cpuSecondsOf(pid)) - all) * 1e6) / events),
       events,
@@ -93,6 +117,7 @@ for (let round = 1; round <= rounds; round++) {
         `=> ${figures.delivery} µs per delivery (${(withDestination.mainUs / only.mainUs).toFixed(2)}x); ` +
         `process ${only.processUs} / ${withDestination.processUs} µs`,
     );
+    console.log(`  cores, ingress only: ${only.cores}\n  cores, with the destination: ${withDestination.cores}`);
   }
 }
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
