@@ -34,6 +34,8 @@ class SendThread {
   readonly #open = new Map<number, Omit<HttpTransportOptions, "resolve">>();
   readonly #closing = new Map<number, () => void>();
   readonly #signals = new WeakMap<AbortSignal, number>();
+  /** Messages posted to the thread and sends they carried (tests, benchmarks). */
+  readonly posted = { messages: 0, sends: 0 };
   #nextId = 1;
   #nextTransport = 1;
   #nextSignal = 1;
@@ -94,7 +96,10 @@ class SendThread {
     this.#flushing = false;
     const batch = this.#ops;
     this.#ops = [];
-    if (batch.length > 0) this.#worker?.postMessage(batch);
+    if (batch.length === 0 || !this.#worker) return;
+    this.#worker.postMessage(batch);
+    this.posted.messages++;
+    for (const op of batch) if (op.op === "send") this.posted.sends++;
   };
 
   #start(): void {
