@@ -40,10 +40,12 @@ class SendThread {
   #nextTransport = 1;
   #nextSignal = 1;
 
+  /** Opens a destination's transport in the thread, starting the thread now (its start is not an attempt's time). */
   open(options: Omit<HttpTransportOptions, "resolve">): number {
     const transport = this.#nextTransport++;
     this.#open.set(transport, options);
     if (this.#worker) this.#push({ op: "open", transport, options });
+    else this.#start();
     return transport;
   }
 
@@ -66,7 +68,8 @@ class SendThread {
       timeoutMs,
       url: req.url,
       headers: req.headers,
-      body: req.body,
+      // A view into a larger buffer (a pooled Buffer) would carry all of that buffer across.
+      body: req.body.byteLength === req.body.buffer.byteLength ? req.body : req.body.slice(),
     };
     this.#push(op);
     return new Promise((resolve) => this.#pending.set(id, resolve));
@@ -125,6 +128,10 @@ class SendThread {
     worker.on("exit", lost("stopped"));
     // Ops queued before the thread existed are sends: the transports go first.
     this.#ops.unshift(...[...this.#open].map(([transport, options]): SendOp => ({ op: "open", transport, options })));
+    if (this.#ops.length > 0 && !this.#flushing) {
+      this.#flushing = true;
+      setImmediate(this.#flush);
+    }
   }
 
   /** The thread is gone: its attempts fail as transport errors (retried), closes complete, the next send starts another. */
@@ -133,9 +140,10 @@ class SendThread {
     this.#worker = undefined;
     this.#ops = this.#ops.filter((op) => op.op === "send" || op.op === "open");
     const failure: HttpSendResult = { ok: false, failure: "network", detail: `the send thread ${why}` };
+    // Sends still queued here go to the next thread.
+    const queued = new Set(this.#ops.map((op) => (op.op === "send" ? op.id : 0)));
     for (const [id, settle] of this.#pending) {
-      // Sends still queued here go to the next thread.
-      if (this.#ops.some((op) => op.op === "send" && op.id === id)) continue;
+      if (queued.has(id)) continue;
       this.#pending.delete(id);
       settle(failure);
     }

@@ -48,7 +48,7 @@ async function measure(
   build: (typeof builds)[number],
   label: string,
   withDestination: boolean,
-): Promise<{ mainUs: number; processUs: number; events: number; cores: string }> {
+): Promise<{ mainUs: number; processUs: number; events: number; perSecond: number; cores: string }> {
   const sink = withDestination ? await receiver() : undefined;
   const previousBin = process.env.BENCH_GATEWAY_BIN;
   process.env.BENCH_GATEWAY_BIN = build.bin;
@@ -76,8 +76,10 @@ async function measure(
     const machine = await machineTicks();
     const wallStart = performance.now();
     const run = await drive(url, next, { seconds, ...load });
-    if (sink) await awaitReceipts([sink], run.accepted.keys(), 300_000);
+    // As the latency case counts: accepted/s alone, delivered/s (until the last receipt) with the destination.
+    const last = sink ? await awaitReceipts([sink], run.accepted.keys(), 300_000) : run.ended;
     const events = Math.max(1, run.accepted.size);
+    const perSecond = Math.round(events / ((last - run.started) / 1000));
     // Where the two cores went during the run: the gateway, the load generator, the destination, the rest of the machine.
     const wall = (performance.now() - wallStart) / 1000;
     const machineAfter = await machineTicks();
@@ -89,6 +91,7 @@ async function measure(
       `destination ${sink ? share((await cpuSecondsOf(sink.pid)) - destination) : "-"}, ` +
       `machine busy ${Math.round(((machineAfter.busy - machine.busy) / (machineAfter.total - machine.total)) * 100)}% of 2 cores`;
     return {
+      perSecond,
       cores,
       mainUs: Math.round((((await mainThreadCpuSecondsOf(pid)) - main) * 1e6) / events),
       processUs: Math.round((((await cpuSecondsOf(pid)) - all) * 1e6) / events),
@@ -100,7 +103,7 @@ async function measure(
   }
 }
 
-const results = new Map<string, { delivery: number; only: number; withDestination: number }[]>();
+const results = new Map<string, { delivery: number; only: number; withDestination: number; ratio: number }[]>();
 for (let round = 1; round <= rounds; round++) {
   for (const build of builds) {
     const only = await measure(build, `${build.name}${round}o`, false);
@@ -109,6 +112,7 @@ for (let round = 1; round <= rounds; round++) {
       only: only.mainUs,
       withDestination: withDestination.mainUs,
       delivery: withDestination.mainUs - only.mainUs,
+      ratio: withDestination.perSecond / only.perSecond,
     };
     results.set(build.name, [...(results.get(build.name) ?? []), figures]);
     console.log(
@@ -117,6 +121,9 @@ for (let round = 1; round <= rounds; round++) {
         `=> ${figures.delivery} µs per delivery (${(withDestination.mainUs / only.mainUs).toFixed(2)}x); ` +
         `process ${only.processUs} / ${withDestination.processUs} µs`,
     );
+    console.log(
+      `  ingress only ${only.perSecond}/s, delivered ${withDestination.perSecond}/s: delivered / ingress only ${figures.ratio.toFixed(2)}`,
+    );
     console.log(`  cores, ingress only: ${only.cores}\n  cores, with the destination: ${withDestination.cores}`);
   }
 }
@@ -124,7 +131,8 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 for (const [name, runs] of results) {
   console.log(
     `${name.padEnd(10)} median main thread: ingress only ${median(runs.map((r) => r.only))} µs/event, with the destination ` +
-      `${median(runs.map((r) => r.withDestination))}, per delivery ${median(runs.map((r) => r.delivery))} µs`,
+      `${median(runs.map((r) => r.withDestination))}, per delivery ${median(runs.map((r) => r.delivery))} µs; ` +
+      `delivered / ingress only ${median(runs.map((r) => r.ratio)).toFixed(2)}`,
   );
 }
 process.exit(0);
