@@ -13,8 +13,8 @@
 import { Worker } from "node:worker_threads";
 import type { WebhookRequest } from "../../src/delivery/http/build-webhook-request.ts";
 import type { HttpSendResult, HttpTransport } from "../../src/delivery/http/http-sink.ts";
-import type { HttpTransportOptions } from "./http.ts";
 import type { SendAnswer, SendOp } from "./http-send-worker.ts";
+import type { HttpTransportOptions } from "./http-transport.ts";
 
 // Compiled (dist/): the worker's own JavaScript. As TypeScript: an entry that loads it, through
 // tsx when this process passes no loader flag on to its workers.

@@ -1,6 +1,6 @@
 /**
  * The body of the HTTP send thread (http-send-thread.ts): the wire half of `http` deliveries.
- * Each destination's transport here is the in-thread one (http.ts's `createHttpTransport`: the
+ * Each destination's transport here is the in-thread one (http-transport.ts's `createHttpTransport`: the
  * keep-alive undici Agent, the SSRF guard at connect, the literal refusal, the deadline, the
  * drain cap, no redirects), so what goes on the wire is decided by the same code either way.
  * Requests arrive in batches (one message per turn of the main thread); answers go back the same
@@ -8,7 +8,7 @@
  */
 import { parentPort } from "node:worker_threads";
 import type { HttpSendResult, HttpTransport } from "../../src/delivery/http/http-sink.ts";
-import { createHttpTransport, type HttpTransportOptions } from "./http.ts";
+import { createHttpTransport, type HttpTransportOptions } from "./http-transport.ts";
 
 /** One operation of a batch from the main thread. */
 export type SendOp =
