@@ -72,6 +72,8 @@ class SendThread {
       body: req.body.byteLength === req.body.buffer.byteLength ? req.body : req.body.slice(),
     };
     this.#push(op);
+    // While attempts are in flight the thread keeps the process alive, as their sockets did in-thread.
+    if (this.#pending.size === 0) this.#worker?.ref();
     return new Promise((resolve) => this.#pending.set(id, resolve));
   }
 
@@ -108,8 +110,8 @@ class SendThread {
   #start(): void {
     if (this.#worker) return;
     const worker = new Worker(ENTRY, { stdout: false, stderr: false });
-    // Attempts in flight keep their lanes (and so the process) alive; the thread itself does not.
-    worker.unref();
+    // An idle thread does not keep the process alive (it is ref'd while attempts are in flight).
+    if (this.#pending.size === 0) worker.unref();
     this.#worker = worker;
     worker.on("message", (batch: SendAnswer[]) => {
       for (const entry of batch) {
@@ -122,6 +124,7 @@ class SendThread {
         this.#pending.delete(entry.id);
         settle?.(entry.result);
       }
+      if (this.#pending.size === 0) worker.unref();
     });
     const lost = (why: string) => () => this.#lost(worker, why);
     worker.on("error", lost("failed"));

@@ -6,7 +6,12 @@
  * a crashed thread fails its attempts in flight as network errors (which the lane retries) and the
  * next attempt starts a new thread, and closing one destination's transport leaves the others.
  */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Webhook } from "standardwebhooks";
 import * as v from "valibot";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -141,4 +146,31 @@ describe("the send thread", () => {
     expect(refused.error).toMatch(/^refused by the SSRF guard/);
     expect(target.requests).toHaveLength(0);
   });
+
+  it("an attempt in flight keeps a process alive until its answer, as its socket did in-thread", async () => {
+    let release: (value?: unknown) => void = () => {};
+    const held = new Promise((resolve) => {
+      release = resolve;
+    });
+    const target = await receiver(() => ({ status: 202, after: held }));
+    const sinkModule = fileURLToPath(new URL("../../adapters/sink/http.ts", import.meta.url));
+    // A process whose only pending work is one attempt on the send thread.
+    const script = `
+      const { httpWebhookSink } = await import(${JSON.stringify(sinkModule)});
+      const sink = httpWebhookSink(${JSON.stringify(destination({ url: target.url, allowPrivateNetworks: true }))});
+      const record = { id: "evt_keepalive", event: { id: "evt_keepalive", type: "agreement.signed" }, headers: {} };
+      sink.deliver(record, new AbortController().signal).then((result) => console.log(JSON.stringify(result)));
+    `;
+    const dir = await mkdtemp(join(tmpdir(), "send-thread-"));
+    const file = join(dir, "deliver-once.mjs");
+    await writeFile(file, script);
+    const child = new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ["--import", "tsx", file], (error, stdout) =>
+        error ? reject(error) : resolve(stdout),
+      ),
+    ).finally(() => rm(dir, { recursive: true, force: true }));
+    await waitUntil(() => target.requests.length === 1);
+    release();
+    expect(JSON.parse((await child).trim())).toMatchObject({ ok: true, status: 202 });
+  }, 120_000);
 });
