@@ -24,7 +24,7 @@ const ENTRY = import.meta.url.endsWith(".js")
 
 type Settle = (result: HttpSendResult) => void;
 
-/** The process's send thread, started on the first send, made again after a failure. */
+/** The process's send thread, started when the first transport opens, made again after a failure. */
 class SendThread {
   #worker: Worker | undefined;
   #ops: SendOp[] = [];
@@ -129,7 +129,7 @@ class SendThread {
     const lost = (why: string) => () => this.#lost(worker, why);
     worker.on("error", lost("failed"));
     worker.on("exit", lost("stopped"));
-    // Ops queued before the thread existed are sends: the transports go first.
+    // Ops queued before the thread existed are sends and aborts: the transports go first.
     this.#ops.unshift(...[...this.#open].map(([transport, options]): SendOp => ({ op: "open", transport, options })));
     if (this.#ops.length > 0 && !this.#flushing) {
       this.#flushing = true;
@@ -141,7 +141,6 @@ class SendThread {
   #lost(worker: Worker, why: string): void {
     if (this.#worker !== worker) return;
     this.#worker = undefined;
-    this.#ops = this.#ops.filter((op) => op.op === "send" || op.op === "open");
     const failure: HttpSendResult = { ok: false, failure: "network", detail: `the send thread ${why}` };
     // Sends still queued here go to the next thread.
     const queued = new Set(this.#ops.map((op) => (op.op === "send" ? op.id : 0)));
@@ -152,10 +151,9 @@ class SendThread {
     }
     for (const resolve of this.#closing.values()) resolve();
     this.#closing.clear();
-    if (this.#ops.length > 0) {
-      this.#ops = this.#ops.filter((op) => op.op === "send");
-      this.#start();
-    }
+    // Queued sends (and the aborts behind them) go to a new thread now; the transports go first.
+    this.#ops = this.#ops.filter((op) => op.op === "send" || op.op === "abort");
+    if (this.#ops.length > 0) this.#start();
   }
 
   /** Tests: ends the thread as a crash would. */
