@@ -1,9 +1,10 @@
 /**
  * The `http` sink on Node: the core sink (src/delivery/http/http-sink.ts) with `node:crypto`'s
- * HMAC, over the guarded undici transport (http-transport.ts) whose sends run on the process's
- * send thread (http-send-thread.ts).
+ * HMAC, over the guarded undici transport (http-transport.ts), whose sends run on the process's
+ * send thread (http-send-thread.ts) on machines with more than 2 cores.
  */
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto";
+import { availableParallelism } from "node:os";
 import { DEFAULT_CONCURRENCY } from "../../src/delivery/delivery-policy.ts";
 import type { HttpDestination } from "../../src/delivery/http/http-destination-schema.ts";
 import { createHttpSink } from "../../src/delivery/http/http-sink.ts";
@@ -29,9 +30,20 @@ export function nodeHmacBase64(key: Uint8Array, parts: readonly (string | Uint8A
 }
 
 /**
+ * Whether `http` sends go to the send thread by default: only with a core to spare for it. On 2
+ * cores the closed loop is bound by the whole machine (the SQLite writer thread, the load, the
+ * destination share the second core), and the thread's extra CPU per delivery (the messages)
+ * cost more than the main thread saved (BENCHMARKS.md "the send off the main thread").
+ */
+export function sendsOffMainThread(cores = availableParallelism()): boolean {
+  return cores > 2;
+}
+
+/**
  * The `http` sink on Node: the core sink over the guarded undici transport, whose sends run on
- * the process's send thread (http-send-thread.ts); in this thread instead when `inThread` is set
- * or a resolver is injected (tests: a function does not cross to a thread).
+ * the process's send thread (http-send-thread.ts) when `sendsOffMainThread()`, else in this
+ * thread; `inThread` decides instead when given. An injected resolver (tests: a function does
+ * not cross to a thread) keeps the transport in this thread.
  */
 export const httpWebhookSink: SinkFactory<
   HttpDestination,
@@ -41,11 +53,11 @@ export const httpWebhookSink: SinkFactory<
     policy: { allowPrivateNetworks: destination.allowPrivateNetworks, allowCidrs: destination.allowCidrs },
     connections: destination.concurrency ?? DEFAULT_CONCURRENCY,
   };
+  const inThread = deps?.resolve !== undefined || (deps?.inThread ?? !sendsOffMainThread());
   return createHttpSink(destination, {
-    transport:
-      deps?.resolve || deps?.inThread
-        ? createHttpTransport({ ...options, resolve: deps.resolve })
-        : createThreadedHttpTransport(options),
+    transport: inThread
+      ? createHttpTransport({ ...options, resolve: deps?.resolve })
+      : createThreadedHttpTransport(options),
     // node:crypto's HMAC is synchronous and several times cheaper than Web Crypto's job queue.
     hmac: nodeHmacBase64,
   });

@@ -16,11 +16,24 @@
  * CPU profile of each gateway (read it with bench/lib/profile-top.ts).
  */
 import { randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { awaitReceipts, drive } from "../cases/fanout.ts";
 import { startBenchGateway } from "../cases/ingress.ts";
 import { esignWebhooks, receiver } from "../cases/latency.ts";
 import { cpuSecondsOf, mainThreadCpuSecondsOf } from "./cpu-meter.ts";
+
+/** CPU seconds so far of each thread of process `pid`, by thread name (/proc/<pid>/task/<tid>/{comm,stat}). */
+async function threadSeconds(pid: number): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
+    const name = (await readFile(`/proc/${pid}/task/${tid}/comm`, "utf8").catch(() => "?")).trim();
+    const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, "utf8").catch(() => "");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const key = tid === String(pid) ? "main" : name;
+    out.set(key, (out.get(key) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+  }
+  return out;
+}
 
 /** Busy and total jiffies of the whole machine so far (/proc/stat's first line). */
 async function machineTicks(): Promise<{ busy: number; total: number }> {
@@ -74,6 +87,7 @@ async function measure(
     const destination = sink ? await cpuSecondsOf(sink.pid) : 0;
     const driver = process.cpuUsage();
     const machine = await machineTicks();
+    const threadsBefore = await threadSeconds(pid);
     const wallStart = performance.now();
     const run = await drive(url, next, { seconds, ...load });
     // As the latency case counts: accepted/s alone, delivered/s (until the last receipt) with the destination.
@@ -85,11 +99,20 @@ async function measure(
     const machineAfter = await machineTicks();
     const driverUsed = process.cpuUsage(driver);
     const share = (cpu: number) => `${Math.round((cpu / wall) * 100)}%`;
+    // The gateway's threads by name (main, the SQLite writer, the send thread, V8 and libuv helpers), busiest first.
+    const threadsAfter = await threadSeconds(pid);
+    const threads = [...threadsAfter]
+      .map(([name, after]) => [name, after - (threadsBefore.get(name) ?? 0)] as const)
+      .filter(([, used]) => used > 0)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, used]) => `${name} ${Math.round((used * 1e6) / Math.max(1, run.accepted.size))}`)
+      .join(", ");
     const cores =
       `gateway ${share((await cpuSecondsOf(pid)) - all)} (main ${share((await mainThreadCpuSecondsOf(pid)) - main)}), ` +
       `load generator ${share((driverUsed.user + driverUsed.system) / 1e6)}, ` +
       `destination ${sink ? share((await cpuSecondsOf(sink.pid)) - destination) : "-"}, ` +
-      `machine busy ${Math.round(((machineAfter.busy - machine.busy) / (machineAfter.total - machine.total)) * 100)}% of 2 cores`;
+      `machine busy ${Math.round(((machineAfter.busy - machine.busy) / (machineAfter.total - machine.total)) * 100)}% of 2 cores; ` +
+      `gateway threads, µs per event: ${threads}`;
     return {
       perSecond,
       cores,

@@ -1,8 +1,8 @@
 /**
- * The `http` sink's two Node transports: the send thread (the default, http-send-thread.ts) and
- * the in-thread one. The shared sink conformance suite runs against the in-thread transport here
- * (http.test.ts runs it, and every other http sink test, against the default); then what only the
- * thread has: many attempts of one turn go in one batch and arrive signed byte for byte as built,
+ * The `http` sink's two Node transports: the send thread (http-send-thread.ts, the default with
+ * more than 2 cores) and the in-thread one (the default on 2). The shared sink conformance suite
+ * runs against both here (http.test.ts runs it, and every other http sink test, against the
+ * default); then what only the thread has: many attempts of one turn go in one batch and arrive signed byte for byte as built,
  * a crashed thread fails its attempts in flight as network errors (which the lane retries) and the
  * next attempt starts a new thread, and closing one destination's transport leaves the others.
  */
@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { Webhook } from "standardwebhooks";
 import * as v from "valibot";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { httpWebhookSink } from "../../adapters/sink/http.ts";
+import { httpWebhookSink, sendsOffMainThread } from "../../adapters/sink/http.ts";
 import { sendThread } from "../../adapters/sink/http-send-thread.ts";
 import { type HttpDestination, HttpDestinationSchema } from "../../src/delivery/http/http-destination-schema.ts";
 import type { Sink } from "../../src/delivery/sink-contract.ts";
@@ -46,7 +46,7 @@ function destination(input: Record<string, unknown>): HttpDestination {
 }
 
 function sink(input: Record<string, unknown>, inThread = false): Sink {
-  const made = httpWebhookSink(destination(input), inThread ? { inThread } : undefined);
+  const made = httpWebhookSink(destination(input), { inThread });
   sinks.push(made);
   return made;
 }
@@ -68,19 +68,27 @@ async function closedPort(): Promise<number> {
 const shared = await receiver();
 const unreachable = `http://127.0.0.1:${await closedPort()}/hook`;
 
-testSinkDriver(
-  "http (signed webhook, in-thread transport)",
-  (kind) =>
-    httpWebhookSink(destination({ url: kind === "reachable" ? shared.url : unreachable, allowPrivateNetworks: true }), {
-      inThread: true,
-    }),
-  async (eventId) =>
-    shared.requests
-      .filter((r) => r.headers["webhook-id"] === eventId)
-      .map((r) => ({ eventId, type: (JSON.parse(r.body) as { type: string }).type })),
-);
+for (const inThread of [true, false])
+  testSinkDriver(
+    `http (signed webhook, ${inThread ? "in-thread transport" : "send thread"})`,
+    (kind) =>
+      httpWebhookSink(
+        destination({ url: kind === "reachable" ? shared.url : unreachable, allowPrivateNetworks: true }),
+        { inThread },
+      ),
+    async (eventId) =>
+      shared.requests
+        .filter((r) => r.headers["webhook-id"] === eventId)
+        .map((r) => ({ eventId, type: (JSON.parse(r.body) as { type: string }).type })),
+  );
 
 describe("the send thread", () => {
+  it("is the default only with a core to spare for it", () => {
+    expect(sendsOffMainThread(1)).toBe(false);
+    expect(sendsOffMainThread(2)).toBe(false);
+    expect(sendsOffMainThread(4)).toBe(true);
+  });
+
   it("sends a turn's attempts in one batch; each arrives with the bytes signed and verifies", async () => {
     const target = await receiver();
     const records = Array.from({ length: 64 }, (_, n) => makeTestRecord({ type: `agreement.t${n}` }));
@@ -157,7 +165,7 @@ describe("the send thread", () => {
     // A process whose only pending work is one attempt on the send thread.
     const script = `
       const { httpWebhookSink } = await import(${JSON.stringify(sinkModule)});
-      const sink = httpWebhookSink(${JSON.stringify(destination({ url: target.url, allowPrivateNetworks: true }))});
+      const sink = httpWebhookSink(${JSON.stringify(destination({ url: target.url, allowPrivateNetworks: true }))}, { inThread: false });
       const record = { id: "evt_keepalive", event: { id: "evt_keepalive", type: "agreement.signed" }, headers: {} };
       sink.deliver(record, new AbortController().signal).then((result) => console.log(JSON.stringify(result)));
     `;
