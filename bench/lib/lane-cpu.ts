@@ -9,7 +9,8 @@
  *
  *   node --import tsx bench/lib/lane-cpu.ts [<name>=<checkout dir> ...]   (default: this checkout)
  *
- * `BENCH_DELIVERIES` per round (default 20,000), `BENCH_ROUNDS` (default 5). The lane is fed as
+ * `BENCH_DELIVERIES` per round (default 20,000), `BENCH_ROUNDS` (default 5), `BENCH_SEND_THREAD=on|off`
+ * (the send thread, whatever the cores; a checkout older than it ignores this). The lane is fed as
  * the route dispatcher feeds it: a new record each time one is delivered, 64 waiting. Prints the
  * main thread's CPU per delivery (/proc, 10 ms ticks) and the process's (every thread: the `http`
  * sink's send thread included).
@@ -25,6 +26,9 @@ import { mainThreadCpuSecondsOf } from "./cpu-meter.ts";
 const deliveries = Number(process.env.BENCH_DELIVERIES) || 20_000;
 const rounds = Number(process.env.BENCH_ROUNDS) || 5;
 const WAITING = 64;
+/** `BENCH_SEND_THREAD=on|off` picks the http sink's send thread over the default for the machine's cores. */
+const sinkDeps =
+  process.env.BENCH_SEND_THREAD === undefined ? undefined : { inThread: process.env.BENCH_SEND_THREAD !== "on" };
 const args = process.argv.slice(2);
 const checkouts = (args.length > 0 ? args : [`this=${process.cwd()}`]).map((arg) => {
   const [name, dir = "."] = arg.split("=", 2) as [string, string?];
@@ -102,7 +106,7 @@ const builds = await Promise.all(
     const tracker = createWorkTracker(() => {});
     let onDelivered: () => void = () => {};
     const lane: Lane = createDestinationLane(config.id, {
-      sink: httpWebhookSink(config, undefined),
+      sink: httpWebhookSink(config, sinkDeps),
       policy: resolveDeliveryPolicy(config),
       store,
       clock: { now: Date.now },

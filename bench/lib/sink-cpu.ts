@@ -7,7 +7,8 @@
  *
  *   node --import tsx bench/lib/sink-cpu.ts [<name>=<checkout dir> ...]   (default: this checkout)
  *
- * `BENCH_ATTEMPTS` per round (default 20,000), `BENCH_ROUNDS` (default 5). Prints the main
+ * `BENCH_ATTEMPTS` per round (default 20,000), `BENCH_ROUNDS` (default 5), `BENCH_SEND_THREAD=on|off`
+ * (the send thread, whatever the cores; a checkout older than it ignores this). Prints the main
  * thread's CPU µs per attempt (what the event loop pays: /proc, 10 ms ticks), the process's (user +
  * system, every thread: the send thread of http-send-thread.ts included) and attempts/s per
  * round, then the medians.
@@ -24,6 +25,9 @@ import { mainThreadCpuSecondsOf } from "./cpu-meter.ts";
 const attempts = Number(process.env.BENCH_ATTEMPTS) || 20_000;
 const rounds = Number(process.env.BENCH_ROUNDS) || 5;
 const inFlight = 16;
+/** `BENCH_SEND_THREAD=on|off` picks the http sink's send thread over the default for the machine's cores. */
+const sinkDeps =
+  process.env.BENCH_SEND_THREAD === undefined ? undefined : { inThread: process.env.BENCH_SEND_THREAD !== "on" };
 const args = process.argv.slice(2);
 const checkouts = (args.length > 0 ? args : [`this=${process.cwd()}`]).map((arg) => {
   const [name, dir = "."] = arg.split("=", 2) as [string, string?];
@@ -68,7 +72,7 @@ const records = Array.from({ length: 1000 }, (_, n) => record(n));
 const sinks = await Promise.all(
   checkouts.map(async ({ name, dir }) => {
     const module = (await import(pathToFileURL(`${dir}/adapters/sink/http.ts`).href)) as {
-      httpWebhookSink: SinkFactory<never, undefined>;
+      httpWebhookSink: SinkFactory<never, { inThread?: boolean } | undefined>;
     };
     const config = {
       ...destination.config,
@@ -77,7 +81,7 @@ const sinks = await Promise.all(
       allowPrivateNetworks: false,
       concurrency: inFlight,
     } as never;
-    return { name, sink: module.httpWebhookSink(config, undefined) };
+    return { name, sink: module.httpWebhookSink(config, sinkDeps) };
   }),
 );
 
