@@ -31,9 +31,9 @@ export function nodeHmacBase64(key: Uint8Array, parts: readonly (string | Uint8A
 
 /**
  * Whether `http` sends go to the send thread by default: only with a core to spare for it. On 2
- * cores the closed loop is bound by the whole machine (the SQLite writer thread, the load, the
- * destination share the second core), and the thread's extra CPU per delivery (the messages)
- * cost more than the main thread saved (BENCHMARKS.md "the send off the main thread").
+ * cores the second core is already busy (the SQLite writer thread, the load, the destination)
+ * and the thread halved the main thread's CPU per delivery without raising the delivered rate,
+ * at up to 19 % more CPU for the process when loaded (BENCHMARKS.md "the send off the main thread").
  */
 export function sendsOffMainThread(cores = availableParallelism()): boolean {
   return cores > 2;
