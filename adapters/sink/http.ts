@@ -1,108 +1,18 @@
 /**
- * The Node HTTP transport of `http` destinations: undici with one keep-alive Agent per
- * destination whose `connect.lookup` runs the SSRF guard (adapters/sink/guarded-lookup.ts) on
- * every address the resolver returns, right before the socket connects to it (no DNS-rebinding
- * bypass); IP literals in the URL never reach a resolver, so they are checked before the request. Redirects are never followed
- * (a bare dispatch does not follow them); the body of every answer is drained and dropped.
- *
- * One attempt is one `dispatch` with a small callback handler (http-attempt-handler.ts), one
- * timer, and the lane's shutdown signal listened to once per transport rather than per attempt.
+ * The `http` sink on Node: the core sink (src/delivery/http/http-sink.ts) with `node:crypto`'s
+ * HMAC, over the guarded undici transport (http-transport.ts), whose sends run on the process's
+ * send thread (http-send-thread.ts) on machines with more than 2 cores.
  */
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto";
-import { Agent } from "undici";
+import { availableParallelism } from "node:os";
 import { DEFAULT_CONCURRENCY } from "../../src/delivery/delivery-policy.ts";
 import type { HttpDestination } from "../../src/delivery/http/http-destination-schema.ts";
-import { createHttpSink, type HttpSendResult, type HttpTransport } from "../../src/delivery/http/http-sink.ts";
+import { createHttpSink } from "../../src/delivery/http/http-sink.ts";
 import type { SinkFactory } from "../../src/delivery/sink-contract.ts";
-import type { AddressPolicy } from "../../src/ssrf/address-policy.ts";
-import { createLiteralRefusal } from "../../src/ssrf/refuse-ip-literal.ts";
-import { createGuardedLookup, type ResolveAll } from "./guarded-lookup.ts";
-import { AttemptHandler } from "./http-attempt-handler.ts";
+import { createThreadedHttpTransport } from "./http-send-thread.ts";
+import { createHttpTransport, type HttpTransportOptions } from "./http-transport.ts";
 
 export type { ResolveAll } from "./guarded-lookup.ts";
-
-export interface HttpTransportOptions {
-  policy: AddressPolicy;
-  /** Default: the system resolver (`dns.lookup` with `all: true`). */
-  resolve?: ResolveAll;
-  /** Connections kept per origin. Default 16. */
-  connections?: number;
-}
-
-/** The origin and path of a URL, split once per URL. */
-function splitUrl(url: string): { origin: string; path: string } {
-  const parsed = new URL(url);
-  return { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
-}
-
-/** Creates the transport of one destination. */
-export function createHttpTransport(options: HttpTransportOptions): HttpTransport {
-  const agent = new Agent({
-    connections: options.connections ?? 16,
-    keepAliveTimeout: 4_000,
-    connect: { lookup: createGuardedLookup(options.policy, options.resolve) },
-  });
-  /** IP literals in a URL never reach the resolver: judged before any connection. */
-  const literalRefusal = createLiteralRefusal(options.policy);
-  const targets = new Map<string, { origin: string; path: string }>();
-  /** Attempts in flight per shutdown signal (the lane's, shared by all its attempts): one listener each. */
-  const watched = new WeakMap<AbortSignal, Set<AttemptHandler>>();
-  const attemptsOf = (signal: AbortSignal) => {
-    let attempts = watched.get(signal);
-    if (!attempts) {
-      const set = new Set<AttemptHandler>();
-      attempts = set;
-      watched.set(signal, set);
-      signal.addEventListener(
-        "abort",
-        () => {
-          for (const handler of set) handler.abort(new Error("attempt aborted"));
-        },
-        { once: true },
-      );
-    }
-    return attempts;
-  };
-  const sendOnce = (
-    req: Parameters<HttpTransport["send"]>[0],
-    signal: AbortSignal,
-    timeoutMs: number,
-  ): Promise<HttpSendResult> =>
-    new Promise((resolve) => {
-      let target = targets.get(req.url);
-      if (!target) {
-        target = splitUrl(req.url);
-        targets.set(req.url, target);
-      }
-      // The handler holds the attempt's state, its timer and its way out: no closure per attempt.
-      const handler = new AttemptHandler(resolve, signal, timeoutMs, attemptsOf(signal));
-      try {
-        agent.dispatch(
-          {
-            origin: target.origin,
-            path: target.path,
-            method: "POST",
-            headers: req.headers,
-            body: req.body,
-            headersTimeout: timeoutMs,
-            bodyTimeout: timeoutMs,
-          },
-          handler,
-        );
-      } catch (error) {
-        handler.onError(error as Error);
-      }
-    });
-  return {
-    async send(req, { signal, timeoutMs }): Promise<HttpSendResult> {
-      const refusal = literalRefusal(req.url);
-      if (refusal) return { ok: false, failure: "refused", detail: refusal };
-      if (signal.aborted) return { ok: false, failure: "aborted", detail: "aborted" };
-      return sendOnce(req, signal, timeoutMs);
-    },
-    close: () => agent.close(),
-  };
-}
 
 /** The key object of each secret's bytes (the same array every time: sign-standard-webhook.ts). */
 const keyObjects = new WeakMap<Uint8Array, KeyObject>();
@@ -119,17 +29,36 @@ export function nodeHmacBase64(key: Uint8Array, parts: readonly (string | Uint8A
   return hmac.digest("base64");
 }
 
-/** The `http` sink on Node: the core sink over the guarded undici transport. */
+/**
+ * Whether `http` sends go to the send thread by default: only with a core to spare for it. On 2
+ * cores the second core is already busy (the SQLite writer thread, the load, the destination)
+ * and the thread halved the main thread's CPU per delivery without raising the delivered rate,
+ * at up to 19 % more CPU for the process when loaded (BENCHMARKS.md "the send off the main thread").
+ */
+export function sendsOffMainThread(cores = availableParallelism()): boolean {
+  return cores > 2;
+}
+
+/**
+ * The `http` sink on Node: the core sink over the guarded undici transport, whose sends run on
+ * the process's send thread (http-send-thread.ts) when `sendsOffMainThread()`, else in this
+ * thread; `inThread` decides instead when given. An injected resolver (tests: a function does
+ * not cross to a thread) keeps the transport in this thread.
+ */
 export const httpWebhookSink: SinkFactory<
   HttpDestination,
-  Partial<Pick<HttpTransportOptions, "resolve">> | undefined
-> = (destination, deps) =>
-  createHttpSink(destination, {
-    transport: createHttpTransport({
-      policy: { allowPrivateNetworks: destination.allowPrivateNetworks, allowCidrs: destination.allowCidrs },
-      resolve: deps?.resolve,
-      connections: destination.concurrency ?? DEFAULT_CONCURRENCY,
-    }),
+  (Partial<Pick<HttpTransportOptions, "resolve">> & { inThread?: boolean }) | undefined
+> = (destination, deps) => {
+  const options = {
+    policy: { allowPrivateNetworks: destination.allowPrivateNetworks, allowCidrs: destination.allowCidrs },
+    connections: destination.concurrency ?? DEFAULT_CONCURRENCY,
+  };
+  const inThread = deps?.resolve !== undefined || (deps?.inThread ?? !sendsOffMainThread());
+  return createHttpSink(destination, {
+    transport: inThread
+      ? createHttpTransport({ ...options, resolve: deps?.resolve })
+      : createThreadedHttpTransport(options),
     // node:crypto's HMAC is synchronous and several times cheaper than Web Crypto's job queue.
     hmac: nodeHmacBase64,
   });
+};

@@ -75,6 +75,8 @@ export async function receiver() {
   return {
     id: "http-1",
     receipts,
+    /** The destination process (its CPU is read by bench/lib/delivery-cpu-ab.ts). */
+    pid: child.pid as number,
     /** Connections the destination accepted so far (a reconnecting gateway shows here). */
     connections: () => connections,
     // Default settings (concurrency, retries, breaker): only what an http destination requires;

@@ -9,8 +9,11 @@
  *
  *   node --import tsx bench/lib/lane-cpu.ts [<name>=<checkout dir> ...]   (default: this checkout)
  *
- * `BENCH_DELIVERIES` per round (default 20,000), `BENCH_ROUNDS` (default 5). The lane is fed as
- * the route dispatcher feeds it: a new record each time one is delivered, 64 waiting.
+ * `BENCH_DELIVERIES` per round (default 20,000), `BENCH_ROUNDS` (default 5), `BENCH_SEND_THREAD=on|off`
+ * (the send thread, whatever the cores; a checkout older than it ignores this). The lane is fed as
+ * the route dispatcher feeds it: a new record each time one is delivered, 64 waiting. Prints the
+ * main thread's CPU per delivery (/proc, 10 ms ticks) and the process's (every thread: the `http`
+ * sink's send thread included).
  */
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
@@ -18,10 +21,14 @@ import { pathToFileURL } from "node:url";
 import { buildEsignBody } from "../../src/services/esign/esign-samples.ts";
 import type { EventRecord } from "../../src/store/contract.ts";
 import { receiver } from "../cases/latency.ts";
+import { mainThreadCpuSecondsOf } from "./cpu-meter.ts";
 
 const deliveries = Number(process.env.BENCH_DELIVERIES) || 20_000;
 const rounds = Number(process.env.BENCH_ROUNDS) || 5;
 const WAITING = 64;
+/** `BENCH_SEND_THREAD=on|off` picks the http sink's send thread over the default for the machine's cores. */
+const sinkDeps =
+  process.env.BENCH_SEND_THREAD === undefined ? undefined : { inThread: process.env.BENCH_SEND_THREAD !== "on" };
 const args = process.argv.slice(2);
 const checkouts = (args.length > 0 ? args : [`this=${process.cwd()}`]).map((arg) => {
   const [name, dir = "."] = arg.split("=", 2) as [string, string?];
@@ -99,7 +106,7 @@ const builds = await Promise.all(
     const tracker = createWorkTracker(() => {});
     let onDelivered: () => void = () => {};
     const lane: Lane = createDestinationLane(config.id, {
-      sink: httpWebhookSink(config, undefined),
+      sink: httpWebhookSink(config, sinkDeps),
       policy: resolveDeliveryPolicy(config),
       store,
       clock: { now: Date.now },
@@ -164,13 +171,15 @@ async function round(build: (typeof builds)[number]) {
     else feed();
   });
   const cpu = process.cpuUsage();
+  const main = await mainThreadCpuSecondsOf(process.pid);
   const started = performance.now();
   for (let i = 0; i < WAITING; i++) feed();
   await all;
   await build.lane.idle();
   const used = process.cpuUsage(cpu);
   return {
-    us: (used.user + used.system) / deliveries,
+    us: (((await mainThreadCpuSecondsOf(process.pid)) - main) * 1e6) / deliveries,
+    processUs: (used.user + used.system) / deliveries,
     perSecond: Math.round(deliveries / ((performance.now() - started) / 1000)),
   };
 }
@@ -182,13 +191,13 @@ for (let r = 1; r <= rounds; r++) {
     const figures = await round(build);
     results.set(build.name, [...(results.get(build.name) ?? []), figures.us]);
     console.log(
-      `round ${r} ${build.name.padEnd(8)} ${figures.us.toFixed(1)} µs CPU per delivery   ${figures.perSecond} deliveries/s`,
+      `round ${r} ${build.name.padEnd(8)} main thread ${figures.us.toFixed(1)} µs CPU per delivery (process ${figures.processUs.toFixed(1)})   ${figures.perSecond} deliveries/s`,
     );
   }
 }
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 for (const [name, values] of results) {
-  console.log(`${name.padEnd(8)} median ${median(values).toFixed(1)} µs per delivery`);
+  console.log(`${name.padEnd(8)} median ${median(values).toFixed(1)} µs of main thread per delivery`);
 }
 await destination.close();
 process.exit(0);

@@ -1,6 +1,6 @@
 /**
  * The `http` sink: one attempt builds the signed request and sends it through an HTTP transport
- * (the Node one connects through the SSRF guard; see adapters/sink/http.ts),
+ * (the Node one connects through the SSRF guard; see adapters/sink/http-transport.ts),
  * then classifies the answer. Never throws: every failure becomes a result.
  */
 import { createSink, type DeliveryAttemptResult, type Sink, type SinkFactory } from "../sink-contract.ts";

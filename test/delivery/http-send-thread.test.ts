@@ -1,0 +1,184 @@
+/**
+ * The `http` sink's two Node transports: the send thread (http-send-thread.ts, the default with
+ * more than 2 cores) and the in-thread one (the default on 2). The shared sink conformance suite
+ * runs against both here (http.test.ts runs it, and every other http sink test, against the
+ * default); then what only the thread has: many attempts of one turn go in one batch and arrive signed byte for byte as built,
+ * a crashed thread fails its attempts in flight as network errors (which the lane retries) and the
+ * next attempt starts a new thread, and closing one destination's transport leaves the others.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Webhook } from "standardwebhooks";
+import * as v from "valibot";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { httpWebhookSink, sendsOffMainThread } from "../../adapters/sink/http.ts";
+import { sendThread } from "../../adapters/sink/http-send-thread.ts";
+import { type HttpDestination, HttpDestinationSchema } from "../../src/delivery/http/http-destination-schema.ts";
+import type { Sink } from "../../src/delivery/sink-contract.ts";
+import { makeTestRecord, testSinkDriver } from "../conformance/sink-conformance.ts";
+import { makeWhsecSecret } from "./helpers/in-process-gateway.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
+
+const secret = makeWhsecSecret();
+const receivers: WebhookReceiver[] = [];
+const sinks: Sink[] = [];
+const signal = () => new AbortController().signal;
+
+afterEach(async () => {
+  await Promise.all(sinks.splice(0).map((s) => s.close()));
+});
+afterAll(async () => {
+  await Promise.all(receivers.map((r) => r.close()));
+});
+
+async function receiver(...args: Parameters<typeof startWebhookReceiver>) {
+  const started = await startWebhookReceiver(...args);
+  receivers.push(started);
+  return started;
+}
+
+function destination(input: Record<string, unknown>): HttpDestination {
+  return v.parse(HttpDestinationSchema, { id: "hook", type: "http", secrets: [secret], ...input });
+}
+
+function sink(input: Record<string, unknown>, inThread = false): Sink {
+  const made = httpWebhookSink(destination(input), { inThread });
+  sinks.push(made);
+  return made;
+}
+
+/** Waits for an observable condition (bounded by the test's timeout). */
+async function waitUntil(condition: () => boolean) {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const shared = await receiver();
+const unreachable = `http://127.0.0.1:${await closedPort()}/hook`;
+
+for (const inThread of [true, false])
+  testSinkDriver(
+    `http (signed webhook, ${inThread ? "in-thread transport" : "send thread"})`,
+    (kind) =>
+      httpWebhookSink(
+        destination({ url: kind === "reachable" ? shared.url : unreachable, allowPrivateNetworks: true }),
+        { inThread },
+      ),
+    async (eventId) =>
+      shared.requests
+        .filter((r) => r.headers["webhook-id"] === eventId)
+        .map((r) => ({ eventId, type: (JSON.parse(r.body) as { type: string }).type })),
+  );
+
+describe("the send thread", () => {
+  it("is the default only with a core to spare for it", () => {
+    expect(sendsOffMainThread(1)).toBe(false);
+    expect(sendsOffMainThread(2)).toBe(false);
+    expect(sendsOffMainThread(4)).toBe(true);
+  });
+
+  it("sends a turn's attempts in one batch; each arrives with the bytes signed and verifies", async () => {
+    const target = await receiver();
+    const records = Array.from({ length: 64 }, (_, n) => makeTestRecord({ type: `agreement.t${n}` }));
+    const threaded = sink({ url: target.url, allowCidrs: ["127.0.0.1/32"] });
+    const before = { ...sendThread().posted };
+    const results = await Promise.all(records.map((record) => threaded.deliver(record, signal())));
+    // 64 sends made in one turn: one message (two if the thread's start split them).
+    expect(sendThread().posted.sends - before.sends).toBe(64);
+    expect(sendThread().posted.messages - before.messages).toBeLessThanOrEqual(2);
+    for (const result of results) expect(result).toMatchObject({ ok: true, status: 200 });
+    expect(target.requests).toHaveLength(64);
+    const verifier = new Webhook(secret);
+    for (const request of target.requests) {
+      const verified = verifier.verify(request.raw.toString("utf8"), request.headers) as { id: string; type: string };
+      const record = records.find((r) => r.id === request.headers["webhook-id"]);
+      expect(verified.id).toBe(record?.event.id);
+      expect(verified.type).toBe(record?.event.type);
+      expect(request.headers["content-type"]).toBe("application/cloudevents+json; charset=utf-8");
+    }
+  });
+
+  it("a crash fails the attempts in flight as network errors, and the next attempt goes through a new thread", async () => {
+    let release: (value?: unknown) => void = () => {};
+    const held = new Promise((resolve) => {
+      release = resolve;
+    });
+    const target = await receiver(() => ({ status: 200, after: held }));
+    const threaded = sink({ url: target.url, allowPrivateNetworks: true });
+    const other = sink({ url: shared.url, allowPrivateNetworks: true });
+    const inFlight = [threaded.deliver(makeTestRecord(), signal()), threaded.deliver(makeTestRecord(), signal())];
+    await waitUntil(() => target.requests.length === 2);
+    await sendThread().crashForTest();
+    for (const result of await Promise.all(inFlight)) {
+      expect(result).toMatchObject({ ok: false, error: "network error (the send thread stopped)" });
+      expect(result.permanent).toBeUndefined();
+    }
+    release();
+    // Both destinations' transports were made again in the new thread.
+    const again = makeTestRecord();
+    expect(await threaded.deliver(again, signal())).toMatchObject({ ok: true, status: 200 });
+    expect(target.ids()).toContain(again.id);
+    expect(await other.deliver(makeTestRecord(), signal())).toMatchObject({ ok: true, status: 200 });
+  });
+
+  it("closing one destination's transport leaves the others delivering; a closed sink sends nothing", async () => {
+    const first = sink({ url: shared.url, allowPrivateNetworks: true });
+    const second = sink({ url: shared.url, allowPrivateNetworks: true });
+    expect(await first.deliver(makeTestRecord(), signal())).toMatchObject({ ok: true });
+    await first.close();
+    const before = shared.requests.length;
+    expect(await first.deliver(makeTestRecord(), signal())).toMatchObject({ ok: false, error: "sink closed" });
+    expect(shared.requests).toHaveLength(before);
+    expect(await second.deliver(makeTestRecord(), signal())).toMatchObject({ ok: true, status: 200 });
+  });
+
+  it("the SSRF guard runs in the thread: loopback is refused without allowing it, before any request", async () => {
+    const target = await receiver();
+    const refused = await sink({ url: target.url.replace("127.0.0.1", "localhost") }).deliver(
+      makeTestRecord(),
+      signal(),
+    );
+    expect(refused).toMatchObject({ ok: false, permanent: true });
+    expect(refused.error).toMatch(/^refused by the SSRF guard/);
+    expect(target.requests).toHaveLength(0);
+  });
+
+  it("an attempt in flight keeps a process alive until its answer, as its socket did in-thread", async () => {
+    let release: (value?: unknown) => void = () => {};
+    const held = new Promise((resolve) => {
+      release = resolve;
+    });
+    const target = await receiver(() => ({ status: 202, after: held }));
+    const sinkModule = fileURLToPath(new URL("../../adapters/sink/http.ts", import.meta.url));
+    // A process whose only pending work is one attempt on the send thread.
+    const script = `
+      const { httpWebhookSink } = await import(${JSON.stringify(sinkModule)});
+      const sink = httpWebhookSink(${JSON.stringify(destination({ url: target.url, allowPrivateNetworks: true }))}, { inThread: false });
+      const record = { id: "evt_keepalive", event: { id: "evt_keepalive", type: "agreement.signed" }, headers: {} };
+      sink.deliver(record, new AbortController().signal).then((result) => console.log(JSON.stringify(result)));
+    `;
+    const dir = await mkdtemp(join(tmpdir(), "send-thread-"));
+    const file = join(dir, "deliver-once.mjs");
+    await writeFile(file, script);
+    const child = new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ["--import", "tsx", file], (error, stdout) =>
+        error ? reject(error) : resolve(stdout),
+      ),
+    ).finally(() => rm(dir, { recursive: true, force: true }));
+    await waitUntil(() => target.requests.length === 1);
+    release();
+    expect(JSON.parse((await child).trim())).toMatchObject({ ok: true, status: 202 });
+  }, 120_000);
+});
