@@ -18,8 +18,10 @@ import type { StoreDriver } from "../../src/store/contract.ts";
 import { readStreamOptionsFromEnv, type StreamOptionsInput } from "../../src/stream/stream-options.ts";
 import { openConfiguredHub } from "../hub/registry.ts";
 import { openConfiguredOutbox } from "../outbox/registry.ts";
+import { sendsOffMainThread } from "../sink/http.ts";
 import { createConfiguredSinks } from "../sink/registry.ts";
 import { openConfiguredStore } from "../store/registry.ts";
+import { CliFailure } from "./cli-errors.ts";
 import {
   applyConnectionLimits,
   createForwardedClientCap,
@@ -90,15 +92,26 @@ function attemptWarnIntervalMs(env: NodeJS.ProcessEnv): number | undefined {
 }
 const SHUTDOWN_GRACE_MS = 10_000;
 
+/** A bad environment variable stops start-up with its one-line message (no stack trace). */
+function asCliFailure<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    throw new CliFailure(error instanceof Error ? error.message : String(error));
+  }
+}
+
 export async function startNodeGateway(options: NodeGatewayOptions): Promise<RunningGateway> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level, createStdoutLogWriter());
   // Read before anything opens, so a bad OTEL_* value stops start-up.
   const tracing = await createNodeTracing(process.env, logger);
-  const pollIntervalMs = readDeliveryPollFromEnv(process.env);
+  const pollIntervalMs = asCliFailure(() => readDeliveryPollFromEnv(process.env));
   // Per-stage delivery timings, for latency investigations (off unless the variable is set).
   const stopDeliveryTrace = startDeliveryTraceFromEnv(process.env, () => Date.now());
   const fastPathOn = readWebhookFastPathSetting(process.env);
+  // Checked here so that a bad GATEWAY_HTTP_SEND_THREAD stops start-up (each http sink reads it).
+  asCliFailure(() => sendsOffMainThread(process.env));
   const store =
     options.store ??
     (await openConfiguredStore(config.store, {

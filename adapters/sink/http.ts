@@ -1,10 +1,9 @@
 /**
  * The `http` sink on Node: the core sink (src/delivery/http/http-sink.ts) with `node:crypto`'s
  * HMAC, over the guarded undici transport (http-transport.ts), whose sends run on the process's
- * send thread (http-send-thread.ts) on machines with more than 2 cores.
+ * send thread (http-send-thread.ts) with `GATEWAY_HTTP_SEND_THREAD=on`.
  */
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto";
-import { availableParallelism } from "node:os";
 import { DEFAULT_CONCURRENCY } from "../../src/delivery/delivery-policy.ts";
 import type { HttpDestination } from "../../src/delivery/http/http-destination-schema.ts";
 import { createHttpSink } from "../../src/delivery/http/http-sink.ts";
@@ -30,13 +29,17 @@ export function nodeHmacBase64(key: Uint8Array, parts: readonly (string | Uint8A
 }
 
 /**
- * Whether `http` sends go to the send thread by default: only with a core to spare for it. On 2
- * cores the second core is already busy (the SQLite writer thread, the load, the destination)
- * and the thread halved the main thread's CPU per delivery without raising the delivered rate,
- * at up to 19 % more CPU for the process when loaded (BENCHMARKS.md "the send off the main thread").
+ * `GATEWAY_HTTP_SEND_THREAD`: whether `http` sends run on the send thread (`on`) or in the main
+ * thread (`off`, the default, also unset or empty); anything else stops start-up. Off by default:
+ * on this project's 2-core machine the thread halved the main thread's CPU per delivery without
+ * raising the delivered rate, at up to 19 % more CPU for the process under load, and no machine
+ * with a core to spare for it has measured it yet (BENCHMARKS.md "the send off the main thread").
  */
-export function sendsOffMainThread(cores = availableParallelism()): boolean {
-  return cores > 2;
+export function sendsOffMainThread(env: Record<string, string | undefined> = process.env): boolean {
+  const setting = env.GATEWAY_HTTP_SEND_THREAD;
+  if (setting === undefined || setting === "" || setting === "off") return false;
+  if (setting === "on") return true;
+  throw new Error(`GATEWAY_HTTP_SEND_THREAD: expected on or off, received ${setting}`);
 }
 
 /**

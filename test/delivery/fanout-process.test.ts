@@ -1,7 +1,8 @@
 /**
  * Fan-out in a real gateway process: four signed `http` destinations, one of them dead. The
  * three live ones get every event exactly once, verifiable with the Standard Webhooks library,
- * while the dead one is retried and its breaker opens; nothing it does reaches the others.
+ * while the dead one is retried and its breaker opens; nothing it does reaches the others. Both
+ * ways a gateway sends HTTP deliveries: from its main thread and from the send thread.
  */
 import { Webhook } from "standardwebhooks";
 import { afterAll, describe, expect, it } from "vitest";
@@ -15,7 +16,8 @@ afterAll(async () => {
   for (const step of cleanup.reverse()) await step();
 });
 
-describe("fan-out to four destinations, one dead", () => {
+// In the main thread (the default) and on the send thread (GATEWAY_HTTP_SEND_THREAD=on).
+describe.each(["off", "on"])("fan-out to four destinations, one dead (send thread %s)", (sendThread) => {
   it("the other three get everything, once each, signed", async () => {
     const whsec = makeWhsecSecret();
     const live: WebhookReceiver[] = [];
@@ -27,7 +29,7 @@ describe("fan-out to four destinations, one dead", () => {
     const gateway = await startGatewayProcess({
       dataDir,
       secrets: { esign: "esign-secret-0123456789", staffing: "staffing-secret-0123456789", adminKey },
-      env: { TEST_WHSEC: whsec },
+      env: { TEST_WHSEC: whsec, GATEWAY_HTTP_SEND_THREAD: sendThread },
       config: fanoutConfig(dataDir, adminKey, [
         ...live.map((r, i) => ({ id: `live-${i}`, url: r.url })),
         // Fast retries so the dead destination is hammered (and trips its breaker) during the test.

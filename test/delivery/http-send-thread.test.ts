@@ -1,6 +1,6 @@
 /**
- * The `http` sink's two Node transports: the send thread (http-send-thread.ts, the default with
- * more than 2 cores) and the in-thread one (the default on 2). The shared sink conformance suite
+ * The `http` sink's two Node transports: the send thread (http-send-thread.ts, with
+ * GATEWAY_HTTP_SEND_THREAD=on) and the in-thread one (the default). The shared sink conformance suite
  * runs against both here (http.test.ts runs it, and every other http sink test, against the
  * default); then what only the thread has: many attempts of one turn go in one batch and arrive signed byte for byte as built,
  * a crashed thread fails its attempts in flight as network errors (which the lane retries) and the
@@ -83,10 +83,14 @@ for (const inThread of [true, false])
   );
 
 describe("the send thread", () => {
-  it("is the default only with a core to spare for it", () => {
-    expect(sendsOffMainThread(1)).toBe(false);
-    expect(sendsOffMainThread(2)).toBe(false);
-    expect(sendsOffMainThread(4)).toBe(true);
+  it("is chosen by GATEWAY_HTTP_SEND_THREAD=on; off, unset or empty keep the main thread; another value throws", () => {
+    expect(sendsOffMainThread({})).toBe(false);
+    expect(sendsOffMainThread({ GATEWAY_HTTP_SEND_THREAD: "" })).toBe(false);
+    expect(sendsOffMainThread({ GATEWAY_HTTP_SEND_THREAD: "off" })).toBe(false);
+    expect(sendsOffMainThread({ GATEWAY_HTTP_SEND_THREAD: "on" })).toBe(true);
+    expect(() => sendsOffMainThread({ GATEWAY_HTTP_SEND_THREAD: "yes" })).toThrow(
+      "GATEWAY_HTTP_SEND_THREAD: expected on or off, received yes",
+    );
   });
 
   it("sends a turn's attempts in one batch; each arrives with the bytes signed and verifies", async () => {
