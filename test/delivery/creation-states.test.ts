@@ -15,7 +15,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { memoryOutbox } from "../../adapters/outbox/memory.ts";
 import { memoryStore } from "../../adapters/store/memory.ts";
-import { resolveConfig } from "../../src/config/resolve-config.ts";
 import type { Gateway } from "../../src/create-gateway.ts";
 import type { OutboxStore } from "../../src/delivery/outbox-contract.ts";
 import type { DeliverableRecord, Sink } from "../../src/delivery/sink-contract.ts";
@@ -24,7 +23,7 @@ import { builtinServices } from "../../src/services/registry.ts";
 import type { LiveHub } from "../../src/stream/hub-contract.ts";
 import { buildInProcessGateway } from "../helpers/in-process-gateway.ts";
 import { esignDelivery, webhookRequest } from "../helpers/signed-requests.ts";
-import { makeWhsecSecret } from "./helpers/in-process-gateway.ts";
+import { onePlainDestinationConfig } from "./helpers/in-process-gateway.ts";
 import { createManualTime } from "./helpers/manual-time.ts";
 
 const open: Gateway[] = [];
@@ -68,24 +67,7 @@ function sharedOutbox(withStates: boolean) {
 
 async function twoInstances(outbox: OutboxStore) {
   const esignSecret = "esign_creation_states_secret_0123456789";
-  const config = resolveConfig(
-    {
-      store: { driver: "memory" },
-      sources: [{ id: "esign", service: "esign", secrets: [esignSecret] }],
-      destinations: [
-        {
-          id: "plain",
-          type: "http",
-          url: "http://127.0.0.1:9/plain",
-          secrets: [makeWhsecSecret()],
-          allowCidrs: ["127.0.0.1/32"],
-        },
-      ],
-      routes: [{ destinations: ["plain"] }],
-      log: { level: "silent" },
-    },
-    {},
-  );
+  const config = onePlainDestinationConfig(esignSecret);
   const store = memoryStore({ services: builtinServices });
   const time = createManualTime(async () => {});
   const build = (sink: Sink) =>
@@ -153,24 +135,7 @@ describe("records created leased to the routing instance, with the states read i
     // A hub that lost every wake-up (and a poll an hour away): only the local copies route.
     const silentHub: LiveHub = { subscribe: () => () => {}, publish: () => {}, close: async () => {} };
     const { outbox } = sharedOutbox(true);
-    const config = resolveConfig(
-      {
-        store: { driver: "memory" },
-        sources: [{ id: "esign", service: "esign", secrets: ["esign_local_routing_secret_0123456789"] }],
-        destinations: [
-          {
-            id: "plain",
-            type: "http",
-            url: "http://127.0.0.1:9/plain",
-            secrets: [makeWhsecSecret()],
-            allowCidrs: ["127.0.0.1/32"],
-          },
-        ],
-        routes: [{ destinations: ["plain"] }],
-        log: { level: "silent" },
-      },
-      {},
-    );
+    const config = onePlainDestinationConfig("esign_local_routing_secret_0123456789");
     const sink = recordingSink("plain");
     const gateway = buildInProcessGateway({
       config,

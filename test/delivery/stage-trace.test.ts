@@ -10,7 +10,6 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { memoryOutbox } from "../../adapters/outbox/memory.ts";
 import { memoryStore } from "../../adapters/store/memory.ts";
-import { resolveConfig } from "../../src/config/resolve-config.ts";
 import type { Gateway } from "../../src/create-gateway.ts";
 import type { OutboxStore } from "../../src/delivery/outbox-contract.ts";
 import type { DeliverableRecord, Sink } from "../../src/delivery/sink-contract.ts";
@@ -26,7 +25,7 @@ import { builtinServices } from "../../src/services/registry.ts";
 import { defaultTestConfig, startGatewayProcess } from "../helpers/gateway-process.ts";
 import { buildInProcessGateway } from "../helpers/in-process-gateway.ts";
 import { adminKeyHash, esignDelivery, postWebhook, webhookRequest } from "../helpers/signed-requests.ts";
-import { makeWhsecSecret } from "./helpers/in-process-gateway.ts";
+import { makeWhsecSecret, onePlainDestinationConfig } from "./helpers/in-process-gateway.ts";
 import { makeDataDir } from "./helpers/process-fixtures.ts";
 import { startWebhookReceiver, waitFor } from "./helpers/webhook-receiver.ts";
 
@@ -58,24 +57,7 @@ describe("per-stage delivery timings", () => {
 
   it("count an event at every stage of a shared outbox's chain, in order", async () => {
     const esignSecret = "esign_stage_trace_secret_0123456789";
-    const config = resolveConfig(
-      {
-        store: { driver: "memory" },
-        sources: [{ id: "esign", service: "esign", secrets: [esignSecret] }],
-        destinations: [
-          {
-            id: "plain",
-            type: "http",
-            url: "http://127.0.0.1:9/plain",
-            secrets: [makeWhsecSecret()],
-            allowCidrs: ["127.0.0.1/32"],
-          },
-        ],
-        routes: [{ destinations: ["plain"] }],
-        log: { level: "silent" },
-      },
-      {},
-    );
+    const config = onePlainDestinationConfig(esignSecret);
     const seen: string[] = [];
     const sink: Sink = {
       destinationId: "plain",

@@ -24,6 +24,32 @@ export function makeWhsecSecret(): string {
   return `whsec_${randomBytes(32).toString("base64")}`;
 }
 
+/**
+ * The resolved config of a gateway on the memory store with one e-sign source (`esignSecret`) and
+ * one `http` destination, "plain", that every event is routed to (its URL answers nothing: the
+ * tests that use it put their own sink in its place).
+ */
+export function onePlainDestinationConfig(esignSecret: string) {
+  return resolveConfig(
+    {
+      store: { driver: "memory" },
+      sources: [{ id: "esign", service: "esign", secrets: [esignSecret] }],
+      destinations: [
+        {
+          id: "plain",
+          type: "http",
+          url: "http://127.0.0.1:9/plain",
+          secrets: [makeWhsecSecret()],
+          allowCidrs: ["127.0.0.1/32"],
+        },
+      ],
+      routes: [{ destinations: ["plain"] }],
+      log: { level: "silent" },
+    },
+    {},
+  );
+}
+
 type DestinationInput = Partial<Omit<HttpDestination, "id" | "url">> & { id: string; url: string };
 
 export interface InProcessOptions {
