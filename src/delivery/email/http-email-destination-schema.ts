@@ -5,7 +5,7 @@
  * e-mail transport on Workers, where SMTP is not available; usable on Node as well.
  */
 import * as v from "valibot";
-import { httpUrlWithoutCredentials } from "../../config/http-url-schema.ts";
+import { httpUrlWithoutCredentials } from "../http/http-url-schema.ts";
 import { EmailDestinationSchema } from "./email-destination-schema.ts";
 
 /** The SMTP-only fields, which an HTTP mail destination does not have. */

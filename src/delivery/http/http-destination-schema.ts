@@ -5,9 +5,9 @@
  * (`relay` mode). The SSRF guard refuses non-public addresses unless allowed here explicitly.
  */
 import * as v from "valibot";
-import { httpUrlWithoutCredentials } from "../../config/http-url-schema.ts";
 import { AddressPolicyEntries } from "../../ssrf/address-policy-schema.ts";
 import { DeliveryPolicyEntries } from "../delivery-policy.ts";
+import { httpUrlWithoutCredentials } from "./http-url-schema.ts";
 
 const id = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "an id of lower-case letters, digits, _ or -"));
 
