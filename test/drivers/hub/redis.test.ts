@@ -63,7 +63,9 @@ describe("redis hub across instances", () => {
       const { seq } = await storeB.append(silent, `k\u0000${silent.id}`, 60_000);
       await waitFor("the unannounced append", () => polled.length >= 1, 10_000);
       expect(polled).toEqual([seq]);
-      expect(heard).toEqual(seqs);
+      // A's subscriber lost nothing and heard nothing twice; it may have read the unannounced
+      // append too, when a wake-up of its own (a late pub/sub message) reads the log after it.
+      expect([seqs, [...seqs, seq]]).toContainEqual(heard);
     } finally {
       await Promise.all([hubA.close(), hubB.close(), hubC.close()]);
       await Promise.all([storeA.close(), storeB.close()]);
