@@ -16,6 +16,13 @@ export function startDeliveryTraceFromEnv(
 ): (() => void) | undefined {
   const file = env[DELIVERY_TRACE_ENV];
   if (file === undefined || file === "") return undefined;
+  // A file that cannot be written is said at start (a typo would otherwise trace nothing, silently).
+  try {
+    appendFileSync(file, "");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new Error(`${DELIVERY_TRACE_ENV}: cannot write ${file} (${code})`);
+  }
   const disable = enableStageTrace(clock);
   const write = () => {
     const window = takeStageWindow();
@@ -23,7 +30,7 @@ export function startDeliveryTraceFromEnv(
     try {
       appendFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), ...window })}\n`);
     } catch {
-      // A trace that cannot be written is not worth stopping the gateway for.
+      // A write failing later (a full disk) is not worth stopping the gateway for.
     }
   };
   const timer = setInterval(write, 1000);

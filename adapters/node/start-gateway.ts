@@ -108,7 +108,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
   const tracing = await createNodeTracing(process.env, logger);
   const pollIntervalMs = asCliFailure(() => readDeliveryPollFromEnv(process.env));
   // Per-stage delivery timings, for latency investigations (off unless the variable is set).
-  const stopDeliveryTrace = startDeliveryTraceFromEnv(process.env, () => Date.now());
+  const stopDeliveryTrace = asCliFailure(() => startDeliveryTraceFromEnv(process.env, () => Date.now()));
   const fastPathOn = readWebhookFastPathSetting(process.env);
   // Checked here so that a bad GATEWAY_HTTP_SEND_THREAD stops start-up (each http sink reads it).
   asCliFailure(() => sendsOffMainThread(process.env));

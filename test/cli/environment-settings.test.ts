@@ -11,6 +11,11 @@ const BAD: [variable: string, value: string, message: string][] = [
   ["GATEWAY_HTTP_SEND_THREAD", "yes", "GATEWAY_HTTP_SEND_THREAD: expected on or off, received yes"],
   ["GATEWAY_WEBHOOK_FAST_PATH", "maybe", "GATEWAY_WEBHOOK_FAST_PATH: expected on or off, received maybe"],
   ["GATEWAY_DELIVERY_POLL_MS", "abc", "GATEWAY_DELIVERY_POLL_MS: expected whole milliseconds from 10 to 86400000"],
+  [
+    "GATEWAY_DELIVERY_TRACE",
+    "/proc/x/trace.jsonl",
+    "GATEWAY_DELIVERY_TRACE: cannot write /proc/x/trace.jsonl (ENOENT)",
+  ],
 ];
 
 describe("environment switches", () => {
