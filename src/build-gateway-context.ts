@@ -39,7 +39,7 @@ import { PROXY_METRICS } from "./proxy/proxy-metrics.ts";
 import { fetchUpstream } from "./proxy/upstream-fetch.ts";
 import type { CompiledRoute } from "./routes/match-routes.ts";
 import { builtinServices } from "./services/registry.ts";
-import { isolateListeners } from "./stream/hub-contract.ts";
+import { isolateListeners, withPublishTap } from "./stream/hub-contract.ts";
 import { createLiveStream, type LiveStream } from "./stream/live-stream.ts";
 import type { StreamDeps } from "./stream/stream-deps.ts";
 import { createStreamEventTransform } from "./transform/stream-event-transform.ts";
@@ -168,15 +168,7 @@ export function buildGatewayContext(options: GatewayOptions): GatewayParts {
     );
   // What this instance records is routed from its own copy too (a shared outbox: before the
   // hub's read of the log hands it over; delivery-engine.ts `offerLocal`).
-  const recordingHub: typeof hub = delivery
-    ? {
-        ...hub,
-        publish(record) {
-          hub.publish(record);
-          delivery.offerLocal(record);
-        },
-      }
-    : hub;
+  const recordingHub: typeof hub = delivery ? withPublishTap(hub, (record) => delivery.offerLocal(record)) : hub;
   const eraseDeliveries: GatewayContext["eraseDeliveries"] =
     options.eraseDeliveries ??
     (async (eventIds) => {

@@ -13,7 +13,7 @@
 import pg from "pg";
 import type { EventRecord, StoreDriver } from "../../src/store/contract.ts";
 import type { HubFactory } from "../../src/stream/hub-contract.ts";
-import { openJournalHub } from "../../src/stream/journal-hub.ts";
+import { openJournalHub, withJournalPublishTap } from "../../src/stream/journal-hub.ts";
 import {
   clientConfig,
   keepErrorsLocal,
@@ -170,13 +170,11 @@ export const postgresHub: HubFactory<PostgresHubOptions> = async (options) => {
     },
   });
   wake = () => hub.wake();
-  return {
-    ...hub,
-    publish(record) {
-      // Kept for the read path only while the hub is behind it; bounded should the cursor stall.
-      if (published.size >= MAX_HELD) published.delete(published.keys().next().value as number);
-      published.set(record.seq, record);
-      hub.publish(record);
-    },
+  // Kept for the read path (before the publish wakes it) only while the hub is behind it;
+  // bounded should the cursor stall.
+  const hold = (record: EventRecord) => {
+    if (published.size >= MAX_HELD) published.delete(published.keys().next().value as number);
+    published.set(record.seq, record);
   };
+  return withJournalPublishTap(hub, hold, "before");
 };

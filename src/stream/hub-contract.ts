@@ -42,3 +42,28 @@ export function isolateListeners(hub: LiveHub, onListenerError: (error: unknown)
     close: () => hub.close(),
   };
 }
+
+/** When a publish tap sees the record: after the hub was told (the default) or before. */
+export type PublishTapOrder = "after" | "before";
+
+/**
+ * The same hub, with `tap` also given every published record. Every method of the contract is
+ * delegated by name (not spread: a hub may be a class instance whose methods live on its
+ * prototype, and a copy of its fields would go stale), so a method added to `LiveHub` fails the
+ * typecheck here until it is delegated.
+ */
+export function withPublishTap(
+  hub: LiveHub,
+  tap: (record: EventRecord) => void,
+  order: PublishTapOrder = "after",
+): LiveHub {
+  return {
+    subscribe: (listener) => hub.subscribe(listener),
+    publish: (record) => {
+      if (order === "before") tap(record);
+      hub.publish(record);
+      if (order === "after") tap(record);
+    },
+    close: () => hub.close(),
+  };
+}

@@ -9,8 +9,8 @@
  */
 
 import { createCoalescingWake } from "../ops/coalescing-wake.ts";
-import type { StoreDriver } from "../store/contract.ts";
-import type { LiveHub, RecordedListener } from "./hub-contract.ts";
+import type { EventRecord, StoreDriver } from "../store/contract.ts";
+import { type LiveHub, type PublishTapOrder, type RecordedListener, withPublishTap } from "./hub-contract.ts";
 
 export interface JournalHubOptions {
   /** The store whose event log is read (every instance appends to the same one). */
@@ -88,5 +88,21 @@ export async function openJournalHub(options: JournalHubOptions): Promise<Journa
       await loop.idle();
       await options.onClose?.();
     },
+  };
+}
+
+/** `withPublishTap` for a shared live hub: `wake` and `caughtUp` are delegated too. */
+export function withJournalPublishTap(
+  hub: JournalHub,
+  tap: (record: EventRecord) => void,
+  order: PublishTapOrder = "after",
+): JournalHub {
+  const tapped = withPublishTap(hub, tap, order);
+  return {
+    subscribe: tapped.subscribe,
+    publish: tapped.publish,
+    close: tapped.close,
+    wake: () => hub.wake(),
+    caughtUp: () => hub.caughtUp(),
   };
 }
