@@ -110,8 +110,6 @@ class SendThread {
   #start(): void {
     if (this.#worker) return;
     const worker = new Worker(ENTRY, { stdout: false, stderr: false });
-    // An idle thread does not keep the process alive (it is ref'd while attempts are in flight).
-    if (this.#pending.size === 0) worker.unref();
     this.#worker = worker;
     worker.on("message", (batch: SendAnswer[]) => {
       for (const entry of batch) {
@@ -129,6 +127,9 @@ class SendThread {
     const lost = (why: string) => () => this.#lost(worker, why);
     worker.on("error", lost("failed"));
     worker.on("exit", lost("stopped"));
+    // An idle thread does not keep the process alive (it is ref'd while attempts are in flight).
+    // After the listeners: adding a "message" listener refs the worker's port again.
+    if (this.#pending.size === 0) worker.unref();
     // Ops queued before the thread existed are sends and aborts: the transports go first.
     this.#ops.unshift(...[...this.#open].map(([transport, options]): SendOp => ({ op: "open", transport, options })));
     if (this.#ops.length > 0 && !this.#flushing) {

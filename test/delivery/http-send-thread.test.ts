@@ -4,7 +4,8 @@
  * runs against both here (http.test.ts runs it, and every other http sink test, against the
  * default); then what only the thread has: many attempts of one turn go in one batch and arrive signed byte for byte as built,
  * a crashed thread fails its attempts in flight as network errors (which the lane retries) and the
- * next attempt starts a new thread, and closing one destination's transport leaves the others.
+ * next attempt starts a new thread, closing one destination's transport leaves the others, and the
+ * thread keeps a process alive exactly while an attempt is in flight.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -159,30 +160,60 @@ describe("the send thread", () => {
     expect(target.requests).toHaveLength(0);
   });
 
+  /** Runs `script` (an ES module importing the http sink) in a child process; resolves with its stdout once it exits. */
+  async function runChild(script: string): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), "send-thread-"));
+    const file = join(dir, "child.mjs");
+    await writeFile(file, script);
+    // The bound only stops a child that never exits from outliving the test (the failure it catches).
+    return new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ["--import", "tsx", file], { timeout: 100_000 }, (error, stdout) =>
+        error ? reject(error) : resolve(stdout),
+      ),
+    ).finally(() => rm(dir, { recursive: true, force: true }));
+  }
+  const sinkModule = JSON.stringify(fileURLToPath(new URL("../../adapters/sink/http.ts", import.meta.url)));
+  const threadedSinkIn = (url: string) =>
+    `httpWebhookSink(${JSON.stringify(destination({ url, allowPrivateNetworks: true }))}, { inThread: false })`;
+
   it("an attempt in flight keeps a process alive until its answer, as its socket did in-thread", async () => {
     let release: (value?: unknown) => void = () => {};
     const held = new Promise((resolve) => {
       release = resolve;
     });
-    const target = await receiver(() => ({ status: 202, after: held }));
-    const sinkModule = fileURLToPath(new URL("../../adapters/sink/http.ts", import.meta.url));
-    // A process whose only pending work is one attempt on the send thread.
-    const script = `
-      const { httpWebhookSink } = await import(${JSON.stringify(sinkModule)});
-      const sink = httpWebhookSink(${JSON.stringify(destination({ url: target.url, allowPrivateNetworks: true }))}, { inThread: false });
-      const record = { id: "evt_keepalive", event: { id: "evt_keepalive", type: "agreement.signed" }, headers: {} };
-      sink.deliver(record, new AbortController().signal).then((result) => console.log(JSON.stringify(result)));
-    `;
-    const dir = await mkdtemp(join(tmpdir(), "send-thread-"));
-    const file = join(dir, "deliver-once.mjs");
-    await writeFile(file, script);
-    const child = new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, ["--import", "tsx", file], (error, stdout) =>
-        error ? reject(error) : resolve(stdout),
-      ),
-    ).finally(() => rm(dir, { recursive: true, force: true }));
-    await waitUntil(() => target.requests.length === 1);
+    // The first attempt is answered at once (the thread is idle, unref'd, after it); the second is held.
+    const target = await receiver((request) => ({ status: 202, after: request.n === 1 ? undefined : held }));
+    // A process whose only pending work, once its first attempt is answered, is one attempt on the send thread.
+    const child = runChild(`
+      const { httpWebhookSink } = await import(${sinkModule});
+      const sink = ${threadedSinkIn(target.url)};
+      const record = (id) => ({ id, event: { id, type: "agreement.signed" }, headers: {} });
+      console.log(JSON.stringify(await sink.deliver(record("evt_first"), new AbortController().signal)));
+      sink.deliver(record("evt_keepalive"), new AbortController().signal).then((result) => console.log(JSON.stringify(result)));
+    `);
+    // Without the thread's ref the child ends before its second request is answered (or sent).
+    let exited = false;
+    void child.then(
+      () => (exited = true),
+      () => (exited = true),
+    );
+    await waitUntil(() => target.requests.length === 2 || exited);
     release();
-    expect(JSON.parse((await child).trim())).toMatchObject({ ok: true, status: 202 });
+    const lines = (await child).trim().split("\n");
+    expect(lines.map((line) => JSON.parse(line))).toMatchObject([
+      { ok: true, status: 202 },
+      { ok: true, status: 202 },
+    ]);
+    expect(target.ids()).toEqual(["evt_first", "evt_keepalive"]);
+  }, 120_000);
+
+  it("an idle send thread does not keep a process alive", async () => {
+    // The thread starts with the transport; nothing is sent, so the child's work ends at once.
+    const out = await runChild(`
+      const { httpWebhookSink } = await import(${sinkModule});
+      ${threadedSinkIn(unreachable)};
+      console.log("opened");
+    `);
+    expect(out.trim()).toBe("opened");
   }, 120_000);
 });
