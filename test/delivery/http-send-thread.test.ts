@@ -9,61 +9,27 @@
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Webhook } from "standardwebhooks";
-import * as v from "valibot";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { httpWebhookSink, sendsOffMainThread } from "../../adapters/sink/http.ts";
 import { sendThread } from "../../adapters/sink/http-send-thread.ts";
-import { type HttpDestination, HttpDestinationSchema } from "../../src/delivery/http/http-destination-schema.ts";
 import type { Sink } from "../../src/delivery/sink-contract.ts";
 import { makeTestRecord, testSinkDriver } from "../conformance/sink-conformance.ts";
-import { makeWhsecSecret } from "./helpers/in-process-gateway.ts";
-import { startWebhookReceiver, type WebhookReceiver } from "./helpers/webhook-receiver.ts";
+import { closedPort, httpSinkFixture } from "./helpers/http-sink-fixture.ts";
 
-const secret = makeWhsecSecret();
-const receivers: WebhookReceiver[] = [];
-const sinks: Sink[] = [];
+const { secret, receiver, destination, keep } = httpSinkFixture();
 const signal = () => new AbortController().signal;
 
-afterEach(async () => {
-  await Promise.all(sinks.splice(0).map((s) => s.close()));
-});
-afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
-});
-
-async function receiver(...args: Parameters<typeof startWebhookReceiver>) {
-  const started = await startWebhookReceiver(...args);
-  receivers.push(started);
-  return started;
-}
-
-function destination(input: Record<string, unknown>): HttpDestination {
-  return v.parse(HttpDestinationSchema, { id: "hook", type: "http", secrets: [secret], ...input });
-}
-
 function sink(input: Record<string, unknown>, inThread = false): Sink {
-  const made = httpWebhookSink(destination(input), { inThread });
-  sinks.push(made);
-  return made;
+  return keep(httpWebhookSink(destination(input), { inThread }));
 }
 
 /** Waits for an observable condition (bounded by the test's timeout). */
 async function waitUntil(condition: () => boolean) {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 const shared = await receiver();

@@ -6,53 +6,22 @@
  */
 
 import { createServer as createHttpServer } from "node:http";
-import { createServer } from "node:net";
 import { Webhook } from "standardwebhooks";
 import * as v from "valibot";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { httpWebhookSink, type ResolveAll } from "../../../adapters/sink/http.ts";
-import { type HttpDestination, HttpDestinationSchema } from "../../../src/delivery/http/http-destination-schema.ts";
+import { HttpDestinationSchema } from "../../../src/delivery/http/http-destination-schema.ts";
 import type { Sink } from "../../../src/delivery/sink-contract.ts";
 import { encodeRawBody } from "../../../src/encoding/raw-body-text.ts";
 import { makeTestRecord, testSinkDriver } from "../../conformance/sink-conformance.ts";
+import { closedPort, httpSinkFixture } from "../../delivery/helpers/http-sink-fixture.ts";
 import { makeWhsecSecret } from "../../delivery/helpers/in-process-gateway.ts";
-import { startWebhookReceiver, type WebhookReceiver } from "../../delivery/helpers/webhook-receiver.ts";
 
-const secret = makeWhsecSecret();
-const receivers: WebhookReceiver[] = [];
-const sinks: Sink[] = [];
+const { secret, receiver, destination, keep } = httpSinkFixture();
 const signal = () => new AbortController().signal;
 
-afterEach(async () => {
-  await Promise.all(sinks.splice(0).map((s) => s.close()));
-});
-afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
-});
-
-async function receiver(...args: Parameters<typeof startWebhookReceiver>) {
-  const started = await startWebhookReceiver(...args);
-  receivers.push(started);
-  return started;
-}
-
-function destination(input: Record<string, unknown>): HttpDestination {
-  return v.parse(HttpDestinationSchema, { id: "hook", type: "http", secrets: [secret], ...input });
-}
-
 function sink(input: Record<string, unknown>, resolve?: ResolveAll): Sink {
-  const made = httpWebhookSink(destination(input), resolve ? { resolve } : undefined);
-  sinks.push(made);
-  return made;
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  return keep(httpWebhookSink(destination(input), resolve ? { resolve } : undefined));
 }
 
 const shared = await receiver();
