@@ -6,26 +6,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { memoryOutbox } from "../../adapters/outbox/memory.ts";
-import { memoryStore } from "../../adapters/store/memory.ts";
 import type { DeliveryRecord, OutboxStore } from "../../src/delivery/outbox-contract.ts";
-import { createRouteDispatcher } from "../../src/delivery/route-dispatcher.ts";
-import { createLogger } from "../../src/ops/logger.ts";
-import { compileRoutes } from "../../src/routes/match-routes.ts";
-import { keyOf, makeRecord } from "../store/sample-records.ts";
-import { createManualTime } from "./helpers/manual-time.ts";
+import type { compileRoutes } from "../../src/routes/match-routes.ts";
+import { countReadBacks, dispatcherFixture } from "./helpers/route-dispatcher-fixture.ts";
 
 async function setup(routes: Parameters<typeof compileRoutes>[0]) {
-  const memory = await memoryStore(undefined);
-  const reads: number[] = [];
-  // Counts the events read back for routing.
-  const store: typeof memory = {
-    ...memory,
-    async readAfter(afterSeq, limit, filter) {
-      const events = await memory.readAfter(afterSeq, limit, filter);
-      reads.push(...events.map((event) => event.seq));
-      return events;
-    },
-  };
+  const { store, reads } = await countReadBacks();
   const inner = await memoryOutbox(undefined);
   const writes: number[] = [];
   // Counts the outbox writes that carry a cursor.
@@ -36,33 +22,8 @@ async function setup(routes: Parameters<typeof compileRoutes>[0]) {
       return inner.createDeliveries(records, cursor);
     },
   };
-  const work = new Set<Promise<unknown>>();
-  const settle = async () => {
-    while (work.size > 0) await Promise.all([...work]);
-  };
-  const time = createManualTime(settle);
-  const created: DeliveryRecord[] = [];
-  const dispatcher = createRouteDispatcher({
-    store,
-    outbox,
-    routes: compileRoutes(routes),
-    clock: time.clock,
-    scheduler: time.scheduler,
-    logger: createLogger("silent"),
-    initialState: (id) => (id === "hook" ? "pending" : undefined),
-    onCreated: (records) => created.push(...records),
-    track: (promise) => {
-      work.add(promise);
-      void promise.finally(() => work.delete(promise));
-    },
-    batchSize: 2,
-    pollIntervalMs: 60_000,
-  });
-  const append = async (n: number) => {
-    const record = makeRecord(n);
-    await store.append(record, keyOf(record), 60_000);
-  };
-  return { store, inner, writes, reads, dispatcher, time, settle, created, append };
+  const t = dispatcherFixture({ store, outbox, routes, pollIntervalMs: 60_000 });
+  return { ...t, store, inner, writes, reads };
 }
 
 describe("routing cursor without deliveries", () => {

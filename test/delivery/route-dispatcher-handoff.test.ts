@@ -9,11 +9,8 @@ import { describe, expect, it } from "vitest";
 import { memoryOutbox } from "../../adapters/outbox/memory.ts";
 import { memoryStore } from "../../adapters/store/memory.ts";
 import type { DeliveryRecord, OutboxStore } from "../../src/delivery/outbox-contract.ts";
-import { createRouteDispatcher } from "../../src/delivery/route-dispatcher.ts";
-import { createLogger } from "../../src/ops/logger.ts";
-import { compileRoutes } from "../../src/routes/match-routes.ts";
-import { keyOf, makeRecord } from "../store/sample-records.ts";
-import { createManualTime } from "./helpers/manual-time.ts";
+import { makeRecord } from "../store/sample-records.ts";
+import { dispatcherFixture } from "./helpers/route-dispatcher-fixture.ts";
 
 async function setup() {
   const store = await memoryStore(undefined);
@@ -39,40 +36,18 @@ async function setup() {
       return inner.createDeliveries(records, cursor);
     },
   };
-  const work = new Set<Promise<unknown>>();
-  const settle = async () => {
-    while (work.size > 0) await Promise.all([...work].map((p) => p.catch(() => {})));
-  };
-  const time = createManualTime(settle);
-  const handed: DeliveryRecord[] = [];
-  const dispatcher = createRouteDispatcher({
+  const t = dispatcherFixture({
     store,
     outbox,
-    routes: compileRoutes([{ types: ["*"], destinations: ["hook"] }]),
-    clock: time.clock,
-    scheduler: time.scheduler,
-    logger: createLogger("silent"),
     initialState: () => "pending",
-    onCreated: (records) => handed.push(...records),
-    track: (promise) => {
-      work.add(promise);
-      void promise.finally(() => work.delete(promise));
-    },
-    batchSize: 2,
     pollIntervalMs: 1000,
+    settleFailures: true,
   });
-  const append = async (n: number) => {
-    const record = makeRecord(n);
-    await store.append(record, keyOf(record), 60_000);
-  };
   return {
+    ...t,
     inner,
     writes,
-    handed,
-    dispatcher,
-    time,
-    settle,
-    append,
+    handed: t.created,
     failNext: (n: number) => {
       failNext = n;
     },

@@ -6,26 +6,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { memoryOutbox } from "../../adapters/outbox/memory.ts";
-import { memoryStore } from "../../adapters/store/memory.ts";
-import type { DeliveryRecord } from "../../src/delivery/outbox-contract.ts";
-import { createRouteDispatcher } from "../../src/delivery/route-dispatcher.ts";
-import { createLogger } from "../../src/ops/logger.ts";
-import { compileRoutes } from "../../src/routes/match-routes.ts";
 import type { EventRecord } from "../../src/store/contract.ts";
-import { keyOf, makeRecord } from "../store/sample-records.ts";
-import { createManualTime } from "./helpers/manual-time.ts";
+import { countReadBacks, dispatcherFixture } from "./helpers/route-dispatcher-fixture.ts";
 
 async function setup(shared = false) {
-  const memory = await memoryStore(undefined);
-  const reads: number[] = [];
-  const store: typeof memory = {
-    ...memory,
-    async readAfter(afterSeq, limit, filter) {
-      const events = await memory.readAfter(afterSeq, limit, filter);
-      reads.push(...events.map((event) => event.seq));
-      return events;
-    },
-  };
+  const { store, reads } = await countReadBacks();
   const inner = await memoryOutbox(undefined);
   const cursorReads = { count: 0 };
   const outbox: typeof inner = {
@@ -36,35 +21,8 @@ async function setup(shared = false) {
       return inner.readCursor();
     },
   };
-  const work = new Set<Promise<unknown>>();
-  const settle = async () => {
-    while (work.size > 0) await Promise.all([...work]);
-  };
-  const time = createManualTime(settle);
-  const created: DeliveryRecord[] = [];
-  const dispatcher = createRouteDispatcher({
-    store,
-    outbox,
-    routes: compileRoutes([{ types: ["*"], destinations: ["hook"] }]),
-    clock: time.clock,
-    scheduler: time.scheduler,
-    logger: createLogger("silent"),
-    initialState: (id) => (id === "hook" ? "pending" : undefined),
-    onCreated: (records) => created.push(...records),
-    track: (promise) => {
-      work.add(promise);
-      void promise.finally(() => work.delete(promise));
-    },
-    batchSize: 2,
-    pollIntervalMs: 60_000,
-  });
-  /** Appends event n; resolves with the record as the store hands it to the hub. */
-  const append = async (n: number): Promise<EventRecord> => {
-    const record = makeRecord(n);
-    const { seq } = await store.append(record, keyOf(record), 60_000);
-    return { ...record, seq };
-  };
-  return { reads, dispatcher, time, settle, created, append, outbox, cursorReads };
+  const t = dispatcherFixture({ store, outbox, pollIntervalMs: 60_000 });
+  return { ...t, reads, outbox, cursorReads };
 }
 
 describe("routing the events the hub hands over", () => {
