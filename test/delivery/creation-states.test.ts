@@ -101,17 +101,26 @@ async function twoInstances(outbox: OutboxStore) {
   return { admin, router, routerSink, post };
 }
 
+/**
+ * Two instances over a shared outbox (`withStates`: with `createDeliveriesWithStates`): `plain`
+ * paused through the admin, one event posted through the router, whose record its lane takes in
+ * the paused state (nothing delivered). `before`: the state reads counted before the post.
+ */
+async function postWhilePaused(withStates: boolean) {
+  const { outbox, reads } = sharedOutbox(withStates);
+  const { admin, router, routerSink, post } = await twoInstances(outbox);
+  await admin.ctx.delivery?.pause("plain");
+  const before = reads.count;
+  const held = await post("A");
+  await expect.poll(async () => (await outbox.getDelivery(held, "plain"))?.state, { timeout: 30_000 }).toBe("paused");
+  expect((await router.ctx.delivery?.destinations())?.find((h) => h.id === "plain")?.state).toBe("paused");
+  expect(routerSink.seen).toEqual([]);
+  return { admin, routerSink, post, held, reads, before };
+}
+
 describe("records created leased to the routing instance, with the states read in the routing step", () => {
   it("are held by a pause made through another instance and follow its resume, with no states read of their own", async () => {
-    const { outbox, reads } = sharedOutbox(true);
-    const { admin, router, routerSink, post } = await twoInstances(outbox);
-    await admin.ctx.delivery?.pause("plain");
-    const before = reads.count;
-    const held = await post("A");
-    // The router's lane takes the record in the paused state it read with the creation.
-    await expect.poll(async () => (await outbox.getDelivery(held, "plain"))?.state, { timeout: 30_000 }).toBe("paused");
-    expect((await router.ctx.delivery?.destinations())?.find((h) => h.id === "plain")?.state).toBe("paused");
-    expect(routerSink.seen).toEqual([]);
+    const { admin, routerSink, post, held, reads, before } = await postWhilePaused(true);
     await admin.ctx.delivery?.resume("plain");
     // The next creation reads the resume: both records are delivered.
     const next = await post("B");
@@ -120,14 +129,7 @@ describe("records created leased to the routing instance, with the states read i
   }, 60_000);
 
   it("are handed over after a read of the states when the outbox cannot read them in the routing step", async () => {
-    const { outbox, reads } = sharedOutbox(false);
-    const { admin, router, routerSink, post } = await twoInstances(outbox);
-    await admin.ctx.delivery?.pause("plain");
-    const before = reads.count;
-    const held = await post("A");
-    await expect.poll(async () => (await outbox.getDelivery(held, "plain"))?.state, { timeout: 30_000 }).toBe("paused");
-    expect((await router.ctx.delivery?.destinations())?.find((h) => h.id === "plain")?.state).toBe("paused");
-    expect(routerSink.seen).toEqual([]);
+    const { reads, before } = await postWhilePaused(false);
     expect(reads.count).toBeGreaterThan(before);
   }, 60_000);
 
