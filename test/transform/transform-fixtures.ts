@@ -54,5 +54,20 @@ export default function escape() {
   return { found, globals: Reflect.ownKeys(globalThis).map(String).sort(), globalWrite, prototypeWrite };
 }`;
 
+/** What `ESCAPE_PROBE`'s `found` must say, on Node and in workerd alike: nothing of the host. */
+export const ESCAPE_PROBE_FINDS_NOTHING = {
+  process: "undefined",
+  require: "undefined",
+  fetch: "undefined",
+  setTimeout: "undefined",
+  XMLHttpRequest: "undefined",
+  WebSocket: "undefined",
+  importScripts: "undefined",
+  functionTrick: "threw ReferenceError",
+  thisTrick: "threw TypeError",
+  evalTrick: "undefined",
+  dynamicImport: "absent",
+};
+
 /** Counts calls in a module-level variable: every call must see 1. */
 export const COUNTER = `let calls = 0; export default () => ({ calls: ++calls });`;

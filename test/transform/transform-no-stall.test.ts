@@ -12,9 +12,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeWhsecSecret } from "../delivery/helpers/in-process-gateway.ts";
 import { fanoutConfig, makeDataDir } from "../delivery/helpers/process-fixtures.ts";
-import { startWebhookReceiver, type WebhookReceiver, waitFor } from "../delivery/helpers/webhook-receiver.ts";
+import { type WebhookReceiver, waitFor } from "../delivery/helpers/webhook-receiver.ts";
 import { type GatewayProcess, startGatewayProcess } from "../helpers/gateway-process.ts";
-import { esignDelivery, postWebhook } from "../helpers/signed-requests.ts";
+import { receivedBy, startReceivers, transformClient, transformDestinations } from "./transform-gateway.ts";
 
 /** Row 1: allocates until something stops it (default limits: 50 ms, 16 MiB). */
 const MEMORY_BOMB_PUSH = `export default () => { const a = []; for (;;) a.push(new Array(1e6).fill(7)); };`;
@@ -44,35 +44,20 @@ const TRANSFORMS: Record<string, unknown> = {
   "jobs-b": { code: QUEUES_A_JOB },
 };
 
-interface AttemptJson {
-  ok: boolean;
-  error?: string;
-  code?: string;
-  logs?: string[];
-}
-
 const adminKey = `admin_nostall_${Date.now()}`;
 let gateway: GatewayProcess;
-const receivers = new Map<string, WebhookReceiver>();
+let receivers: Map<string, WebhookReceiver>;
 const cleanup: (() => Promise<unknown>)[] = [];
+const { post, settled } = transformClient(() => gateway, adminKey);
 
 beforeAll(async () => {
   const whsec = makeWhsecSecret();
-  for (const id of DESTINATIONS) {
-    const receiver = await startWebhookReceiver();
-    receivers.set(id, receiver);
-    cleanup.push(() => receiver.close());
-  }
+  receivers = await startReceivers(DESTINATIONS, cleanup);
   const dataDir = await makeDataDir();
   const config = fanoutConfig(
     dataDir,
     adminKey,
-    DESTINATIONS.map((id) => ({
-      id,
-      url: (receivers.get(id) as WebhookReceiver).url,
-      retry: { schedule: [0.05], jitter: 0 },
-      ...(TRANSFORMS[id] ? { transform: TRANSFORMS[id] } : {}),
-    })),
+    transformDestinations(receivers, TRANSFORMS, { schedule: [0.05], jitter: 0 }),
   );
   Object.assign(config, {
     routes: [
@@ -95,37 +80,7 @@ afterAll(async () => {
   for (const step of cleanup.reverse()) await step();
 });
 
-async function post(type: string, subjectId: string): Promise<{ id: string; ms: number }> {
-  const delivery = await esignDelivery(gateway.secrets.esign, type, { subjectId });
-  const started = performance.now();
-  const response = await postWebhook(gateway.url, "esign", delivery);
-  const ms = performance.now() - started;
-  expect(response.status).toBe(202);
-  return { id: ((await response.json()) as { id: string }).id, ms };
-}
-
-async function deliveriesOf(id: string) {
-  const response = await fetch(`${gateway.url}/events/${id}`, { headers: { authorization: `Bearer ${adminKey}` } });
-  const body = (await response.json()) as {
-    deliveries: { destination: string; state: string; attempts: AttemptJson[] }[];
-  };
-  return new Map(body.deliveries.map((d) => [d.destination, d]));
-}
-
-async function settled(id: string, states: Record<string, string>) {
-  await waitFor(
-    `deliveries of ${id} to settle`,
-    async () => {
-      const deliveries = await deliveriesOf(id);
-      return Object.entries(states).every(([destination, state]) => deliveries.get(destination)?.state === state);
-    },
-    120_000,
-  );
-  return deliveriesOf(id);
-}
-
-const received = (id: string, eventId: string) =>
-  (receivers.get(id) as WebhookReceiver).requests.filter((r) => r.headers["webhook-id"] === eventId);
+const received = (id: string, eventId: string) => receivedBy(receivers, id, eventId);
 
 describe("runaway transforms do not stall the gateway (Node worker pool)", () => {
   it("a memory bomb, a quadratic built-in and an endless loop fail alone while the gateway carries on", async () => {

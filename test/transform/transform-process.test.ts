@@ -12,34 +12,26 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeWhsecSecret } from "../delivery/helpers/in-process-gateway.ts";
 import { fanoutConfig, makeDataDir } from "../delivery/helpers/process-fixtures.ts";
-import { startWebhookReceiver, type WebhookReceiver, waitFor } from "../delivery/helpers/webhook-receiver.ts";
+import type { WebhookReceiver } from "../delivery/helpers/webhook-receiver.ts";
 import { type GatewayProcess, startGatewayProcess } from "../helpers/gateway-process.ts";
-import { esignDelivery, postWebhook } from "../helpers/signed-requests.ts";
 import {
   COUNTER,
   ENDLESS_LOOP,
   ESCAPE_PROBE,
+  ESCAPE_PROBE_FINDS_NOTHING,
   MEMORY_BOMB,
   RESHAPE,
   SKIP_COMPLETED,
   THROWS,
 } from "./transform-fixtures.ts";
+import { receivedBy, startReceivers, transformClient, transformDestinations } from "./transform-gateway.ts";
 
 const DESTINATIONS = ["plain", "reshape", "skip", "slack", "loop", "bomb", "throws", "escape", "counter", "fixable"];
-
-interface AttemptJson {
-  ok: boolean;
-  error?: string;
-  code?: string;
-  skipped?: boolean;
-  transform?: string;
-  logs?: string[];
-}
 
 let gateway: GatewayProcess;
 let whsec: string;
 let fixableFile: string;
-const receivers = new Map<string, WebhookReceiver>();
+let receivers: Map<string, WebhookReceiver>;
 const cleanup: (() => Promise<unknown>)[] = [];
 
 const transforms: Record<string, unknown> = {
@@ -57,13 +49,11 @@ async function start(dataDir: string) {
   const config = fanoutConfig(
     dataDir,
     gatewayAdminKey,
-    DESTINATIONS.map((id) => ({
-      id,
-      url: (receivers.get(id) as WebhookReceiver).url,
-      retry: { schedule: [0.05, 0.05], jitter: 0 },
-      ...(transforms[id] ? { transform: transforms[id] } : {}),
-      ...(id === "fixable" ? { transform: { file: fixableFile } } : {}),
-    })),
+    transformDestinations(
+      receivers,
+      { ...transforms, fixable: { file: fixableFile } },
+      { schedule: [0.05, 0.05], jitter: 0 },
+    ),
   );
   // `agreement.expired` goes to the endless loop (and the plain destination) only.
   const routes: Record<string, unknown>[] = [
@@ -84,42 +74,13 @@ async function start(dataDir: string) {
 const gatewayAdminKey = `admin_transform_${Date.now()}`;
 let dataDir: string;
 
-async function post(type: string, subjectId: string): Promise<string> {
-  const delivery = await esignDelivery(gateway.secrets.esign, type, { subjectId });
-  const response = await postWebhook(gateway.url, "esign", delivery);
-  expect(response.status).toBe(202);
-  return ((await response.json()) as { id: string }).id;
-}
-
-async function deliveriesOf(id: string) {
-  const response = await fetch(`${gateway.url}/events/${id}`, {
-    headers: { authorization: `Bearer ${gatewayAdminKey}` },
-  });
-  const body = (await response.json()) as {
-    deliveries: { destination: string; state: string; attempts: AttemptJson[] }[];
-  };
-  return new Map(body.deliveries.map((d) => [d.destination, d]));
-}
-
-async function settled(id: string, states: Record<string, string>) {
-  await waitFor(
-    `deliveries of ${id} to settle`,
-    async () => {
-      const deliveries = await deliveriesOf(id);
-      return Object.entries(states).every(([destination, state]) => deliveries.get(destination)?.state === state);
-    },
-    120_000,
-  );
-  return deliveriesOf(id);
-}
+const client = transformClient(() => gateway, gatewayAdminKey);
+const { settled } = client;
+const post = async (type: string, subjectId: string): Promise<string> => (await client.post(type, subjectId)).id;
 
 beforeAll(async () => {
   whsec = makeWhsecSecret();
-  for (const id of DESTINATIONS) {
-    const receiver = await startWebhookReceiver();
-    receivers.set(id, receiver);
-    cleanup.push(() => receiver.close());
-  }
+  receivers = await startReceivers(DESTINATIONS, cleanup);
   fixableFile = join(await mkdtemp(join(tmpdir(), "gw-transform-")), "fixable.js");
   await writeFile(fixableFile, `export default (event) => { throw new Error("not yet: " + event.type); };`);
   dataDir = await makeDataDir();
@@ -131,8 +92,7 @@ afterAll(async () => {
   for (const step of cleanup.reverse()) await step();
 }, 120_000);
 
-const received = (id: string, eventId: string) =>
-  (receivers.get(id) as WebhookReceiver).requests.filter((r) => r.headers["webhook-id"] === eventId);
+const received = (id: string, eventId: string) => receivedBy(receivers, id, eventId);
 
 describe("transforms in a gateway process", () => {
   it("reshapes, skips, formats Slack and fails the limits into dead letters while others deliver", async () => {
@@ -205,19 +165,7 @@ describe("transforms in a gateway process", () => {
 
     // Escape attempts find nothing of the host.
     const probe = JSON.parse(received("escape", sent)[0]?.body ?? "{}");
-    expect(probe.found).toEqual({
-      process: "undefined",
-      require: "undefined",
-      fetch: "undefined",
-      setTimeout: "undefined",
-      XMLHttpRequest: "undefined",
-      WebSocket: "undefined",
-      importScripts: "undefined",
-      functionTrick: "threw ReferenceError",
-      thisTrick: "threw TypeError",
-      evalTrick: "undefined",
-      dynamicImport: "absent",
-    });
+    expect(probe.found).toEqual(ESCAPE_PROBE_FINDS_NOTHING);
     expect(probe.globalWrite).toBe("refused");
     expect(probe.prototypeWrite).toBe("refused");
     const hostNames = [
