@@ -8,6 +8,7 @@ import type { StoreDriver } from "../../src/store/contract.ts";
 import type { LiveHub } from "../../src/stream/hub-contract.ts";
 import type { JournalHub } from "../../src/stream/journal-hub.ts";
 import type { HubHarness } from "../conformance/hub-conformance.ts";
+import { makeTestRecord } from "../conformance/sink-conformance.ts";
 
 export interface JournalHubHarnessOptions {
   /** A fresh, empty store (its own key prefix). */
@@ -56,4 +57,20 @@ export function journalHubHarness(options: JournalHubHarnessOptions): HubHarness
       }
     },
   };
+}
+
+/**
+ * Appends `count` test records to `store` one after the other, as an instance's ingress does,
+ * and announces each on `hub` (none: appends nobody announced, a lost wake-up); resolves with
+ * their seqs.
+ */
+export async function appendRecords(store: StoreDriver, count: number, hub?: LiveHub): Promise<number[]> {
+  const seqs: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const record = makeTestRecord();
+    const { seq } = await store.append(record, `k\u0000${record.id}`, 60_000);
+    hub?.publish({ ...record, seq });
+    seqs.push(seq);
+  }
+  return seqs;
 }

@@ -6,6 +6,8 @@ import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { createApp } from "@humanwhocodes/upstash-redis-server";
+import { afterAll, beforeAll } from "vitest";
+import { startDurableRedis } from "./durable-redis.ts";
 
 export interface UpstashFront {
   url: string;
@@ -29,5 +31,26 @@ export async function startUpstashFront(redisUrl: string): Promise<UpstashFront>
         server.close(() => resolve());
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();
       }),
+  };
+}
+
+/**
+ * A durable redis-server and a front to it, started before the file's tests and stopped after
+ * them (call at the top level of a test file); the function returns the front once started.
+ */
+export function upstashFrontForFile(): () => UpstashFront {
+  let redis: Awaited<ReturnType<typeof startDurableRedis>> | undefined;
+  let front: UpstashFront | undefined;
+  beforeAll(async () => {
+    redis = await startDurableRedis();
+    front = await startUpstashFront(redis.url);
+  });
+  afterAll(async () => {
+    await front?.stop();
+    await redis?.stop();
+  });
+  return () => {
+    if (!front) throw new Error("the Upstash front is started in beforeAll");
+    return front;
   };
 }

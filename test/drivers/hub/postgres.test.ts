@@ -13,7 +13,7 @@ import type { EventRecord, StoreDriver } from "../../../src/store/contract.ts";
 import { testHubDriver } from "../../conformance/hub-conformance.ts";
 import { makeTestRecord } from "../../conformance/sink-conformance.ts";
 import { waitFor } from "../../delivery/helpers/webhook-receiver.ts";
-import { journalHubHarness } from "../../helpers/journal-hub-harness.ts";
+import { appendRecords, journalHubHarness } from "../../helpers/journal-hub-harness.ts";
 import { type PostgresServer, startPostgresServer } from "../../helpers/postgres-server.ts";
 
 let server: PostgresServer;
@@ -52,18 +52,11 @@ describe("postgres hub across instances", () => {
       hubA.subscribe((record) => heard.push(record.seq));
       const polled: number[] = [];
       hubC.subscribe((record) => polled.push(record.seq));
-      const seqs: number[] = [];
-      for (let i = 0; i < 5; i++) {
-        const record = makeTestRecord();
-        const { seq } = await storeB.append(record, `k\u0000${record.id}`, 60_000);
-        hubB.publish({ ...record, seq });
-        seqs.push(seq);
-      }
+      const seqs = await appendRecords(storeB, 5, hubB);
       await waitFor("the announced appends", () => heard.length >= seqs.length, 10_000);
       expect(heard).toEqual(seqs);
 
-      const silent = makeTestRecord();
-      const { seq } = await storeB.append(silent, `k\u0000${silent.id}`, 60_000);
+      const [seq] = (await appendRecords(storeB, 1)) as [number];
       await waitFor("the unannounced append", () => polled.includes(seq), 10_000);
       expect(polled).toEqual([...seqs, seq]);
       // A's subscriber lost nothing and heard nothing twice; it may have read the unannounced

@@ -8,10 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redisHub } from "../../../adapters/hub/redis.ts";
 import { redisStore } from "../../../adapters/store/redis/redis-store.ts";
 import { testHubDriver } from "../../conformance/hub-conformance.ts";
-import { makeTestRecord } from "../../conformance/sink-conformance.ts";
 import { waitFor } from "../../delivery/helpers/webhook-receiver.ts";
 import { startDurableRedis } from "../../helpers/durable-redis.ts";
-import { journalHubHarness } from "../../helpers/journal-hub-harness.ts";
+import { appendRecords, journalHubHarness } from "../../helpers/journal-hub-harness.ts";
 
 let redis: Awaited<ReturnType<typeof startDurableRedis>>;
 let n = 0;
@@ -46,21 +45,14 @@ describe("redis hub across instances", () => {
     try {
       const heard: number[] = [];
       hubA.subscribe((record) => heard.push(record.seq));
-      const seqs: number[] = [];
-      for (let i = 0; i < 5; i++) {
-        const record = makeTestRecord();
-        const { seq } = await storeB.append(record, `k\u0000${record.id}`, 60_000);
-        hubB.publish({ ...record, seq });
-        seqs.push(seq);
-      }
+      const seqs = await appendRecords(storeB, 5, hubB);
       await waitFor("the announced appends", () => heard.length >= seqs.length, 10_000);
       expect(heard).toEqual(seqs);
 
       // Appended without an announcement (a lost pub/sub message): the poll reads it, in order.
       const polled: number[] = [];
       hubC.subscribe((record) => polled.push(record.seq));
-      const silent = makeTestRecord();
-      const { seq } = await storeB.append(silent, `k\u0000${silent.id}`, 60_000);
+      const [seq] = (await appendRecords(storeB, 1)) as [number];
       await waitFor("the unannounced append", () => polled.length >= 1, 10_000);
       expect(polled).toEqual([seq]);
       // A's subscriber lost nothing and heard nothing twice; it may have read the unannounced

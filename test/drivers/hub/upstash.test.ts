@@ -3,30 +3,18 @@
  * `upstash` store, through an Upstash REST front in front of a real redis-server; plus a
  * subscriber hearing, in seq order, what another instance appended without any wake-up.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { upstashHub } from "../../../adapters/hub/upstash.ts";
 import { upstashStore } from "../../../adapters/store/upstash/upstash-store.ts";
 import { testHubDriver } from "../../conformance/hub-conformance.ts";
-import { makeTestRecord } from "../../conformance/sink-conformance.ts";
 import { waitFor } from "../../delivery/helpers/webhook-receiver.ts";
-import { startDurableRedis } from "../../helpers/durable-redis.ts";
-import { journalHubHarness } from "../../helpers/journal-hub-harness.ts";
-import { startUpstashFront, type UpstashFront } from "../../helpers/upstash-server.ts";
+import { appendRecords, journalHubHarness } from "../../helpers/journal-hub-harness.ts";
+import { upstashFrontForFile } from "../../helpers/upstash-server.ts";
 
-let redis: Awaited<ReturnType<typeof startDurableRedis>>;
-let front: UpstashFront;
+const front = upstashFrontForFile();
 let n = 0;
 
-beforeAll(async () => {
-  redis = await startDurableRedis();
-  front = await startUpstashFront(redis.url);
-});
-afterAll(async () => {
-  await front?.stop();
-  await redis?.stop();
-});
-
-const openStore = (prefix: string) => upstashStore({ url: front.url, token: front.token, prefix });
+const openStore = (prefix: string) => upstashStore({ url: front().url, token: front().token, prefix });
 
 testHubDriver(
   "upstash",
@@ -41,11 +29,7 @@ describe("upstash hub across instances", () => {
     try {
       const heard: number[] = [];
       hubA.subscribe((record) => heard.push(record.seq));
-      const seqs: number[] = [];
-      for (let i = 0; i < 5; i++) {
-        const record = makeTestRecord();
-        seqs.push((await storeB.append(record, `k\u0000${record.id}`, 60_000)).seq);
-      }
+      const seqs = await appendRecords(storeB, 5);
       await waitFor("the other instance's appends", () => heard.length >= seqs.length, 10_000);
       expect(heard).toEqual(seqs);
     } finally {

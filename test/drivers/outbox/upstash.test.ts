@@ -2,30 +2,18 @@
  * The outbox conformance and lease suites against the `upstash` driver, through an Upstash REST
  * front in front of a real redis-server.
  */
-import { afterAll, beforeAll } from "vitest";
 import { upstashOutbox } from "../../../adapters/outbox/upstash.ts";
 import type { OutboxStore } from "../../../src/delivery/outbox-contract.ts";
 import { type OutboxHarness, testOutboxDriver } from "../../conformance/outbox-conformance.ts";
 import { testOutboxLeases } from "../../conformance/outbox-lease-conformance.ts";
-import { startDurableRedis } from "../../helpers/durable-redis.ts";
-import { startUpstashFront, type UpstashFront } from "../../helpers/upstash-server.ts";
+import { upstashFrontForFile } from "../../helpers/upstash-server.ts";
 
-let redis: Awaited<ReturnType<typeof startDurableRedis>>;
-let front: UpstashFront;
+const front = upstashFrontForFile();
 let n = 0;
 const prefixOf = new WeakMap<OutboxStore, string>();
 
-beforeAll(async () => {
-  redis = await startDurableRedis();
-  front = await startUpstashFront(redis.url);
-});
-afterAll(async () => {
-  await front?.stop();
-  await redis?.stop();
-});
-
 const open = async (prefix: string) => {
-  const outbox = await upstashOutbox({ url: front.url, token: front.token, prefix });
+  const outbox = await upstashOutbox({ url: front().url, token: front().token, prefix });
   prefixOf.set(outbox, prefix);
   return outbox;
 };
