@@ -3,32 +3,19 @@
  * instance holds the deliveries every instance takes, a resume through another releases them,
  * and a replay asked of an instance that never delivered the event delivers it again.
  */
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startWebhookReceiver, type WebhookReceiver, waitFor } from "../delivery/helpers/webhook-receiver.ts";
+import { describe, expect, test } from "vitest";
+import { waitFor } from "../delivery/helpers/webhook-receiver.ts";
 import type { GatewayProcess } from "../helpers/gateway-process.ts";
 import { esignDelivery, postWebhook } from "../helpers/signed-requests.ts";
-import { type Cluster, ENGINES, type Engine, startCluster, startEngine } from "./cluster-fixtures.ts";
+import { ENGINES, useClusterSuite } from "./cluster-fixtures.ts";
 
 describe.each(ENGINES)("on %s", (engineName) => {
-  let engine: Engine;
-  let receiver: WebhookReceiver;
-  let cluster: Cluster;
-
-  beforeAll(async () => {
-    engine = await startEngine(engineName);
-    receiver = await startWebhookReceiver();
-    cluster = await startCluster({ ...engine.cluster, count: 2, hookUrl: receiver.url });
-  }, 120_000);
-  afterAll(async () => {
-    await cluster?.stop();
-    await receiver?.close();
-    await engine?.stop();
-  });
+  const suite = useClusterSuite(engineName, { cluster: (receiver) => ({ count: 2, hookUrl: receiver.url }) });
 
   const admin = (gateway: GatewayProcess, path: string, method = "GET") =>
     fetch(`${gateway.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${cluster.secrets.adminKey}`, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${suite.cluster.secrets.adminKey}`, "content-type": "application/json" },
       body: method === "POST" ? "{}" : undefined,
     });
 
@@ -40,6 +27,7 @@ describe.each(ENGINES)("on %s", (engineName) => {
   };
 
   test("pause on one instance, accept on another, resume on the other, replay anywhere", async () => {
+    const { cluster, receiver } = suite;
     const [one, two] = cluster.gateways as [GatewayProcess, GatewayProcess];
     expect((await admin(one, "/destinations/hook/pause", "POST")).status).toBe(200);
 

@@ -5,6 +5,8 @@
  * one route to all of them, a stream client and an admin key. Secrets are shared by all.
  */
 import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll } from "vitest";
+import { type Responder, startWebhookReceiver, type WebhookReceiver } from "../delivery/helpers/webhook-receiver.ts";
 import { startDurableRedis } from "../helpers/durable-redis.ts";
 import {
   defaultTestConfig,
@@ -149,4 +151,40 @@ export async function startEngine(name: EngineName): Promise<Engine> {
     store: () => ({ driver: "redis", url: redis.url, prefix: fresh() }),
     stop: () => redis.stop(),
   };
+}
+
+/** What one engine's run of a scale-out suite works on (filled in before its tests). */
+export interface ClusterSuite {
+  engine: Engine;
+  /** A webhook receiver (a destination's consumer; answers 200 unless `responder` says otherwise). */
+  receiver: WebhookReceiver;
+  cluster: Cluster;
+}
+
+/**
+ * In a `describe.each(ENGINES)` block: starts the engine, the receiver and a cluster on the engine
+ * (`cluster` names the rest of its options, given the receiver) before the block's tests, and
+ * stops them after.
+ */
+export function useClusterSuite(
+  engineName: EngineName,
+  options: {
+    responder?: Responder;
+    cluster: (receiver: WebhookReceiver) => Omit<ClusterOptions, "redisUrl" | "postgresUrl">;
+  },
+): ClusterSuite {
+  const suite: Partial<ClusterSuite> = {};
+  beforeAll(async () => {
+    const engine = await startEngine(engineName);
+    suite.engine = engine;
+    const receiver = await startWebhookReceiver(options.responder);
+    suite.receiver = receiver;
+    suite.cluster = await startCluster({ ...engine.cluster, ...options.cluster(receiver) });
+  }, 120_000);
+  afterAll(async () => {
+    await suite.cluster?.stop();
+    await suite.receiver?.close();
+    await suite.engine?.stop();
+  });
+  return suite as ClusterSuite;
 }

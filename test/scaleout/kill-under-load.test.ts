@@ -11,8 +11,8 @@
  * an attempt the dead instance had in flight; so no live instance took over a lease whose holder
  * was alive and no instance repeated a finished delivery.
  */
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startWebhookReceiver, type WebhookReceiver, waitFor } from "../delivery/helpers/webhook-receiver.ts";
+import { describe, expect, test } from "vitest";
+import { waitFor } from "../delivery/helpers/webhook-receiver.ts";
 import type { GatewayProcess } from "../helpers/gateway-process.ts";
 import {
   esignDelivery,
@@ -21,7 +21,7 @@ import {
   type SignedDelivery,
   staffingDelivery,
 } from "../helpers/signed-requests.ts";
-import { type Cluster, ENGINES, type Engine, startCluster, startEngine } from "./cluster-fixtures.ts";
+import { ENGINES, useClusterSuite } from "./cluster-fixtures.ts";
 
 const SENDERS = 48;
 /**
@@ -65,16 +65,10 @@ async function sendUntilAcknowledged(
 }
 
 describe.each(ENGINES)("on %s", (engineName) => {
-  let engine: Engine;
-  let receiver: WebhookReceiver;
-  let cluster: Cluster;
-
-  beforeAll(async () => {
-    engine = await startEngine(engineName);
+  const suite = useClusterSuite(engineName, {
     // A slightly slow consumer keeps attempts in flight and deliveries queued behind them.
-    receiver = await startWebhookReceiver(() => ({ status: 204, after: new Promise((r) => setTimeout(r, 20)) }));
-    cluster = await startCluster({
-      ...engine.cluster,
+    responder: () => ({ status: 204, after: new Promise((r) => setTimeout(r, 20)) }),
+    cluster: (receiver) => ({
       count: 3,
       hookUrl: receiver.url,
       // Long enough that a live instance on a saturated 2-core machine (load 20 measured) renews
@@ -84,15 +78,11 @@ describe.each(ENGINES)("on %s", (engineName) => {
         const hook = config.destinations.find((d) => d.id === "hook") as Record<string, unknown>;
         hook.url = `${receiver.url}/i${index}`;
       },
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await cluster?.stop();
-    await receiver?.close();
-    await engine?.stop();
+    }),
   });
 
   test("SIGKILL of one instance mid-load: every acknowledged event once in the log and delivered", async () => {
+    const { cluster, receiver } = suite;
     const { gateways, secrets } = cluster;
     const victim = gateways[VICTIM] as GatewayProcess;
     const acknowledged = new Set<string>();

@@ -4,32 +4,26 @@
  * each first attempt fails and is retried, so that another instance could otherwise take a
  * later event of the subject meanwhile.
  */
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startWebhookReceiver, type WebhookReceiver, waitFor } from "../delivery/helpers/webhook-receiver.ts";
+import { describe, expect, test } from "vitest";
+import { waitFor } from "../delivery/helpers/webhook-receiver.ts";
 import type { GatewayProcess } from "../helpers/gateway-process.ts";
 import { esignDelivery, postWebhook } from "../helpers/signed-requests.ts";
-import { type Cluster, ENGINES, type Engine, startCluster, startEngine } from "./cluster-fixtures.ts";
+import { ENGINES, useClusterSuite } from "./cluster-fixtures.ts";
 
 const SUBJECTS = 4;
 const PER_SUBJECT = 6;
 
 describe.each(ENGINES)("on %s", (engineName) => {
-  let engine: Engine;
-  let receiver: WebhookReceiver;
-  let cluster: Cluster;
-
-  beforeAll(async () => {
-    engine = await startEngine(engineName);
-    const seen = new Set<string>();
+  const seen = new Set<string>();
+  const suite = useClusterSuite(engineName, {
     // The first attempt of every event fails: the event then waits 0.2 s for its retry.
-    receiver = await startWebhookReceiver((request) => {
+    responder: (request) => {
       const id = request.headers["webhook-id"] as string;
       if (seen.has(id)) return { status: 200 };
       seen.add(id);
       return { status: 503 };
-    });
-    cluster = await startCluster({
-      ...engine.cluster,
+    },
+    cluster: (receiver) => ({
       count: 3,
       hookUrl: receiver.url,
       edit: (config) => {
@@ -37,15 +31,11 @@ describe.each(ENGINES)("on %s", (engineName) => {
         hook.ordering = "subject";
         hook.breaker = { failures: 1000 };
       },
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await cluster?.stop();
-    await receiver?.close();
-    await engine?.stop();
+    }),
   });
 
   test("events of one subject accepted on three instances are attempted oldest first, one at a time", async () => {
+    const { cluster, receiver } = suite;
     const { gateways, secrets } = cluster;
     const order = new Map<string, { subject: number; index: number }>();
     await Promise.all(
