@@ -5,14 +5,11 @@
  * (acknowledged = on disk, like the gateway). Its own process; prints `PORT <n>`.
  * Env: PEER_REDIS_URL, PEER_ESIGN_SECRET, PEER_STAFFING_SECRET.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
 import express from "express";
 import { Redis } from "ioredis";
+import { verifyEsign, verifyStaffing } from "./peer-signatures.ts";
 
 const redis = new Redis(process.env.PEER_REDIS_URL ?? "redis://127.0.0.1:6379");
-const esignSecret = process.env.PEER_ESIGN_SECRET ?? "";
-const staffingSecret = process.env.PEER_STAFFING_SECRET ?? "";
-const TOLERANCE_S = 300;
 const twoStep = process.env.PEER_GLUE_TWO_STEP === "1";
 // KEYS[1] dedupe key, KEYS[2] stream; ARGV source, id, body. 1 = kept, 0 = duplicate.
 const KEEP_ONCE = `if redis.call('SET', KEYS[1], '1', 'EX', 86400, 'NX') then
@@ -22,30 +19,6 @@ end
 return 0`;
 redis.defineCommand("keepOnce", { numberOfKeys: 2, lua: KEEP_ONCE });
 const keepOnce = (redis as unknown as { keepOnce(...args: (string | Buffer)[]): Promise<number> }).keepOnce.bind(redis);
-
-function equalHex(expected: Buffer, given: string): boolean {
-  const other = Buffer.from(given, "hex");
-  return other.length === expected.length && timingSafeEqual(other, expected);
-}
-
-function verifyEsign(body: Buffer, header: string | undefined): boolean {
-  if (!header?.startsWith("sha256=")) return false;
-  return equalHex(createHmac("sha256", esignSecret).update(body).digest(), header.slice(7));
-}
-
-function verifyStaffing(body: Buffer, header: string | undefined): boolean {
-  if (!header) return false;
-  let t = "";
-  const macs: string[] = [];
-  for (const part of header.split(",")) {
-    const [k, v] = part.split("=");
-    if (k === "t" && v) t = v;
-    else if (k === "v1" && v) macs.push(v);
-  }
-  if (!t || Math.abs(Date.now() / 1000 - Number(t)) > TOLERANCE_S) return false;
-  const expected = createHmac("sha256", staffingSecret).update(`${t}.`).update(body).digest();
-  return macs.some((mac) => equalHex(expected, mac));
-}
 
 const app = express();
 app.post("/webhooks/:source", express.raw({ type: "*/*", limit: "1mb" }), async (req, res) => {

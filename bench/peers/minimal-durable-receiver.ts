@@ -7,16 +7,13 @@
  * Nothing else: no normalization, no schema checks, no indexes, no logs, no metrics.
  * Its own process; prints `PORT <n>`. Env: PEER_ESIGN_SECRET, PEER_STAFFING_SECRET, PEER_DIR.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
 import { open } from "node:fs/promises";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { verifyEsign, verifyStaffing } from "./peer-signatures.ts";
 
-const esignSecret = process.env.PEER_ESIGN_SECRET ?? "";
-const staffingSecret = process.env.PEER_STAFFING_SECRET ?? "";
 const dir = process.env.PEER_DIR ?? ".";
-const TOLERANCE_S = 300;
 
 const db = new Database(join(dir, "minimal.db"));
 db.pragma("journal_mode = WAL");
@@ -73,30 +70,6 @@ function record(key: string, body: string, done: Pending["done"]) {
     scheduled = true;
     setImmediate(flush);
   }
-}
-
-function equalHex(expected: Buffer, given: string): boolean {
-  const other = Buffer.from(given, "hex");
-  return other.length === expected.length && timingSafeEqual(other, expected);
-}
-
-function verifyEsign(body: Buffer, header: string | undefined): boolean {
-  if (!header?.startsWith("sha256=")) return false;
-  return equalHex(createHmac("sha256", esignSecret).update(body).digest(), header.slice(7));
-}
-
-function verifyStaffing(body: Buffer, header: string | undefined): boolean {
-  if (!header) return false;
-  let t = "";
-  const macs: string[] = [];
-  for (const part of header.split(",")) {
-    const [k, v] = part.split("=");
-    if (k === "t" && v) t = v;
-    else if (k === "v1" && v) macs.push(v);
-  }
-  if (!t || Math.abs(Date.now() / 1000 - Number(t)) > TOLERANCE_S) return false;
-  const expected = createHmac("sha256", staffingSecret).update(`${t}.`).update(body).digest();
-  return macs.some((mac) => equalHex(expected, mac));
 }
 
 const server = createServer((req, res) => {
