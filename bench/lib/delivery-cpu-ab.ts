@@ -20,6 +20,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { awaitReceipts, drive } from "../cases/fanout.ts";
 import { startBenchGateway } from "../cases/ingress.ts";
 import { esignWebhooks, receiver } from "../cases/latency.ts";
+import { median } from "./checkout-ab.ts";
 import { cpuSecondsOf, mainThreadCpuSecondsOf } from "./cpu-meter.ts";
 
 /** CPU seconds so far of each thread of process `pid`, by thread name (/proc/<pid>/task/<tid>/{comm,stat}). */
@@ -150,7 +151,6 @@ for (let round = 1; round <= rounds; round++) {
     console.log(`  cores, ingress only: ${only.cores}\n  cores, with the destination: ${withDestination.cores}`);
   }
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 for (const [name, runs] of results) {
   console.log(
     `${name.padEnd(10)} median main thread: ingress only ${median(runs.map((r) => r.only))} µs/event, with the destination ` +

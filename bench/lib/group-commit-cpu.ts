@@ -13,6 +13,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { buildEsignBody } from "../../src/services/esign/esign-samples.ts";
 import { EVENT_SQL } from "../../src/store/sql/event-sql.ts";
+import { median } from "./checkout-ab.ts";
 import { mainThreadCpuSecondsOf } from "./cpu-meter.ts";
 
 type Run = (statements: [string, unknown[]][]) => Promise<number[]>;
@@ -84,5 +85,4 @@ for (let round = 1; round <= rounds; round++) {
     console.log(`round ${round} ${name.padEnd(10)} ${us.toFixed(2)} µs main-thread CPU per append`);
   }
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 for (const [name, runs] of results) console.log(`${name.padEnd(10)} median ${median(runs).toFixed(2)} µs per append`);

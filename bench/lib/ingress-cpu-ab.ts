@@ -16,6 +16,7 @@
  */
 import { startBenchGateway } from "../cases/ingress.ts";
 import { runLoad } from "./autocannon-run.ts";
+import { median } from "./checkout-ab.ts";
 import { cpuSecondsOf, mainThreadCpuSecondsOf } from "./cpu-meter.ts";
 import { createWebhookGenerator } from "./signed-webhooks.ts";
 
@@ -64,7 +65,6 @@ for (let round = 1; round <= rounds; round++) {
     }
   }
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 for (const [name, runs] of results) {
   console.log(
     `${name.padEnd(10)} median main ${median(runs.map((r) => r.mainUs))} µs/webhook   process ${median(runs.map((r) => r.processUs))} µs   ${median(runs.map((r) => r.rps))} req/s   p99 ${median(runs.map((r) => r.p99))} ms`,

@@ -15,57 +15,24 @@
  * main thread's CPU per delivery (/proc, 10 ms ticks) and the process's (every thread: the `http`
  * sink's send thread included).
  */
-import { randomBytes } from "node:crypto";
-import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { buildEsignBody } from "../../src/services/esign/esign-samples.ts";
 import type { EventRecord } from "../../src/store/contract.ts";
 import { receiver } from "../cases/latency.ts";
+import { checkoutsOf, esignEventRecord, median, sendThreadChoice } from "./checkout-ab.ts";
 import { mainThreadCpuSecondsOf } from "./cpu-meter.ts";
 
 const deliveries = Number(process.env.BENCH_DELIVERIES) || 20_000;
 const rounds = Number(process.env.BENCH_ROUNDS) || 5;
 const WAITING = 64;
-/** `BENCH_SEND_THREAD=on|off` picks the http sink's send thread over the default for the machine's cores. */
-const sinkDeps =
-  process.env.BENCH_SEND_THREAD === undefined ? undefined : { inThread: process.env.BENCH_SEND_THREAD !== "on" };
-const args = process.argv.slice(2);
-const checkouts = (args.length > 0 ? args : [`this=${process.cwd()}`]).map((arg) => {
-  const [name, dir = "."] = arg.split("=", 2) as [string, string?];
-  return { name, dir: resolve(dir) };
-});
+const sinkDeps = sendThreadChoice();
+const checkouts = checkoutsOf(process.argv.slice(2));
 
 /** A recorded e-sign event as the router hands it to a lane. */
-function eventRecord(n: number): EventRecord {
-  const body = buildEsignBody("agreement.signed", { uniqueId: `lane-cpu-${n}` });
-  const id = `evt_${randomBytes(16).toString("hex")}`;
-  const now = new Date().toISOString();
-  return {
-    id,
-    seq: n + 1,
-    sourceId: "esign",
-    identity: String(body.event_id),
-    receivedAt: Date.now(),
-    event: {
-      specversion: "1.0",
-      id,
-      source: "/webhooks/esign",
-      type: "agreement.signed",
-      subject: `agreements/${n}`,
-      time: now,
-      datacontenttype: "application/json",
-      data: body,
-      service: "esign",
-      upstreamid: String(body.event_id),
-      upstreamidkind: "event_id",
-      receivedtime: now,
-    },
-    rawBody: JSON.stringify(body),
-    rawBodyEncoding: "utf8",
+const eventRecord = (n: number): EventRecord =>
+  esignEventRecord(n, `lane-cpu-${n}`, {
+    subject: `agreements/${n}`,
     headers: { "content-type": "application/json" },
-    marks: [],
-  };
-}
+  });
 
 const destination = await receiver();
 const events = new Map<string, EventRecord>();
@@ -195,7 +162,6 @@ for (let r = 1; r <= rounds; r++) {
     );
   }
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 for (const [name, values] of results) {
   console.log(`${name.padEnd(8)} median ${median(values).toFixed(1)} µs of main thread per delivery`);
 }

@@ -13,59 +13,25 @@
  * system, every thread: the send thread of http-send-thread.ts included) and attempts/s per
  * round, then the medians.
  */
-import { randomBytes } from "node:crypto";
-import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { SinkFactory } from "../../src/delivery/sink-contract.ts";
-import { buildEsignBody } from "../../src/services/esign/esign-samples.ts";
 import type { EventRecord } from "../../src/store/contract.ts";
 import { receiver } from "../cases/latency.ts";
+import { checkoutsOf, esignEventRecord, median, sendThreadChoice } from "./checkout-ab.ts";
 import { mainThreadCpuSecondsOf } from "./cpu-meter.ts";
 
 const attempts = Number(process.env.BENCH_ATTEMPTS) || 20_000;
 const rounds = Number(process.env.BENCH_ROUNDS) || 5;
 const inFlight = 16;
-/** `BENCH_SEND_THREAD=on|off` picks the http sink's send thread over the default for the machine's cores. */
-const sinkDeps =
-  process.env.BENCH_SEND_THREAD === undefined ? undefined : { inThread: process.env.BENCH_SEND_THREAD !== "on" };
-const args = process.argv.slice(2);
-const checkouts = (args.length > 0 ? args : [`this=${process.cwd()}`]).map((arg) => {
-  const [name, dir = "."] = arg.split("=", 2) as [string, string?];
-  return { name, dir: resolve(dir) };
-});
+const sinkDeps = sendThreadChoice();
+const checkouts = checkoutsOf(process.argv.slice(2));
 
 /** A recorded e-sign event as the router hands it to a lane (unique id per attempt). */
-function record(n: number): EventRecord {
-  const body = buildEsignBody("agreement.signed", { uniqueId: `sink-cpu-${n}` });
-  const rawBody = JSON.stringify(body);
-  const id = `evt_${randomBytes(16).toString("hex")}`;
-  const now = new Date().toISOString();
-  return {
-    id,
-    seq: n + 1,
-    sourceId: "esign",
-    identity: String(body.event_id),
-    receivedAt: Date.now(),
-    event: {
-      specversion: "1.0",
-      id,
-      source: "/webhooks/esign",
-      type: "agreement.signed",
-      subject: "agreements/8d5f2a7e-3c1b-4f7e-9a51-2b6c0d9e4f13",
-      time: now,
-      datacontenttype: "application/json",
-      data: body,
-      service: "esign",
-      upstreamid: String(body.event_id),
-      upstreamidkind: "event_id",
-      receivedtime: now,
-    },
-    rawBody,
-    rawBodyEncoding: "utf8",
+const record = (n: number): EventRecord =>
+  esignEventRecord(n, `sink-cpu-${n}`, {
+    subject: "agreements/8d5f2a7e-3c1b-4f7e-9a51-2b6c0d9e4f13",
     headers: { "content-type": "application/json", "x-esign-signature": "[redacted]" },
-    marks: [],
-  };
-}
+  });
 
 const destination = await receiver();
 const records = Array.from({ length: 1000 }, (_, n) => record(n));
@@ -120,7 +86,6 @@ for (let r = 1; r <= rounds; r++) {
     );
   }
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 for (const [name, values] of results)
   console.log(`${name.padEnd(8)} median ${median(values).toFixed(1)} µs of main thread per attempt`);
 await Promise.all(sinks.map(({ sink }) => sink.close()));
