@@ -134,6 +134,13 @@ export interface GatewayLogLine {
   level: string;
   msg: string;
   destination?: string;
+  /** The fields of the lines an operator alerts on (docs/operations-and-metrics.md). */
+  status?: number;
+  error?: string;
+  suppressed?: number;
+  hint?: string;
+  host?: string;
+  reason?: string;
   [field: string]: unknown;
 }
 

@@ -11,11 +11,11 @@
  */
 
 import { writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { closedPort } from "../delivery/helpers/http-sink-fixture.ts";
 import { makeWhsecSecret } from "../delivery/helpers/in-process-gateway.ts";
 import { makeDataDir } from "../delivery/helpers/process-fixtures.ts";
-import { startWebhookReceiver, type WebhookReceiver, waitFor } from "../delivery/helpers/webhook-receiver.ts";
+import { startWebhookReceiver, type WebhookReceiver, waitLong } from "../delivery/helpers/webhook-receiver.ts";
 import {
   defaultTestConfig,
   type GatewayProcess,
@@ -25,34 +25,10 @@ import {
 } from "../helpers/gateway-process.ts";
 import { adminKeyHash, esignDelivery, postWebhook } from "../helpers/signed-requests.ts";
 
-interface LogLine {
-  level: string;
-  msg: string;
-  destination?: string;
-  status?: number;
-  error?: string;
-  suppressed?: number;
-  hint?: string;
-  [field: string]: unknown;
-}
-
-/** `waitFor` with room for a loaded machine (2 cores shared by many processes). */
-const waitLong = (what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 90_000) =>
-  waitFor(what, condition, timeoutMs);
-
 const cleanup: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
   for (const step of cleanup.reverse()) await step().catch(() => {});
 }, 240_000);
-
-/** A loopback port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 let gw: GatewayProcess;
 let failing: WebhookReceiver;
@@ -61,7 +37,7 @@ let whsec: string;
 let config: Record<string, unknown>;
 const bodies: string[] = [];
 
-const linesOf = (msg: string, destination?: string) => logLinesWith(gw.lines, msg, destination) as LogLine[];
+const linesOf = (msg: string, destination?: string) => logLinesWith(gw.lines, msg, destination);
 
 beforeAll(async () => {
   whsec = makeWhsecSecret();

@@ -10,7 +10,7 @@
 import { writeFile } from "node:fs/promises";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { makeDataDir } from "../delivery/helpers/process-fixtures.ts";
-import { waitFor } from "../delivery/helpers/webhook-receiver.ts";
+import { waitLong } from "../delivery/helpers/webhook-receiver.ts";
 import {
   defaultTestConfig,
   type GatewayProcess,
@@ -21,25 +21,14 @@ import {
 import { adminKeyHash, esignDelivery, postWebhook } from "../helpers/signed-requests.ts";
 import { type SmtpTestServer, startSmtpServer } from "../helpers/smtp-server.ts";
 
-interface LogLine {
-  level: string;
-  msg: string;
-  destination?: string;
-  host?: string;
-  reason?: string;
-  error?: string;
-  hint?: string;
-}
-
 const WARN = "destination address refused by the SSRF guard; its deliveries will fail";
-const waitLong = (what: string, condition: () => boolean | Promise<boolean>) => waitFor(what, condition, 90_000);
 
 let gw: GatewayProcess;
 let smtp: SmtpTestServer;
 let config: Record<string, unknown>;
 let eventIds: string[] = [];
 
-const linesOf = (msg: string, destination?: string) => logLinesWith(gw.lines, msg, destination) as LogLine[];
+const linesOf = (msg: string, destination?: string) => logLinesWith(gw.lines, msg, destination);
 
 /** Message-IDs are `<{eventId}.{destinationId}@gateway>`: the destination each mail came from. */
 const mailsOf = (destination: string) =>

@@ -17,14 +17,10 @@ import { createInterface } from "node:readline";
 import { Webhook } from "standardwebhooks";
 import { afterAll, expect, test } from "vitest";
 import { makeWhsecSecret } from "../delivery/helpers/in-process-gateway.ts";
-import { startWebhookReceiver, type WebhookReceiver, waitFor } from "../delivery/helpers/webhook-receiver.ts";
+import { startWebhookReceiver, type WebhookReceiver, waitLong } from "../delivery/helpers/webhook-receiver.ts";
 import type { GatewayProcess } from "../helpers/gateway-process.ts";
 import { adminGet, adminKeyHash } from "../helpers/signed-requests.ts";
 import { openReadyWs, type StreamGateway, startStreamGateway } from "../stream/stream-fixtures.ts";
-
-/** `waitFor` with room for a loaded machine (2 cores shared by many processes). */
-const waitLong = (what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 90_000) =>
-  waitFor(what, condition, timeoutMs);
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterAll(async () => {

@@ -95,3 +95,8 @@ export async function waitFor(what: string, condition: () => boolean | Promise<b
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+/** `waitFor` with room for a loaded machine (2 cores shared by many processes): 90 s by default. */
+export function waitLong(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 90_000) {
+  return waitFor(what, condition, timeoutMs);
+}
