@@ -11,6 +11,7 @@ import { describe, expect, test } from "vitest";
 import type { EventRecord } from "../../src/store/contract.ts";
 import { type LiveHub, type RecordedListener, withPublishTap } from "../../src/stream/hub-contract.ts";
 import { type JournalHub, withJournalPublishTap } from "../../src/stream/journal-hub.ts";
+import { makeRecord } from "../store/sample-records.ts";
 
 /** A hub written as a class: private state, methods and a getter on the prototype. */
 class ClassHub implements LiveHub {
@@ -56,26 +57,8 @@ class ClassJournalHub extends ClassHub implements JournalHub {
   }
 }
 
-const record = (seq: number): EventRecord => ({
-  id: `evt_${seq}`,
-  seq,
-  sourceId: "esign",
-  identity: `identity-${seq}`,
-  receivedAt: 1_700_000_000_000 + seq,
-  event: {
-    specversion: "1.0",
-    id: `evt_${seq}`,
-    source: "esign",
-    type: "agreement.completed",
-    time: "2023-11-14T22:13:20.000Z",
-    datacontenttype: "application/json",
-    data: { seq },
-  } as EventRecord["event"],
-  rawBody: `{"seq":${seq}}`,
-  rawBodyEncoding: "utf8",
-  headers: {},
-  marks: [],
-});
+/** Event n as the store hands it to the hub (its seq is n). */
+const record = (seq: number): EventRecord => ({ ...makeRecord(seq), seq });
 
 describe("withPublishTap", () => {
   test("a class hub keeps subscribing, publishing and closing through the tap; the tap sees each publish after the hub", async () => {
