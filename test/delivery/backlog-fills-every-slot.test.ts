@@ -15,16 +15,13 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONCURRENCY } from "../../src/delivery/delivery-policy.ts";
-import { startGatewayProcess } from "../helpers/gateway-process.ts";
 import { type RedisServer, startRedisServer } from "../helpers/redis-server.ts";
-import { makeWhsecSecret } from "./helpers/in-process-gateway.ts";
-import { fanoutConfig, makeDataDir, postMany, readDestinations } from "./helpers/process-fixtures.ts";
+import { postMany, readDestinations, startHookGatewayWithoutPoll } from "./helpers/process-fixtures.ts";
 import { startWebhookReceiver, waitFor } from "./helpers/webhook-receiver.ts";
 
 const EVENTS = 200;
 /** The destination starts holding its answers again from this request on (second round). */
 const SECOND_ROUND_FROM = 100;
-const AN_HOUR_MS = "3600000";
 const cleanup: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
   for (const step of cleanup.reverse()) await step().catch(() => {});
@@ -65,18 +62,9 @@ async function gatedReceiver() {
 async function backlogKeepsEverySlotBusy(store?: (dataDir: string) => Record<string, unknown>) {
   const gated = await gatedReceiver();
   cleanup.push(() => gated.receiver.close());
-  const dataDir = await makeDataDir();
-  const adminKey = `admin_${Date.now()}`;
   // No `concurrency`: the lane's width is the default. The attempt timeout is raised only so that
   // a narrower lane could not reach 16 open requests by timing attempts out and starting others.
-  const config = fanoutConfig(dataDir, adminKey, [{ id: "hook", url: gated.receiver.url, timeoutSeconds: 300 }]);
-  const gateway = await startGatewayProcess({
-    dataDir,
-    secrets: { esign: "esign-secret-0123456789", staffing: "staffing-secret-0123456789", adminKey },
-    env: { TEST_WHSEC: makeWhsecSecret(), GATEWAY_DELIVERY_POLL_MS: AN_HOUR_MS },
-    config: store ? { ...config, store: store(dataDir) } : config,
-  });
-  cleanup.push(() => gateway.kill());
+  const gateway = await startHookGatewayWithoutPoll({ url: gated.receiver.url, timeoutSeconds: 300 }, cleanup, store);
 
   const ids = await postMany(gateway, EVENTS, 32);
   const received = () => new Set(gated.receiver.ids());

@@ -10,12 +10,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import { type GatewayProcess, startGatewayProcess } from "../helpers/gateway-process.ts";
 import { type RedisServer, startRedisServer } from "../helpers/redis-server.ts";
 import { esignDelivery, postWebhook, staffingDelivery } from "../helpers/signed-requests.ts";
-import { makeWhsecSecret } from "./helpers/in-process-gateway.ts";
-import { fanoutConfig, makeDataDir, readDestinations } from "./helpers/process-fixtures.ts";
+import { readDestinations, startHookGatewayWithoutPoll } from "./helpers/process-fixtures.ts";
 import { startWebhookReceiver, waitFor } from "./helpers/webhook-receiver.ts";
 
 const BURST = 2000;
-const AN_HOUR_MS = "3600000";
 const cleanup: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
   for (const step of cleanup.reverse()) await step().catch(() => {});
@@ -64,16 +62,7 @@ async function postBurst(gateway: GatewayProcess, count: number, concurrency: nu
 async function burstIsDelivered(store?: (dataDir: string) => Record<string, unknown>) {
   const receiver = await startWebhookReceiver();
   cleanup.push(() => receiver.close());
-  const dataDir = await makeDataDir();
-  const adminKey = `admin_${Date.now()}`;
-  const config = fanoutConfig(dataDir, adminKey, [{ id: "hook", url: receiver.url }]);
-  const gateway = await startGatewayProcess({
-    dataDir,
-    secrets: { esign: "esign-secret-0123456789", staffing: "staffing-secret-0123456789", adminKey },
-    env: { TEST_WHSEC: makeWhsecSecret(), GATEWAY_DELIVERY_POLL_MS: AN_HOUR_MS },
-    config: store ? { ...config, store: store(dataDir) } : config,
-  });
-  cleanup.push(() => gateway.kill());
+  const gateway = await startHookGatewayWithoutPoll({ url: receiver.url }, cleanup, store);
 
   const ids = await postBurst(gateway, BURST, 64);
   expect(new Set(ids).size).toBe(BURST);

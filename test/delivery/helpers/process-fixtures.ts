@@ -6,8 +6,9 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { defaultTestConfig, type GatewayProcess } from "../../helpers/gateway-process.ts";
+import { defaultTestConfig, type GatewayProcess, startGatewayProcess } from "../../helpers/gateway-process.ts";
 import { adminKeyHash, esignDelivery, postWebhook, staffingDelivery } from "../../helpers/signed-requests.ts";
+import { makeWhsecSecret } from "./in-process-gateway.ts";
 
 export interface ProcessDestination {
   id: string;
@@ -70,4 +71,27 @@ export async function readDestinations(gateway: GatewayProcess): Promise<Destina
   });
   if (response.status !== 200) throw new Error(`GET /destinations answered ${response.status}`);
   return ((await response.json()) as { destinations: DestinationJson[] }).destinations;
+}
+
+/**
+ * A gateway process with one `http` destination, `hook`, whose delivery poll is an hour away (only
+ * the hub's wake-ups route and claim): the store in a fresh data dir, SQLite unless `store` names
+ * another. Its kill goes to `cleanup`.
+ */
+export async function startHookGatewayWithoutPoll(
+  hook: { url: string; [field: string]: unknown },
+  cleanup: (() => Promise<unknown>)[],
+  store?: (dataDir: string) => Record<string, unknown>,
+): Promise<GatewayProcess> {
+  const dataDir = await makeDataDir();
+  const adminKey = `admin_${Date.now()}`;
+  const config = fanoutConfig(dataDir, adminKey, [{ id: "hook", ...hook }]);
+  const gateway = await startGatewayProcess({
+    dataDir,
+    secrets: { esign: "esign-secret-0123456789", staffing: "staffing-secret-0123456789", adminKey },
+    env: { TEST_WHSEC: makeWhsecSecret(), GATEWAY_DELIVERY_POLL_MS: "3600000" },
+    config: store ? { ...config, store: store(dataDir) } : config,
+  });
+  cleanup.push(() => gateway.kill());
+  return gateway;
 }
