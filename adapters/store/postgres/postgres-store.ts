@@ -185,6 +185,17 @@ function appendStatement(rows: number): { name: string; text: string; rows: numb
  */
 const BEGIN_APPEND = `BEGIN; SET LOCAL plan_cache_mode = force_generic_plan; ${SQL_LOCK_SEQ}`;
 
+/**
+ * The claim pool's sessions plan their statements once (a generic plan). Left to itself,
+ * PostgreSQL plans the claim statement anew at every run: its generic plan's estimate (an
+ * `unnest` of arrays of unknown length) never looks cheap enough next to the custom plans,
+ * and planning that statement cost more server CPU than running it for the one to few keys of
+ * a typical batch. The plan does not depend on the values: the keys are probed through the
+ * `marks` primary key whatever their number (at most CLAIM_BATCH). The pool runs only the claim
+ * and its release.
+ */
+const CLAIM_SESSION = { plan_cache_mode: "force_generic_plan" };
+
 interface PendingClaim {
   key: string;
   expiresAt: number;
@@ -217,7 +228,7 @@ export const postgresStore: StoreFactory<PostgresStoreOptions> = async (options)
       }
     }
   });
-  const claimPool = claimSize > 0 ? createPool(options, claimSize, false) : pool;
+  const claimPool = claimSize > 0 ? createPool(options, claimSize, false, CLAIM_SESSION) : pool;
   return createPostgresStore(pool, options, claimPool);
 };
 
