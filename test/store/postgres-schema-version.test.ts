@@ -3,9 +3,15 @@
  * uncompressed (`toast_tuple_target`, adapters/store/postgres/pg-schema.ts). A database written
  * at layout 1 is migrated forward when a store opens it, its events stay readable, and new
  * events of a webhook's usual size no longer go to the TOAST table; a larger one still does.
- * A layout newer than this gateway's is refused and left as it was.
+ * A layout newer than this gateway's is refused and left as it was. `gateway migrate` (as typed,
+ * with a config file) lists and runs the step.
  */
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PG_SCHEMA_VERSION, pgMigrationSteps } from "../../adapters/store/postgres/pg-schema.ts";
@@ -137,6 +143,73 @@ describe("postgres store: layout versions", () => {
     );
     expect(await version(schema)).toBe(3);
   });
+});
+
+const BIN = new URL("../../bin/gateway.js", import.meta.url).pathname;
+const run = promisify(execFile);
+
+/** Runs `gateway <args>`; exit code, stdout and stderr. */
+async function gateway(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
+      env: { ...process.env, NO_COLOR: "1" },
+      timeout: 60_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: failed.code ?? -1, stdout: failed.stdout ?? "", stderr: failed.stderr ?? "" };
+  }
+}
+
+describe("gateway migrate on a postgres store", () => {
+  it("lists the step with --dry-run and changes nothing, runs it without, and refuses a newer layout", async () => {
+    const schema = "lv_cli";
+    const store = await open(schema);
+    await store.close();
+    await admin.query(`ALTER TABLE ${schema}.events RESET (toast_tuple_target)`);
+    await admin.query(`UPDATE ${schema}.schema_version SET version = 1`);
+    const config = join(await mkdtemp(join(tmpdir(), "gw-pg-migrate-")), "gateway.json");
+    await writeFile(config, JSON.stringify({ store: { driver: "postgres", url: server.url, schema } }));
+
+    const dry = await gateway(["migrate", "--config", config, "--dry-run"]);
+    expect(dry).toMatchObject({ code: 0, stderr: "" });
+    expect(dry.stdout).toBe(
+      "the postgres store is at layout version 1; pending 1 step(s) to layout version 2:\n" +
+        "  to layout version 2: event rows up to 8 kB are stored inline and uncompressed (rows written before stay as they are)\n",
+    );
+    expect(await version(schema)).toBe(1);
+    expect((await eventsStorage(schema)).options).toEqual([]);
+
+    const applied = await gateway(["migrate", "--config", config]);
+    expect(applied).toMatchObject({ code: 0, stderr: "" });
+    expect(applied.stdout).toContain(
+      "the postgres store is at layout version 1; applied 1 step(s) to layout version 2:",
+    );
+    expect(await version(schema)).toBe(2);
+    expect((await eventsStorage(schema)).options).toContain("toast_tuple_target=8160");
+
+    const again = await gateway(["migrate", "--config", config, "--dry-run"]);
+    expect(again).toMatchObject({ code: 0, stdout: "the postgres store is at layout version 2: nothing to migrate\n" });
+
+    await admin.query(`UPDATE ${schema}.schema_version SET version = 7`);
+    const newer = await gateway(["migrate", "--config", config]);
+    expect(newer.code).toBe(1);
+    const lines = newer.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`schema ${schema} is at version 7, newer than this gateway's 2`);
+    expect(await version(schema)).toBe(7);
+
+    const empty = join(await mkdtemp(join(tmpdir(), "gw-pg-migrate-")), "gateway.json");
+    await writeFile(empty, JSON.stringify({ store: { driver: "postgres", url: server.url, schema: "lv_none" } }));
+    const none = await gateway(["migrate", "--config", empty]);
+    expect(none).toMatchObject({
+      code: 0,
+      stdout: "the postgres store has no tables yet: nothing to migrate (serve creates them at layout version 2)\n",
+    });
+    const { rows } = await admin.query("SELECT 1 FROM information_schema.schemata WHERE schema_name = 'lv_none'");
+    expect(rows).toHaveLength(0);
+  }, 180_000);
 });
 
 /**
