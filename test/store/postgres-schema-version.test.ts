@@ -88,7 +88,9 @@ describe("postgres store: layout versions", () => {
     }
   });
 
-  it("migrates a layout-1 database when a store opens it: old events stay readable, new rows inline", async () => {
+  it("migrates a layout-1 database when a store opens it: old events stay readable, new rows inline", {
+    timeout: 120_000,
+  }, async () => {
     const schema = "lv_old";
     const first = await open(schema);
     const old = [1, 2].map((n) => makeRecord(n));
@@ -108,7 +110,19 @@ describe("postgres store: layout versions", () => {
     ]);
     expect(pgMigrationSteps(2)).toEqual([]);
 
-    const store = await open(schema);
+    // An instance of the previous build appending and delivering meanwhile: its transaction's
+    // locks do not hold the migration up (it would wait here until the test's timeout).
+    const running = new pg.Client({ connectionString: server.url });
+    await running.connect();
+    await running.query("BEGIN");
+    await running.query(`LOCK TABLE ${schema}.events, ${schema}.marks, ${schema}.deliveries IN ROW EXCLUSIVE MODE`);
+    let store: StoreDriver;
+    try {
+      store = await open(schema);
+    } finally {
+      await running.query("ROLLBACK").catch(() => {});
+      await running.end().catch(() => {});
+    }
     try {
       expect(await version(schema)).toBe(2);
       const after = await eventsStorage(schema);

@@ -36,8 +36,10 @@ export const PG_SCHEMA_VERSION = 2;
 const EVENTS_INLINE = (schema: string) => `ALTER TABLE ${schema}.events SET (toast_tuple_target = 8160)`;
 
 /**
- * The steps from each layout version to the next, run (with the creation statements, which are
- * idempotent) in the transaction that records the new version. Every step is idempotent too.
+ * The steps from each layout version to the next, run in the transaction that records the new
+ * version (a new schema is created at the current layout directly). Every step is idempotent and
+ * takes no lock that appends or deliveries wait for (`SET (toast_tuple_target)` takes SHARE
+ * UPDATE EXCLUSIVE), so instances of the previous build keep working through it.
  */
 const MIGRATIONS: { version: number; what: string; statements: (schema: string) => string[] }[] = [
   {
@@ -194,10 +196,13 @@ export async function ensureSchema(client: pg.ClientBase, schema: string): Promi
         return;
       }
     }
-    for (const statement of statements(schema)) await client.query(statement);
-    for (const step of MIGRATIONS) {
-      if (version !== undefined && step.version > version) {
-        for (const statement of step.statements(schema)) await client.query(statement);
+    if (version === undefined) {
+      for (const statement of statements(schema)) await client.query(statement);
+    } else {
+      // Only the steps: the creation statements would also replace the delivery-count trigger,
+      // whose lock stops the deliveries of running instances until this transaction ends.
+      for (const step of MIGRATIONS) {
+        if (step.version > version) for (const statement of step.statements(schema)) await client.query(statement);
       }
     }
     await client.query(
