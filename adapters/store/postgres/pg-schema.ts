@@ -17,7 +17,8 @@
  *   layout version 2): with PostgreSQL's default (2 kB) a typical webhook's row (its record and
  *   its document, about 3.5 kB) was compressed with pglz and its record moved to the TOAST
  *   table, a second row and index entry per event; that was about a quarter of the server's
- *   CPU for an insert, against about 6 % more table space and 5 % more WAL. Larger rows are
+ *   CPU for an insert, against about 6 % more table space and 5 % more WAL for those rows
+ *   (rows of 4-8 kB that compress well take up to about twice the space). Larger rows are
  *   compressed and moved out as before.
  * - Keys (dedupe, kv) and kv values are `bytea`: any string, U+0000 included.
  * - Delivery counts are kept by a trigger in the transaction of the change, as change rows
