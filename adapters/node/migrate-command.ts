@@ -84,11 +84,25 @@ export const migrateCommand = defineCommand({
         throw new CliFailure("the memory store keeps nothing between runs: there is nothing to migrate");
       case "postgres": {
         // The PostgreSQL layout is versioned in its own `schema_version` row (adapters/store/postgres/pg-schema.ts):
-        // this release writes its first version, creates it at start and refuses a newer one.
-        const { PG_SCHEMA_VERSION } = await import("../store/postgres/pg-schema.ts");
-        console.log(
-          `${what}: layout version ${PG_SCHEMA_VERSION} is the first; no migration steps (serve creates the tables and refuses a newer layout)`,
-        );
+        // serve creates it, migrates an older layout at start and refuses a newer one.
+        const { PG_SCHEMA_VERSION, migratePgSchema } = await import("../store/postgres/pg-schema.ts");
+        let found: { from: number | undefined; steps: string[] };
+        try {
+          found = await migratePgSchema(store, dryRun);
+        } catch (error) {
+          throw new CliFailure(error instanceof Error ? error.message : String(error));
+        }
+        const current = `layout version ${PG_SCHEMA_VERSION}`;
+        if (found.from === undefined) {
+          console.log(`${what} has no tables yet: nothing to migrate (serve creates them at ${current})`);
+        } else if (found.steps.length === 0) {
+          console.log(`${what} is at ${current}: nothing to migrate`);
+        } else {
+          console.log(
+            `${what} is at layout version ${found.from}; ${dryRun ? "pending" : "applied"} ${found.steps.length} step(s) to ${current}:`,
+          );
+          for (const line of found.steps) console.log(`  ${line}`);
+        }
         return;
       }
       default: {

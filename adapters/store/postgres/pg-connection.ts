@@ -62,12 +62,20 @@ const types = {
   },
 };
 
+/** Session settings beyond the ones every session has (`-c name=value` at connection). */
+export type SessionSettings = Record<string, string>;
+
 /**
  * The client settings shared by the pool and the hub's listener. `synchronousCommit: false` is
  * for the one pool whose commits need not wait for the disk (the store's dedupe claims: see
  * postgres-store.ts for why that is safe); every other session commits synchronously.
+ * `settings`: more session settings, for a pool that runs only statements known to want them.
  */
-export function clientConfig(options: PostgresOptions, synchronousCommit = true): pg.ClientConfig {
+export function clientConfig(
+  options: PostgresOptions,
+  synchronousCommit = true,
+  settings: SessionSettings = {},
+): pg.ClientConfig {
   const schema = resolveSchema(options.schema);
   return {
     connectionString: resolvePostgresUrl(options.url),
@@ -77,7 +85,10 @@ export function clientConfig(options: PostgresOptions, synchronousCommit = true)
     // The server cancels a slow statement itself; this bounds the wait for a server that no
     // longer answers at all (frozen, or gone without closing the connection).
     query_timeout: (options.statementTimeoutMs ?? 30_000) + 5_000,
-    options: `-c search_path=${schema} -c synchronous_commit=${synchronousCommit ? "on" : "off"}`,
+    options: [
+      `-c search_path=${schema} -c synchronous_commit=${synchronousCommit ? "on" : "off"}`,
+      ...Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`),
+    ].join(" "),
     application_name: "gateway",
     keepAlive: true,
     types,
@@ -93,8 +104,17 @@ export function clientConfig(options: PostgresOptions, synchronousCommit = true)
  * "not queryable"), which the drivers answer as StoreUnavailableError (503), and the broken
  * client is dropped when it is released (inTransaction, pool.query).
  */
-export function createPool(options: PostgresOptions, size = options.poolSize ?? 10, synchronousCommit = true): pg.Pool {
-  const pool = new pg.Pool({ ...clientConfig(options, synchronousCommit), max: size, idleTimeoutMillis: 30_000 });
+export function createPool(
+  options: PostgresOptions,
+  size = options.poolSize ?? 10,
+  synchronousCommit = true,
+  settings: SessionSettings = {},
+): pg.Pool {
+  const pool = new pg.Pool({
+    ...clientConfig(options, synchronousCommit, settings),
+    max: size,
+    idleTimeoutMillis: 30_000,
+  });
   keepErrorsLocal(pool);
   return pool;
 }

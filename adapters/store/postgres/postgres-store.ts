@@ -97,6 +97,11 @@ const SQL = {
    * The append of up to `rows` events (`appendStatement` below). The events of ids not recorded
    * yet get the next seqs in input order; ids recorded before answer with their seq, found by
    * the same probe of `events_id_key` (the statement's snapshot does not see its own inserts).
+   * The probe is a subquery per input row, not a join: the statement runs a generic plan made
+   * when a connection first runs it, often on a young, small table, and for a join that plan
+   * was a hash join over a sequential scan of `events`, read whole by every append from then on
+   * (18 % of the server's CPU per event at 12,000 events, growing with the log). A subquery on
+   * the unique key is an index probe whatever the statistics said.
    */
   append: (rows: number) => {
     // $1 the seq before the batch, $2..$4 the marks (arrays: keys, event ids, expiries), then 8
@@ -112,7 +117,7 @@ const SQL = {
       SELECT * FROM (VALUES ${values.join(", ")})
         AS u(id, source_id, type, subject, external_id, received_at, record, doc, ord) WHERE id IS NOT NULL),
     probed AS (
-      SELECT i.*, e.seq AS recorded FROM input i LEFT JOIN events e ON e.id = i.id),
+      SELECT i.*, (SELECT e.seq FROM events e WHERE e.id = i.id) AS recorded FROM input i),
     fresh AS (
       SELECT p.*, row_number() OVER (ORDER BY p.ord) AS rn FROM probed p WHERE p.recorded IS NULL),
     inserted AS (
@@ -143,6 +148,9 @@ const SQL = {
   getById: toPg(EVENT_SQL.getById),
 } as const;
 
+/** The claim statement's text (its plan is checked by test/store/postgres-plans.test.ts). */
+export const CLAIM_SQL = SQL.claim;
+
 /**
  * The statements of the ingress and live paths, prepared once per connection (parse and plan
  * skipped from then on): each is run for every webhook or every wake-up.
@@ -164,7 +172,7 @@ const STATEMENTS = {
  * text character by character.
  */
 const appendStatements = new Map<number, { name: string; text: string }>();
-function appendStatement(rows: number): { name: string; text: string; rows: number } {
+export function appendStatement(rows: number): { name: string; text: string; rows: number } {
   let size = 1;
   while (size < rows) size *= 2;
   let statement = appendStatements.get(size);
@@ -184,6 +192,17 @@ function appendStatement(rows: number): { name: string; text: string; rows: numb
  * sees every event committed by the holder the lock waited for.
  */
 const BEGIN_APPEND = `BEGIN; SET LOCAL plan_cache_mode = force_generic_plan; ${SQL_LOCK_SEQ}`;
+
+/**
+ * The claim pool's sessions plan their statements once (a generic plan). Left to itself,
+ * PostgreSQL plans the claim statement anew at every run: its generic plan's estimate (an
+ * `unnest` of arrays of unknown length) never looks cheap enough next to the custom plans,
+ * and planning that statement cost more server CPU than running it for the one to few keys of
+ * a typical batch. The plan does not depend on the values: the keys are probed through the
+ * `marks` primary key whatever their number (at most CLAIM_BATCH). The pool runs only the claim
+ * and its release.
+ */
+const CLAIM_SESSION = { plan_cache_mode: "force_generic_plan" };
 
 interface PendingClaim {
   key: string;
@@ -217,7 +236,7 @@ export const postgresStore: StoreFactory<PostgresStoreOptions> = async (options)
       }
     }
   });
-  const claimPool = claimSize > 0 ? createPool(options, claimSize, false) : pool;
+  const claimPool = claimSize > 0 ? createPool(options, claimSize, false, CLAIM_SESSION) : pool;
   return createPostgresStore(pool, options, claimPool);
 };
 
