@@ -9,6 +9,8 @@
  * long deliveries took to drain after the last 202. With `BENCH_STRACE=1` a second run of each
  * counts the gateway's fdatasync and pwrite64 per event (`strace -c -f`, a separate run: tracing
  * slows the process); on Redis the commands per event come from `INFO commandstats`.
+ * `BENCH_DELIVERY_TRACE=<file>` has the delivered run's gateway write its
+ * per-stage timings there (GATEWAY_DELIVERY_TRACE, src/delivery/stage-trace.ts).
  *
  *   node --import tsx bench/lib/delivery-limit-probe.ts      (BENCH_STORE=sqlite|redis, BENCH_SECONDS=5)
  *   BENCH_GATEWAY_BIN=<other checkout>/bin/gateway.js measures another build.
@@ -93,11 +95,15 @@ async function run(
   trace = false,
 ) {
   const sink = withDestination ? await receiver() : undefined;
-  const started = await startBenchGateway({
-    log: { level: "warn" },
-    ...(storeConfig ? { store: storeConfig } : {}),
-    ...(sink ? { destinations: [sink.config], routes: [{ destinations: [sink.id] }] } : {}),
-  });
+  const started = await startBenchGateway(
+    {
+      log: { level: "warn" },
+      ...(storeConfig ? { store: storeConfig } : {}),
+      ...(sink ? { destinations: [sink.config], routes: [{ destinations: [sink.id] }] } : {}),
+    },
+    undefined,
+    sink && process.env.BENCH_DELIVERY_TRACE ? { GATEWAY_DELIVERY_TRACE: process.env.BENCH_DELIVERY_TRACE } : {},
+  );
   try {
     const next = esignWebhooks(started.secrets.esign, randomBytes(4).toString("hex"));
     const url = started.gateway.url;
