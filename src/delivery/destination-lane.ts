@@ -172,20 +172,21 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
    * sooner (nearly all of them) writes its outcome alone, one outbox write per attempt instead of
    * two. Either way a crash in the middle leaves the record due (pending, retrying or
    * delivering), so it is attempted again on restart; only the admin views see "delivering" late.
+   * Each "delivering" record's `updatedAt` is its attempt's start.
    */
-  const unwritten = new Map<string, { record: DeliveryRecord; at: number }>();
+  const unwritten = new Map<string, DeliveryRecord>();
   let cancelUnwritten: (() => void) | undefined;
   const armUnwritten = () => {
     if (cancelUnwritten) return;
     const first = unwritten.values().next().value;
     if (!first) return;
-    cancelUnwritten = scheduler.setTimer(Math.max(0, first.at + DELIVERING_WRITE_DELAY_MS - clock.now()), () => {
+    cancelUnwritten = scheduler.setTimer(Math.max(0, first.updatedAt + DELIVERING_WRITE_DELAY_MS - clock.now()), () => {
       cancelUnwritten = undefined;
       const now = clock.now();
       const overdue: DeliveryRecord[] = [];
-      for (const [key, entry] of unwritten) {
-        if (entry.at + DELIVERING_WRITE_DELAY_MS > now) break;
-        overdue.push(entry.record);
+      for (const [key, record] of unwritten) {
+        if (record.updatedAt + DELIVERING_WRITE_DELAY_MS > now) break;
+        overdue.push(record);
         unwritten.delete(key);
       }
       if (overdue.length > 0) deps.track(deps.persist(overdue));
@@ -206,7 +207,7 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
     const delivering: DeliveryRecord = { ...record, state: "delivering", updatedAt: now };
     // Not written now (see `unwritten`), and never awaited: if the process dies first, the
     // record is still due in the outbox and is simply attempted again.
-    unwritten.set(record.eventId, { record: delivering, at: now });
+    unwritten.set(record.eventId, delivering);
     armUnwritten();
     deps.track(run(delivering, now));
   };
