@@ -26,6 +26,13 @@ import type { Sink } from "./sink-contract.ts";
 import { markStage } from "./stage-trace.ts";
 import { createSubjectOrder } from "./subject-order.ts";
 
+/**
+ * How long an attempt runs before its "delivering" is written (`unwritten` in the lane): longer
+ * than a healthy destination takes to answer, short enough that an operator watching a slow
+ * attempt sees it as running.
+ */
+export const DELIVERING_WRITE_DELAY_MS = 200;
+
 export interface LaneDeps {
   sink: Sink;
   policy: DeliveryPolicy;
@@ -159,14 +166,49 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
     breakerGauge(breaker.state === "closed" ? 0 : 1);
   };
 
+  /**
+   * Attempts whose "delivering" is not written yet, in start order. It is written only for an
+   * attempt still running `DELIVERING_WRITE_DELAY_MS` after it started: an attempt that ends
+   * sooner (nearly all of them) writes its outcome alone, one outbox write per attempt instead of
+   * two. Either way a crash in the middle leaves the record due (pending, retrying or
+   * delivering), so it is attempted again on restart; only the admin views see "delivering" late.
+   * Each "delivering" record's `updatedAt` is its attempt's start.
+   */
+  const unwritten = new Map<string, DeliveryRecord>();
+  let cancelUnwritten: (() => void) | undefined;
+  const armUnwritten = () => {
+    if (cancelUnwritten) return;
+    const first = unwritten.values().next().value;
+    if (!first) return;
+    cancelUnwritten = scheduler.setTimer(Math.max(0, first.updatedAt + DELIVERING_WRITE_DELAY_MS - clock.now()), () => {
+      cancelUnwritten = undefined;
+      const now = clock.now();
+      const overdue: DeliveryRecord[] = [];
+      for (const [key, record] of unwritten) {
+        if (record.updatedAt + DELIVERING_WRITE_DELAY_MS > now) break;
+        overdue.push(record);
+        unwritten.delete(key);
+      }
+      if (overdue.length > 0) deps.track(deps.persist(overdue));
+      armUnwritten();
+    });
+  };
+  /** The attempt of `eventId` ended: its "delivering" needs no write any more. */
+  const ended = (eventId: string) => {
+    if (!unwritten.delete(eventId) || unwritten.size > 0) return;
+    cancelUnwritten?.();
+    cancelUnwritten = undefined;
+  };
+
   const attempt = (record: DeliveryRecord, now: number) => {
     markStage("attempt", record.receivedAt);
     waiting.delete(record.eventId);
     inflight.add(record.eventId);
     const delivering: DeliveryRecord = { ...record, state: "delivering", updatedAt: now };
-    // Not awaited: the attempt need not wait for this write. If the process dies first, the
+    // Not written now (see `unwritten`), and never awaited: if the process dies first, the
     // record is still due in the outbox and is simply attempted again.
-    deps.track(deps.persist([delivering]));
+    unwritten.set(record.eventId, delivering);
+    armUnwritten();
     deps.track(run(delivering, now));
   };
 
@@ -177,8 +219,9 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
       tracer: deps.traceAttempt,
     });
     inflight.delete(record.eventId);
-    // An attempt cut short by shutdown is not an outcome: the outbox still says "delivering"
-    // and the next start attempts it again.
+    ended(record.eventId);
+    // An attempt cut short by shutdown is not an outcome: the outbox still says what it said
+    // before (or "delivering", when that was written) and the next start attempts it again.
     if (!(stopped && lifetime.signal.aborted)) await finish(record, outcome);
     if (inflight.size === 0) for (const resolve of idleWaiters.splice(0)) resolve();
   };
@@ -383,7 +426,7 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
       wake?.cancel();
       wake = undefined;
     },
-    /** Aborts the attempts in flight; their records stay "delivering" and are retried on restart. */
+    /** Aborts the attempts in flight; their records stay due in the outbox and are retried on restart. */
     abortInflight() {
       lifetime.abort(new Error("gateway shutting down"));
     },
