@@ -208,6 +208,8 @@ export function createDeliveryEngine(ctx: DeliveryEngineDeps, options: DeliveryE
       onSignal: options.onLaneSignal,
       observe: ctx.observeLane,
       held,
+      leaseHeld: (eventId: string, now: number) => leases?.leaseHeld(sink.destinationId, eventId, now) ?? true,
+      leaseLapsed: () => leases?.leaseLapsed(),
     };
     return createDestinationLane(sink.destinationId, deps, saved);
   };

@@ -60,6 +60,12 @@ export interface LaneDeps {
    * a destination's lane waits for the old lane's attempts in flight, so subject order holds).
    */
   held?: boolean;
+  /**
+   * False when `eventId`'s lease may have ended (a shared outbox; lease-poller.ts `leaseHeld`):
+   * its attempt waits, `leaseLapsed` is called, and `kick` goes on after the renewal.
+   */
+  leaseHeld?(eventId: string, now: number): boolean;
+  leaseLapsed?(): void;
 }
 
 export interface LaneHealth {
@@ -144,6 +150,10 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
       }
       if (top.at > now) {
         scheduleWake(top.at);
+        break;
+      }
+      if (deps.leaseHeld && !deps.leaseHeld(record.eventId, now)) {
+        deps.leaseLapsed?.();
         break;
       }
       if (!breaker.canAttempt(now)) {
@@ -354,6 +364,8 @@ export function createDestinationLane(destinationId: string, deps: LaneDeps, sav
       await relabelWaiting();
       pump();
     },
+    /** Attempts what is due (after a lease renewal let a held-back attempt go). */
+    kick: () => pump(),
     /** Event ids waiting or in flight here: the leases a shared outbox renews. */
     heldIds: (): string[] => [...waiting.keys(), ...inflight.keys()],
     /** Drops a waiting record whose lease went to another instance (shared outbox). */

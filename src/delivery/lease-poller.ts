@@ -49,6 +49,18 @@ export function createLeasePoller(deps: LeasePollerDeps) {
   const { outbox, lanes, clock } = deps;
   let stopped = true;
   const timers = new Set<{ cancel: () => void }>();
+  /**
+   * Until when each record this instance took is leased to it, as far as it knows (set by the
+   * claim or the creation that gave it the record, moved by each renewal that kept it). A lane
+   * starts no attempt of a record whose lease may have ended (a stall longer than the lease: the
+   * record may be another instance's by now, and a late attempt could follow a newer event of
+   * its subject there); it asks for a renewal first, which keeps the record or forgets it.
+   */
+  const leasedUntil = new Map<string, number>();
+  const leaseKey = (destinationId: string, eventId: string) => `${destinationId}\u0000${eventId}`;
+  const noteLeased = (records: readonly DeliveryRecord[], until: number) => {
+    for (const record of records) leasedUntil.set(leaseKey(record.destinationId, record.eventId), until);
+  };
 
   /** A claimed record as this instance will hold it ("delivering" means an attempt cut short). */
   const takeOver = (lane: DestinationLane, record: DeliveryRecord): DeliveryRecord => {
@@ -87,7 +99,9 @@ export function createLeasePoller(deps: LeasePollerDeps) {
   const claim = async () => {
     await syncDestinations();
     for (let round = 0; round < 1_000 && !stopped; round++) {
-      const claimed = await outbox.claimDue(deps.owner, clock.now(), deps.leaseMs, deps.batchSize, deps.ordered);
+      const at = clock.now();
+      const claimed = await outbox.claimDue(deps.owner, at, deps.leaseMs, deps.batchSize, deps.ordered);
+      noteLeased(claimed, at + deps.leaseMs);
       await handToLanes(claimed);
       if (claimed.length < deps.batchSize) return;
     }
@@ -144,9 +158,32 @@ export function createLeasePoller(deps: LeasePollerDeps) {
     [...lanes.values()].flatMap((lane) => lane.heldIds().map((eventId) => ({ eventId, destinationId: lane.id })));
 
   const renew = async () => {
-    const lost = await outbox.renewLeases(deps.owner, heldRefs(), clock.now() + deps.leaseMs);
-    for (const ref of lost) lanes.get(ref.destinationId)?.forget(ref.eventId);
+    const at = clock.now();
+    const held = heldRefs();
+    const lost = await outbox.renewLeases(deps.owner, held, at + deps.leaseMs);
+    const lostKeys = new Set(lost.map((ref) => leaseKey(ref.destinationId, ref.eventId)));
+    const heldKeys = new Set<string>();
+    for (const ref of held) {
+      const key = leaseKey(ref.destinationId, ref.eventId);
+      heldKeys.add(key);
+      if (!lostKeys.has(key)) leasedUntil.set(key, Math.max(leasedUntil.get(key) ?? 0, at + deps.leaseMs));
+    }
+    // Finished records: what was leased before this renewal began and is not held any more.
+    for (const [key, until] of leasedUntil)
+      if (!heldKeys.has(key) && until < at + deps.leaseMs) leasedUntil.delete(key);
+    for (const ref of lost) {
+      leasedUntil.delete(leaseKey(ref.destinationId, ref.eventId));
+      lanes.get(ref.destinationId)?.forget(ref.eventId);
+    }
+    // Lanes that held back an attempt for a lease that might have lapsed go on.
+    for (const lane of lanes.values()) lane.kick();
   };
+  const { wake: renewSoon } = createCoalescingWake({
+    drain: renew,
+    stopped: () => stopped,
+    onError: (error) => deps.logger.error("renewing delivery leases failed", { error: String(error) }),
+    track: deps.track,
+  });
 
   const every = (ms: number, run: () => void) => {
     const slot = { cancel: () => {} };
@@ -163,11 +200,7 @@ export function createLeasePoller(deps: LeasePollerDeps) {
     start() {
       stopped = false;
       every(deps.pollIntervalMs, wake);
-      every(Math.max(1, Math.floor(deps.leaseMs / 3)), () =>
-        deps.track(
-          renew().catch((error) => deps.logger.error("renewing delivery leases failed", { error: String(error) })),
-        ),
-      );
+      every(Math.max(1, Math.floor(deps.leaseMs / 3)), renewSoon);
       wake();
     },
     /** Claims now (new records were created, a replay was saved). */
@@ -186,12 +219,24 @@ export function createLeasePoller(deps: LeasePollerDeps) {
      */
     adopt(created: readonly DeliveryRecord[], lease: CreationLease, states?: readonly DestinationState[]) {
       const records = created.filter((record) => leasedAtCreation(record, lease));
+      noteLeased(records, lease.until);
       if (records.length > 0) {
         adopting.push({ records, states });
         handAdoptedSoon();
       }
       if (records.length < created.length) wake();
     },
+    /**
+     * False when the lease of a record in `destinationId`'s lane may have ended by `now` (its
+     * lane then holds the attempt back and calls `leaseLapsed`); records this poller did not
+     * hand over are not its to judge.
+     */
+    leaseHeld(destinationId: string, eventId: string, now: number): boolean {
+      const until = leasedUntil.get(leaseKey(destinationId, eventId));
+      return until === undefined || until > now;
+    },
+    /** A lane held an attempt back (`leaseHeld`): renew now; the lanes go on after it. */
+    leaseLapsed: renewSoon,
     /** Stops claiming and renewing. */
     stop() {
       stopped = true;

@@ -127,4 +127,90 @@ describe("records created leased to the routing instance", () => {
     expect((await outbox.getDelivery(id, "ordered"))?.state).toBe("delivered");
     expect(routerPlain.seen).toEqual([id]);
   }, 60_000);
+
+  it("a stalled instance whose leases lapsed does not attempt an older event of a subject the survivor went on with", async () => {
+    const esignSecret = "esign_lapsed_lease_secret_0123456789";
+    const secrets = [makeWhsecSecret()];
+    const config = resolveConfig(
+      {
+        store: { driver: "memory" },
+        sources: [{ id: "esign", service: "esign", secrets: [esignSecret] }],
+        destinations: [
+          {
+            id: "ordered",
+            type: "http",
+            url: "http://127.0.0.1:9/ordered",
+            secrets,
+            allowCidrs: ["127.0.0.1/32"],
+            ordering: "subject",
+          },
+        ],
+        routes: [{ destinations: ["ordered"] }],
+        log: { level: "silent" },
+      },
+      {},
+    );
+    const store = memoryStore({ services: builtinServices });
+    const outbox: OutboxStore = { ...memoryOutbox(), shared: true };
+    let survivor: Gateway | undefined;
+    const time = createManualTime(async () => {
+      await survivor?.ctx.delivery?.settled();
+    });
+    // The stalled instance's first attempt hangs until the test lets it end (the stall); the
+    // survivor answers at once.
+    const stalledSeen: string[] = [];
+    let endStall = () => {};
+    const stallEnded = new Promise<void>((resolve) => {
+      endStall = resolve;
+    });
+    const stalledSink: Sink = {
+      destinationId: "ordered",
+      async deliver(record: DeliverableRecord) {
+        stalledSeen.push(record.id);
+        if (stalledSeen.length === 1) await stallEnded;
+        return { ok: true, status: 204 };
+      },
+      close: async () => {},
+    };
+    const survivorSink = recordingSink("ordered", false);
+    const build = (sinks: Sink[], scheduler: Scheduler) =>
+      buildInProcessGateway({
+        config,
+        resolved: true,
+        store,
+        clock: time.clock,
+        logger: createLogger("silent"),
+        delivery: { outbox, sinks, scheduler, pollIntervalMs: POLL_MS, leaseMs: LEASE_MS, stopGraceMs: 0 },
+      });
+    const stalled = build([stalledSink], frozen);
+    survivor = build([survivorSink.sink], time.scheduler);
+    open.push(stalled, survivor);
+    await stalled.start();
+    await survivor.start();
+
+    // Three events of one subject, posted to the instance that then stalls: it claims the
+    // subject and starts the first attempt, which hangs; the other two wait behind it in its lane.
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const delivery = await esignDelivery(esignSecret, "agreement.completed", { subjectId: "S" });
+      const response = await stalled.fetch(webhookRequest("http://gateway.test", "esign", delivery));
+      expect(response.status).toBe(202);
+      ids.push(((await response.json()) as { id: string }).id);
+    }
+    await expect.poll(() => stalledSeen, { timeout: 30_000 }).toEqual([ids[0]]);
+
+    // Its leases end unrenewed; the survivor takes the subject over and delivers all three.
+    await time.advance(LEASE_MS + 2 * POLL_MS);
+    await expect.poll(() => survivorSink.seen, { timeout: 30_000 }).toEqual(ids);
+
+    // The stall ends: the hung attempt answers. The lane's next record's lease has ended, so it
+    // renews before attempting, learns the records went to the survivor and lets them go: the
+    // destination never sees the second event again after the third.
+    endStall();
+    await stalled.ctx.delivery?.settled();
+    const lane = async () => (await stalled.ctx.delivery?.destinations())?.find((d) => d.id === "ordered");
+    await expect.poll(async () => (await lane())?.waiting, { timeout: 30_000 }).toBe(0);
+    expect((await lane())?.inflight).toBe(0);
+    expect(stalledSeen).toEqual([ids[0]]);
+  }, 60_000);
 });
