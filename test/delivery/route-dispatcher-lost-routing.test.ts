@@ -27,7 +27,9 @@ let admin: pg.Client;
 let n = 0;
 
 beforeAll(async () => {
-  server = await startPostgresServer();
+  // Nothing writes the WAL in the background (no autovacuum, the WAL writer every 10 s): what a
+  // commit leaves unflushed stays so while a test looks.
+  server = await startPostgresServer({ settings: { autovacuum: "off", wal_writer_delay: "10000" } });
   admin = new pg.Client({ connectionString: server.url });
   await admin.connect();
 }, 120_000);
@@ -127,6 +129,44 @@ describe("routing writes lost after their acknowledgement (PostgreSQL asynchrono
     const created = await outbox.createDeliveries([record(1), record(2), record(3)], 3, undefined, 1);
     expect(created.map((r) => r.seq)).toEqual([2, 3]);
     expect(await outbox.readCursor()).toBe(3);
+    await outbox.close();
+    await t.close();
+  });
+
+  it("commits a routing write asynchronously (alone, or with others in one transaction), a save synchronously", async () => {
+    const t = await setup();
+    const outbox = await postgresOutbox({ url: server.url, schema: t.schema, poolSize: 2 });
+    /** WAL bytes inserted and not flushed yet. */
+    const unflushed = async () =>
+      Number((await admin.query("SELECT pg_current_wal_insert_lsn() - pg_current_wal_flush_lsn() AS d")).rows[0].d);
+    const record = (seq: number): DeliveryRecord => ({
+      eventId: recordId(seq),
+      destinationId: "hook",
+      seq,
+      receivedAt: 1,
+      createdAt: 1,
+      updatedAt: 1,
+      state: "pending",
+      nextAttemptAt: 1,
+      failures: 0,
+      attempts: [],
+    });
+    for (let seq = 1; seq <= 3; seq++) {
+      await outbox.saveDeliveries([{ ...record(seq), seq: 0 }]);
+      expect(await unflushed()).toBe(0);
+      await outbox.createDeliveries([record(seq + 100)], seq, undefined, seq - 1);
+      expect(await unflushed()).toBeGreaterThan(0);
+    }
+    // Writes queued while one is in flight share the next transaction: asynchronous too.
+    await outbox.saveDeliveries([record(50)]);
+    expect(await unflushed()).toBe(0);
+    await Promise.all([
+      outbox.createDeliveries([record(201)], 4, undefined, 3),
+      outbox.createDeliveries([record(202)], 5),
+      outbox.createDeliveries([record(203)], 6),
+    ]);
+    expect(await unflushed()).toBeGreaterThan(0);
+    expect(await outbox.readCursor()).toBe(6);
     await outbox.close();
     await t.close();
   });

@@ -11,7 +11,9 @@
  *   as it renews a lease on one of its records.
  * - Writes are group-committed in call order: the writes made while a transaction is in flight
  *   go, in order, into the next one, and each resolves after COMMIT (`synchronous_commit = on`,
- *   except routing writes: derived state, committed asynchronously, see `ROUTING_BEGIN`).
+ *   except routing writes: derived state, committed asynchronously, see `ROUTING_BEGIN`). A
+ *   routing write of up to 500 records alone in its flush is one statement in a transaction of
+ *   its own (`routeInOne`: one round trip instead of three).
  * - The statements shared with SQLite (src/delivery/sql/outbox-sql.ts) are reused where the
  *   dialects agree; writes carry the lease and due columns only this schema has.
  */
@@ -68,6 +70,28 @@ const SQL = {
     ON CONFLICT (event_id, destination_id) DO NOTHING RETURNING event_id, destination_id),
   moved AS (UPDATE meta SET value = greatest(value, $12) WHERE key = 'routing_cursor' RETURNING value)
   SELECT (SELECT coalesce(json_agg(json_build_array(event_id, destination_id)), '[]') FROM ins) AS inserted,
+    (SELECT value FROM moved) AS moved,
+    CASE WHEN $13::boolean
+      THEN (SELECT coalesce(array_agg(record ORDER BY id), '{}') FROM destination_states) END AS states`,
+  /**
+   * A whole routing write of up to WRITE_BATCH records in one statement outside a transaction
+   * block (its own transaction: one round trip instead of BEGIN, the statement and COMMIT). It
+   * locks the cursor row first (`lock`, evaluated before the first insert: the same lock order
+   * as a routing transaction), commits asynchronously (`set_config(..., true)`: this transaction
+   * only; see `ROUTING_BEGIN`), and writes nothing when the stored cursor is below $14 (the one
+   * the caller knows: `RoutingCursorBehindError`). `before`: the stored cursor it found.
+   */
+  routeInOne: `WITH lock AS (SELECT value, set_config('synchronous_commit', 'off', true) AS async
+      FROM meta WHERE key = 'routing_cursor' FOR UPDATE),
+  ins AS (INSERT INTO deliveries (${COLUMNS}, lease_until, lease_owner) ${UNNEST.replace(
+    "$9::bigint[])",
+    "$9::bigint[], $10::bigint[], $11::text[])",
+  )} WHERE coalesce((SELECT value FROM lock), 0) >= $14
+    ON CONFLICT (event_id, destination_id) DO NOTHING RETURNING event_id, destination_id),
+  moved AS (UPDATE meta SET value = greatest(value, $12)
+    WHERE key = 'routing_cursor' AND coalesce((SELECT value FROM lock), 0) >= $14 RETURNING value)
+  SELECT coalesce((SELECT value FROM lock), 0) AS before,
+    (SELECT coalesce(json_agg(json_build_array(event_id, destination_id)), '[]') FROM ins) AS inserted,
     (SELECT value FROM moved) AS moved,
     CASE WHEN $13::boolean
       THEN (SELECT coalesce(array_agg(record ORDER BY id), '{}') FROM destination_states) END AS states`,
@@ -247,6 +271,8 @@ interface SeenCursor {
 
 interface QueuedWrite {
   work?: (client: pg.PoolClient, seen: SeenCursor) => Promise<unknown>;
+  /** The same write as one statement in a transaction of its own: used when it is alone in its flush. */
+  alone?: () => Promise<unknown>;
   /** Creates records and moves the routing cursor. */
   routes?: boolean;
   /**
@@ -302,6 +328,15 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
         }
         const batch = queue.slice(0, take);
         queue = queue.slice(take);
+        const only = batch.length === 1 ? batch[0] : undefined;
+        if (only?.alone) {
+          try {
+            only.resolve(await only.alone());
+          } catch (error) {
+            only.reject(error instanceof RoutingCursorBehindError ? error : unavailable(`${name} outbox`, error));
+          }
+          continue;
+        }
         try {
           // Every instance routes the same events: routing transactions take the cursor row
           // first, so they queue in one order instead of deadlocking on each other's inserts
@@ -346,9 +381,13 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
     };
     return {
       /** Queues a write; resolves with its result once its transaction committed. */
-      write<T>(work: (client: pg.PoolClient, seen: SeenCursor) => Promise<T>, routes = false) {
+      write<T>(
+        work: (client: pg.PoolClient, seen: SeenCursor) => Promise<T>,
+        routes = false,
+        alone?: () => Promise<T>,
+      ) {
         return new Promise<T>((resolve, reject) => {
-          queue.push({ work, routes, resolve: resolve as (value: unknown) => void, reject });
+          queue.push({ work, routes, alone, resolve: resolve as (value: unknown) => void, reject });
           flushing ??= flush();
         });
       },
@@ -481,47 +520,84 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
     lease: CreationLease | undefined,
     withStates: boolean,
     expected: number | undefined,
-  ) =>
-    routing.write(async (client, seen) => {
-      // Routing writes acknowledged before were lost (a crash took their asynchronous commit):
-      // nothing is written, the caller routes again from the stored cursor.
-      if (expected !== undefined && seen.value < expected) throw new RoutingCursorBehindError(seen.value, expected);
-      const inserted = new Set<string>();
-      const leaseColumns = (batch: readonly DeliveryRecord[]) => {
-        const leased = batch.map((r) => lease !== undefined && leasedAtCreation(r, lease));
-        return [
-          leased.map((on) => (on ? (lease as CreationLease).until : 0)),
-          leased.map((on) => (on ? (lease as CreationLease).owner : null)),
-        ];
-      };
-      // Every batch but the last on its own; the last with the cursor move (and the states).
-      const lastStart = records.length === 0 ? 0 : Math.floor((records.length - 1) / WRITE_BATCH) * WRITE_BATCH;
-      for (let i = 0; i < lastStart; i += WRITE_BATCH) {
-        const batch = records.slice(i, i + WRITE_BATCH);
-        const { rows } = await client.query<{ event_id: string; destination_id: string }>(SQL.create, [
-          ...columnsOf(batch),
-          ...leaseColumns(batch),
-        ]);
-        for (const row of rows) inserted.add(pairKey(row.event_id, row.destination_id));
-      }
-      const batch = records.slice(lastStart);
-      const { rows } = await client.query<{
-        inserted: [string, string][];
-        moved: string | number | null;
-        states: string[] | null;
-      }>(SQL.createMovingCursor, [...columnsOf(batch), ...leaseColumns(batch), cursor, withStates]);
-      const row = rows[0];
-      if (row?.moved != null) seen.value = Number(row.moved);
-      for (const [eventId, destinationId] of row?.inserted ?? []) inserted.add(pairKey(eventId, destinationId));
-      const states = (row?.states ?? []).map((record) => JSON.parse(record) as DestinationState);
+  ) => {
+    const leaseColumns = (batch: readonly DeliveryRecord[]) => {
+      const leased = batch.map((r) => lease !== undefined && leasedAtCreation(r, lease));
+      return [
+        leased.map((on) => (on ? (lease as CreationLease).until : 0)),
+        leased.map((on) => (on ? (lease as CreationLease).owner : null)),
+      ];
+    };
+    /** The records `inserted` names (event, destination keys), as copies, in call order. */
+    const createdOf = (inserted: Set<string>) => {
       const out: DeliveryRecord[] = [];
       for (const r of records) {
         const key = pairKey(pgText(r.eventId), pgText(r.destinationId));
         if (!inserted.delete(key)) continue;
         out.push(structuredClone(r));
       }
-      return { created: out, states };
-    }, true);
+      return out;
+    };
+    const statesOf = (list: string[] | null | undefined) =>
+      (list ?? []).map((record) => JSON.parse(record) as DestinationState);
+    // Up to WRITE_BATCH records: one statement, one round trip (when no other write shares the flush).
+    const alone =
+      records.length <= WRITE_BATCH
+        ? async () => {
+            let answer: pg.QueryResult<{
+              before: string | number;
+              inserted: [string, string][];
+              states: string[] | null;
+            }>;
+            try {
+              answer = await pool.query(SQL.routeInOne, [
+                ...columnsOf(records),
+                ...leaseColumns(records),
+                cursor,
+                withStates,
+                expected ?? 0,
+              ]);
+            } catch (error) {
+              throw unavailable(`${name} outbox`, error);
+            }
+            const row = answer.rows[0];
+            const before = Number(row?.before ?? 0);
+            if (expected !== undefined && before < expected) throw new RoutingCursorBehindError(before, expected);
+            const inserted = new Set((row?.inserted ?? []).map(([e, d]) => pairKey(e, d)));
+            return { created: createdOf(inserted), states: statesOf(row?.states) };
+          }
+        : undefined;
+    return routing.write(
+      async (client, seen) => {
+        // Routing writes acknowledged before were lost (a crash took their asynchronous commit):
+        // nothing is written, the caller routes again from the stored cursor.
+        if (expected !== undefined && seen.value < expected) throw new RoutingCursorBehindError(seen.value, expected);
+        const inserted = new Set<string>();
+        // Every batch but the last on its own; the last with the cursor move (and the states).
+        const lastStart = records.length === 0 ? 0 : Math.floor((records.length - 1) / WRITE_BATCH) * WRITE_BATCH;
+        for (let i = 0; i < lastStart; i += WRITE_BATCH) {
+          const batch = records.slice(i, i + WRITE_BATCH);
+          const { rows } = await client.query<{ event_id: string; destination_id: string }>(SQL.create, [
+            ...columnsOf(batch),
+            ...leaseColumns(batch),
+          ]);
+          for (const row of rows) inserted.add(pairKey(row.event_id, row.destination_id));
+        }
+        const batch = records.slice(lastStart);
+        const { rows } = await client.query<{
+          inserted: [string, string][];
+          moved: string | number | null;
+          states: string[] | null;
+        }>(SQL.createMovingCursor, [...columnsOf(batch), ...leaseColumns(batch), cursor, withStates]);
+        const row = rows[0];
+        if (row?.moved != null) seen.value = Number(row.moved);
+        for (const [eventId, destinationId] of row?.inserted ?? []) inserted.add(pairKey(eventId, destinationId));
+        return { created: createdOf(inserted), states: statesOf(row?.states) };
+      },
+      true,
+      alone,
+    );
+  };
 
   return {
     name,
