@@ -1,14 +1,16 @@
 /**
- * What a PostgreSQL routing transaction costs with a synchronous commit (before) and with the
- * asynchronous one the outbox now uses (adapters/outbox/postgres/postgres-outbox.ts,
- * `ROUTING_BEGIN`), alternating one of each on one server (`fsync` on, the benchmarks' temp
- * filesystem) while another connection commits synchronously at `rate`/s (the appends of the
- * same events). The end-to-end delivery p99 on a loaded machine moves by more than this does;
- * this isolates the commit.
+ * What a PostgreSQL routing write costs: the routing transaction's three round trips (BEGIN with
+ * the cursor lock, records and cursor move in one statement, COMMIT) with a synchronous commit
+ * (before) and with an asynchronous one, and the outbox as it routes now (one statement in a
+ * transaction of its own, asynchronous: adapters/outbox/postgres/postgres-outbox.ts), one of
+ * each in turn on one server (`fsync` on, the benchmarks' temp filesystem) while another
+ * connection commits synchronously at `appendRate`/s (the appends of the same events). The
+ * end-to-end delivery p99 on a loaded machine moves by more than this does; this isolates it.
  *
  *   node --import tsx bench/lib/routing-commit-latency.ts [rounds] [appendRate]
  */
 import pg from "pg";
+import { createPostgresOutbox } from "../../adapters/outbox/postgres/postgres-outbox.ts";
 import { createPool } from "../../adapters/store/postgres/pg-connection.ts";
 import { openSchemaPool } from "../../adapters/store/postgres/pg-schema.ts";
 import { startPostgresServer } from "../../test/helpers/postgres-server.ts";
@@ -28,7 +30,10 @@ const summary = (list: number[]) => {
 const server = await startPostgresServer({ fsync: true });
 try {
   const options = { url: server.url, schema: "bench" };
-  await (await openSchemaPool(options)).end();
+  // The outbox as it routes now: one statement, asynchronous commit (the other two sides: the
+  // routing transaction's three round trips, with a synchronous commit and with an asynchronous one).
+  const outbox = createPostgresOutbox(await openSchemaPool(options));
+  const now: number[] = [];
   const sides = await Promise.all(
     [false, true].map(async (asynchronous) => {
       const client = new pg.Client({ connectionString: server.url });
@@ -65,16 +70,39 @@ try {
       await side.client.query("COMMIT");
       side.took.push(performance.now() - started);
     }
+    const started = performance.now();
+    await outbox.createDeliveriesWithStates?.(
+      [
+        {
+          eventId: `evt_${i}`,
+          destinationId: "now",
+          seq: i,
+          receivedAt: 0,
+          createdAt: 0,
+          updatedAt: 0,
+          state: "pending",
+          nextAttemptAt: 0,
+          failures: 0,
+          attempts: [],
+        },
+      ],
+      i,
+      { owner: "bench", until: Date.now() + 30_000 },
+      i,
+    );
+    now.push(performance.now() - started);
   }
   appending = false;
   await appends;
-  console.log(`routing transaction (3 round trips), ${rounds} rounds alternating, appends at ${rate}/s alongside:`);
+  console.log(`routing write, ${rounds} rounds alternating, appends at ${rate}/s alongside:`);
   for (const side of sides) {
     console.log(
-      `  ${side.asynchronous ? "asynchronous commit (now):   " : "synchronous commit (before): "} ${summary(side.took)}`,
+      `  ${side.asynchronous ? "3 round trips, asynchronous commit:" : "3 round trips, synchronous (before):"} ${summary(side.took)}`,
     );
     await side.client.end();
   }
+  console.log(`  the outbox now (one statement, asynchronous): ${summary(now)}`);
+  await outbox.close();
   await appender.end();
 } finally {
   await server.stop();
