@@ -3,7 +3,11 @@
  * their destinations by the configured routes, and creates one delivery record per (event,
  * destination) together with the new cursor in one outbox write. Woken by the event hub after
  * each durable append and by a poll timer, so nothing depends on in-memory notification alone;
- * after a crash it resumes from the durable cursor and re-creates records idempotently.
+ * after a crash it resumes from the durable cursor and re-creates records idempotently. A shared
+ * outbox whose acknowledged routing writes a crash can take (PostgreSQL commits them
+ * asynchronously) is told the cursor this instance knows stored with each write; when the
+ * stored one is behind it (the write is refused, or a cursor read finds it), the dispatcher
+ * rewinds to it and routes those events again (`rewind`).
  *
  * A batch that creates no record (no route names a delivered destination: the common case of a
  * gateway that only records and streams) moves the cursor in memory and writes it at most once
