@@ -4,7 +4,8 @@
  * PostgreSQL outbox under running dispatchers by setting the stored cursor back and deleting the
  * records after it: the dispatcher that finds the stored cursor behind its own (at its next
  * routing write, or at its poll when no event comes) routes again from the stored cursor, so
- * every event ends with its record, created again under the same ids and handed to the lanes.
+ * every event ends with its record, created again under the same ids and handed to the lanes;
+ * an outcome write for a record the crash took puts the row back, and routing again keeps it.
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -179,12 +180,18 @@ describe("routing writes lost after their acknowledgement (PostgreSQL asynchrono
     expect(a.dispatcher.cursor).toBe(10);
 
     await loseRoutingAfter(t.schema, 4);
+    // A lane finished event 7's attempt after the loss: its outcome write puts the row back
+    // (no error), and routing again leaves it as it is.
+    const seven = a.handed.find((r) => r.eventId === recordId(7)) as DeliveryRecord;
+    await a.outbox.saveDeliveries([{ ...seven, state: "delivered", updatedAt: seven.updatedAt + 1 }]);
     await t.append(11, 13, [a.dispatcher]);
     expect(await storedIds(t.schema)).toEqual(ids(1, 13));
     expect(await a.outbox.readCursor()).toBe(13);
-    // The lost records went to the lanes again (same ids), the others once.
+    expect((await a.outbox.getDelivery(recordId(7), "hook"))?.state).toBe("delivered");
+    // The other lost records went to the lanes again (same ids), every other record once.
+    const again = ids(5, 10).filter((id) => id !== recordId(7));
     const handed = a.handed.map((r) => r.eventId);
-    expect(handed.filter((id) => ids(5, 10).includes(id))).toEqual([...ids(5, 10), ...ids(5, 10)]);
+    expect(handed.filter((id) => ids(5, 10).includes(id))).toEqual([...ids(5, 10), ...again]);
     expect(new Set(handed)).toEqual(new Set(ids(1, 13)));
     a.dispatcher.stop();
     await t.close();
