@@ -145,6 +145,21 @@ export function leasedAtCreation(
   return record.subject === undefined || !(lease.ordered ?? []).includes(record.destinationId);
 }
 
+/**
+ * A routing write found the stored routing cursor below the one its caller last knew stored:
+ * routing writes acknowledged earlier were lost (an asynchronous commit a server crash took).
+ * Nothing was written; the caller routes again from `stored` (re-creation is idempotent).
+ */
+export class RoutingCursorBehindError extends Error {
+  constructor(
+    readonly stored: number,
+    readonly expected: number,
+  ) {
+    super(`the stored routing cursor (${stored}) is behind the one last written or read (${expected})`);
+    this.name = "RoutingCursorBehindError";
+  }
+}
+
 export interface OutboxStore {
   readonly name: string;
   /**
@@ -164,11 +179,19 @@ export interface OutboxStore {
    * `lease.owner` until `lease.until` in the same step, as if that owner had claimed them: no
    * other owner's `claimDue` takes them before the lease ends, and the owner renews (or releases)
    * them with `renewLeases`. Existing records keep their lease.
+   *
+   * `expected`: the cursor the caller last knew stored (read, or moved by its own write). A
+   * driver whose routing writes can be lost after they were acknowledged (PostgreSQL's routing
+   * transactions commit asynchronously: a crash of the server can take the last ones) rejects
+   * the write with `RoutingCursorBehindError`, writing nothing, when the stored cursor is below
+   * it: the caller routes again from the stored cursor, so the cursor never passes events whose
+   * records were lost. Drivers whose acknowledged writes are durable may ignore it.
    */
   createDeliveries(
     records: readonly DeliveryRecord[],
     cursor: number,
     lease?: CreationLease,
+    expected?: number,
   ): Promise<DeliveryRecord[]>;
   /**
    * Optional: `createDeliveries`, also reading every destination's saved state
@@ -181,6 +204,7 @@ export interface OutboxStore {
     records: readonly DeliveryRecord[],
     cursor: number,
     lease?: CreationLease,
+    expected?: number,
   ): Promise<{ created: DeliveryRecord[]; states: DestinationState[] }>;
   /**
    * Durably replaces records by (eventId, destinationId); inserts them when missing. A replaced

@@ -3,7 +3,11 @@
  * their destinations by the configured routes, and creates one delivery record per (event,
  * destination) together with the new cursor in one outbox write. Woken by the event hub after
  * each durable append and by a poll timer, so nothing depends on in-memory notification alone;
- * after a crash it resumes from the durable cursor and re-creates records idempotently.
+ * after a crash it resumes from the durable cursor and re-creates records idempotently. A shared
+ * outbox whose acknowledged routing writes a crash can take (PostgreSQL commits them
+ * asynchronously) is told the cursor this instance knows stored with each write; when the
+ * stored one is behind it (the write is refused, or a cursor read finds it), the dispatcher
+ * rewinds to it and routes those events again (`rewind`).
  *
  * A batch that creates no record (no route names a delivered destination: the common case of a
  * gateway that only records and streams) moves the cursor in memory and writes it at most once
@@ -30,7 +34,14 @@ import { type CompiledRoute, resolveDestinations } from "../routes/match-routes.
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
 import type { Tracing } from "../tracing/tracing-port.ts";
 import { traceRouting } from "./delivery-spans.ts";
-import type { CreationLease, DeliveryRecord, DeliveryState, DestinationState, OutboxStore } from "./outbox-contract.ts";
+import {
+  type CreationLease,
+  type DeliveryRecord,
+  type DeliveryState,
+  type DestinationState,
+  type OutboxStore,
+  RoutingCursorBehindError,
+} from "./outbox-contract.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { markStage } from "./stage-trace.ts";
 
@@ -249,7 +260,12 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
       // first: alone, that read is a round trip in series for nothing (a record routed twice is
       // created once anyway).
       if (deps.outbox.shared && (!handed || overtaken)) {
-        cursor = Math.max(cursor, await deps.outbox.readCursor());
+        const stored = await deps.outbox.readCursor();
+        if (stored < cursor) {
+          rewind(stored);
+          continue;
+        }
+        cursor = stored;
         handed = takeOffered();
       }
       if (!deliverable && !deps.outbox.shared) {
@@ -296,10 +312,21 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
       for (const record of records) markStage("routing", record.receivedAt);
       // Leased records go to this instance's lanes in the destinations' states read with them
       // (when the outbox can: one round trip less before the first attempt).
-      const { created, states } =
-        lease && deps.outbox.createDeliveriesWithStates
-          ? await deps.outbox.createDeliveriesWithStates(records, last, lease)
-          : { created: await deps.outbox.createDeliveries(records, last, lease), states: undefined };
+      // A shared outbox is told the cursor this instance knows stored: a write made after the
+      // store lost routing writes (rewound below) is refused instead of passing their events.
+      const expected = deps.outbox.shared ? cursor : undefined;
+      let written: { created: DeliveryRecord[]; states?: DestinationState[] };
+      try {
+        written =
+          lease && deps.outbox.createDeliveriesWithStates
+            ? await deps.outbox.createDeliveriesWithStates(records, last, lease, expected)
+            : { created: await deps.outbox.createDeliveries(records, last, lease, expected) };
+      } catch (error) {
+        if (!(error instanceof RoutingCursorBehindError)) throw error;
+        rewind(error.stored);
+        continue;
+      }
+      const { created, states } = written;
       for (const record of created) markStage("created", record.receivedAt);
       cursor = last;
       // This write carried the cursor too (it only moves forward).
@@ -311,6 +338,24 @@ export function createRouteDispatcher(deps: DispatcherDeps) {
       overtaken = created.length < records.length;
       if (created.length > 0) deps.onCreated(created, lease, states);
     }
+  };
+
+  /**
+   * The stored cursor is behind the one this instance read or wrote: the store lost routing
+   * writes it had acknowledged (PostgreSQL's asynchronous routing commits, taken by a crash of
+   * the server), and with them their records. Routes again from the stored cursor, reading the
+   * event log: the lost records are created again (same ids; records that survived, or that a
+   * lane's outcome write put back, are left as they are) and handed to the lanes, which may
+   * deliver some a second time (at least once, same webhook-id).
+   */
+  const rewind = (stored: number) => {
+    deps.logger.warn("the stored routing cursor is behind this instance's: routing again from it", {
+      stored,
+      cursor,
+    });
+    cursor = stored;
+    overtaken = true;
+    readWanted++;
   };
 
   const { wake: run } = createCoalescingWake({

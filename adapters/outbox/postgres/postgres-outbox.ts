@@ -10,7 +10,10 @@
  *   oldest unfinished record, whose claimer then owns the subject (`subject_owners`) for as long
  *   as it renews a lease on one of its records.
  * - Writes are group-committed in call order: the writes made while a transaction is in flight
- *   go, in order, into the next one, and each resolves after COMMIT (`synchronous_commit = on`).
+ *   go, in order, into the next one, and each resolves after COMMIT (`synchronous_commit = on`,
+ *   except routing writes: derived state, committed asynchronously, see `ROUTING_BEGIN`). A
+ *   routing write of up to 500 records alone in its flush is one statement in a transaction of
+ *   its own (`routeInOne`: one round trip instead of three).
  * - The statements shared with SQLite (src/delivery/sql/outbox-sql.ts) are reused where the
  *   dialects agree; writes carry the lease and due columns only this schema has.
  */
@@ -25,6 +28,7 @@ import {
   leasedAtCreation,
   type OutboxFactory,
   type OutboxStore,
+  RoutingCursorBehindError,
 } from "../../../src/delivery/outbox-contract.ts";
 import { buildDeliveryListQuery, deliveryFromRow, OUTBOX_SQL } from "../../../src/delivery/sql/outbox-sql.ts";
 import {
@@ -66,7 +70,29 @@ const SQL = {
     ON CONFLICT (event_id, destination_id) DO NOTHING RETURNING event_id, destination_id),
   moved AS (UPDATE meta SET value = greatest(value, $12) WHERE key = 'routing_cursor' RETURNING value)
   SELECT (SELECT coalesce(json_agg(json_build_array(event_id, destination_id)), '[]') FROM ins) AS inserted,
-    (SELECT count(*) FROM moved) AS moved,
+    (SELECT value FROM moved) AS moved,
+    CASE WHEN $13::boolean
+      THEN (SELECT coalesce(array_agg(record ORDER BY id), '{}') FROM destination_states) END AS states`,
+  /**
+   * A whole routing write of up to WRITE_BATCH records in one statement outside a transaction
+   * block (its own transaction: one round trip instead of BEGIN, the statement and COMMIT). It
+   * locks the cursor row first (`lock`, evaluated before the first insert: the same lock order
+   * as a routing transaction), commits asynchronously (`set_config(..., true)`: this transaction
+   * only; see `ROUTING_BEGIN`), and writes nothing when the stored cursor is below $14 (the one
+   * the caller knows: `RoutingCursorBehindError`). `before`: the stored cursor it found.
+   */
+  routeInOne: `WITH lock AS (SELECT value, set_config('synchronous_commit', 'off', true) AS async
+      FROM meta WHERE key = 'routing_cursor' FOR UPDATE),
+  ins AS (INSERT INTO deliveries (${COLUMNS}, lease_until, lease_owner) ${UNNEST.replace(
+    "$9::bigint[])",
+    "$9::bigint[], $10::bigint[], $11::text[])",
+  )} WHERE coalesce((SELECT value FROM lock), 0) >= $14
+    ON CONFLICT (event_id, destination_id) DO NOTHING RETURNING event_id, destination_id),
+  moved AS (UPDATE meta SET value = greatest(value, $12)
+    WHERE key = 'routing_cursor' AND coalesce((SELECT value FROM lock), 0) >= $14 RETURNING value)
+  SELECT coalesce((SELECT value FROM lock), 0) AS before,
+    (SELECT coalesce(json_agg(json_build_array(event_id, destination_id)), '[]') FROM ins) AS inserted,
+    (SELECT value FROM moved) AS moved,
     CASE WHEN $13::boolean
       THEN (SELECT coalesce(array_agg(record ORDER BY id), '{}') FROM destination_states) END AS states`,
   /** With each record's lease end (0: none) and owner (null): the routing instance's lease. */
@@ -189,6 +215,18 @@ const SQL = {
     WHERE o.destination_id = u.destination_id AND o.subject = u.subject AND o.owner = $4`,
 } as const;
 
+/**
+ * Opens a routing transaction: its commit is asynchronous (`synchronous_commit = off` for this
+ * transaction only), and the cursor row is locked first (sent with the BEGIN: one round trip).
+ * What it writes (delivery records, the routing cursor) is derived from events whose appends
+ * committed synchronously; a server crash can lose its last commits (the WAL not yet flushed),
+ * and then always together with everything after them, so records and cursor stay consistent
+ * and the events are routed again from the stored cursor (`RoutingCursorBehindError`). The
+ * delivery no longer waits for a WAL flush of its own between the append's commit and its
+ * attempt. Any synchronous commit after it (the next append, a lane's write) flushes it too.
+ */
+const ROUTING_BEGIN = `BEGIN; SET LOCAL synchronous_commit = off; ${SQL.lockCursor}`;
+
 /** Connections of the pool renewals use, apart from claims and writes (see `createPostgresOutbox`). */
 const LEASE_POOL_SIZE = 2;
 /** How long the renewal of a row another transaction holds waits for it (ms), per round. */
@@ -226,8 +264,15 @@ function columnsOf(records: readonly DeliveryRecord[]): unknown[] {
 
 const pairKey = (destinationId: string, subject: string) => `${destinationId}\u0000${subject}`;
 
+/** The stored routing cursor as a routing transaction sees it (moved by its writes). */
+interface SeenCursor {
+  value: number;
+}
+
 interface QueuedWrite {
-  work?: (client: pg.PoolClient) => Promise<unknown>;
+  work?: (client: pg.PoolClient, seen: SeenCursor) => Promise<unknown>;
+  /** The same write as one statement in a transaction of its own: used when it is alone in its flush. */
+  alone?: () => Promise<unknown>;
   /** Creates records and moves the routing cursor. */
   routes?: boolean;
   /**
@@ -283,6 +328,15 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
         }
         const batch = queue.slice(0, take);
         queue = queue.slice(take);
+        const only = batch.length === 1 ? batch[0] : undefined;
+        if (only?.alone) {
+          try {
+            only.resolve(await only.alone());
+          } catch (error) {
+            only.reject(error instanceof RoutingCursorBehindError ? error : unavailable(`${name} outbox`, error));
+          }
+          continue;
+        }
         try {
           // Every instance routes the same events: routing transactions take the cursor row
           // first, so they queue in one order instead of deadlocking on each other's inserts
@@ -290,7 +344,9 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
           const routes = batch.some((item) => item.routes);
           const results = await inTransaction(
             pool,
-            async (client) => {
+            async (client, opened) => {
+              // A routing transaction opened with the cursor row locked: the stored cursor.
+              const seen: SeenCursor = { value: routes ? Number(opened.rows[0]?.value ?? 0) : 0 };
               // The rows it rewrites are locked up front in one global order (as renewals lock
               // theirs), so writers of overlapping rows queue instead of deadlocking.
               const rows = batch.flatMap((item) => item.saves ?? []);
@@ -301,7 +357,7 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
               const merged = new Map<string, DeliveryRecord>();
               for (const item of batch) {
                 if (item.saves) for (const r of item.saves) merged.set(pairKey(r.eventId, r.destinationId), r);
-                out.push(item.work ? await item.work(client) : undefined);
+                out.push(item.work ? await item.work(client, seen) : undefined);
               }
               if (merged.size > 0) {
                 const unique = [...merged.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([, r]) => r);
@@ -312,11 +368,12 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
               }
               return out;
             },
-            routes ? `BEGIN; ${SQL.lockCursor}` : "BEGIN",
+            // Routing writes commit asynchronously: see `ROUTING_BEGIN`.
+            routes ? ROUTING_BEGIN : "BEGIN",
           );
           for (const [i, item] of batch.entries()) item.resolve(results[i]);
         } catch (error) {
-          const failure = unavailable(`${name} outbox`, error);
+          const failure = error instanceof RoutingCursorBehindError ? error : unavailable(`${name} outbox`, error);
           for (const item of batch) item.reject(failure);
         }
       }
@@ -324,9 +381,13 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
     };
     return {
       /** Queues a write; resolves with its result once its transaction committed. */
-      write<T>(work: (client: pg.PoolClient) => Promise<T>, routes = false) {
+      write<T>(
+        work: (client: pg.PoolClient, seen: SeenCursor) => Promise<T>,
+        routes = false,
+        alone?: () => Promise<T>,
+      ) {
         return new Promise<T>((resolve, reject) => {
-          queue.push({ work, routes, resolve: resolve as (value: unknown) => void, reject });
+          queue.push({ work, routes, alone, resolve: resolve as (value: unknown) => void, reject });
           flushing ??= flush();
         });
       },
@@ -458,42 +519,85 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
     cursor: number,
     lease: CreationLease | undefined,
     withStates: boolean,
-  ) =>
-    routing.write(async (client) => {
-      const inserted = new Set<string>();
-      const leaseColumns = (batch: readonly DeliveryRecord[]) => {
-        const leased = batch.map((r) => lease !== undefined && leasedAtCreation(r, lease));
-        return [
-          leased.map((on) => (on ? (lease as CreationLease).until : 0)),
-          leased.map((on) => (on ? (lease as CreationLease).owner : null)),
-        ];
-      };
-      // Every batch but the last on its own; the last with the cursor move (and the states).
-      const lastStart = records.length === 0 ? 0 : Math.floor((records.length - 1) / WRITE_BATCH) * WRITE_BATCH;
-      for (let i = 0; i < lastStart; i += WRITE_BATCH) {
-        const batch = records.slice(i, i + WRITE_BATCH);
-        const { rows } = await client.query<{ event_id: string; destination_id: string }>(SQL.create, [
-          ...columnsOf(batch),
-          ...leaseColumns(batch),
-        ]);
-        for (const row of rows) inserted.add(pairKey(row.event_id, row.destination_id));
-      }
-      const batch = records.slice(lastStart);
-      const { rows } = await client.query<{ inserted: [string, string][]; states: string[] | null }>(
-        SQL.createMovingCursor,
-        [...columnsOf(batch), ...leaseColumns(batch), cursor, withStates],
-      );
-      const row = rows[0];
-      for (const [eventId, destinationId] of row?.inserted ?? []) inserted.add(pairKey(eventId, destinationId));
-      const states = (row?.states ?? []).map((record) => JSON.parse(record) as DestinationState);
+    expected: number | undefined,
+  ) => {
+    const leaseColumns = (batch: readonly DeliveryRecord[]) => {
+      const leased = batch.map((r) => lease !== undefined && leasedAtCreation(r, lease));
+      return [
+        leased.map((on) => (on ? (lease as CreationLease).until : 0)),
+        leased.map((on) => (on ? (lease as CreationLease).owner : null)),
+      ];
+    };
+    /** The records `inserted` names (event, destination keys), as copies, in call order. */
+    const createdOf = (inserted: Set<string>) => {
       const out: DeliveryRecord[] = [];
       for (const r of records) {
         const key = pairKey(pgText(r.eventId), pgText(r.destinationId));
         if (!inserted.delete(key)) continue;
         out.push(structuredClone(r));
       }
-      return { created: out, states };
-    }, true);
+      return out;
+    };
+    const statesOf = (list: string[] | null | undefined) =>
+      (list ?? []).map((record) => JSON.parse(record) as DestinationState);
+    // Up to WRITE_BATCH records: one statement, one round trip (when no other write shares the flush).
+    const alone =
+      records.length <= WRITE_BATCH
+        ? async () => {
+            let answer: pg.QueryResult<{
+              before: string | number;
+              inserted: [string, string][];
+              states: string[] | null;
+            }>;
+            try {
+              answer = await pool.query(SQL.routeInOne, [
+                ...columnsOf(records),
+                ...leaseColumns(records),
+                cursor,
+                withStates,
+                expected ?? 0,
+              ]);
+            } catch (error) {
+              throw unavailable(`${name} outbox`, error);
+            }
+            const row = answer.rows[0];
+            const before = Number(row?.before ?? 0);
+            if (expected !== undefined && before < expected) throw new RoutingCursorBehindError(before, expected);
+            const inserted = new Set((row?.inserted ?? []).map(([e, d]) => pairKey(e, d)));
+            return { created: createdOf(inserted), states: statesOf(row?.states) };
+          }
+        : undefined;
+    return routing.write(
+      async (client, seen) => {
+        // Routing writes acknowledged before were lost (a crash took their asynchronous commit):
+        // nothing is written, the caller routes again from the stored cursor.
+        if (expected !== undefined && seen.value < expected) throw new RoutingCursorBehindError(seen.value, expected);
+        const inserted = new Set<string>();
+        // Every batch but the last on its own; the last with the cursor move (and the states).
+        const lastStart = records.length === 0 ? 0 : Math.floor((records.length - 1) / WRITE_BATCH) * WRITE_BATCH;
+        for (let i = 0; i < lastStart; i += WRITE_BATCH) {
+          const batch = records.slice(i, i + WRITE_BATCH);
+          const { rows } = await client.query<{ event_id: string; destination_id: string }>(SQL.create, [
+            ...columnsOf(batch),
+            ...leaseColumns(batch),
+          ]);
+          for (const row of rows) inserted.add(pairKey(row.event_id, row.destination_id));
+        }
+        const batch = records.slice(lastStart);
+        const { rows } = await client.query<{
+          inserted: [string, string][];
+          moved: string | number | null;
+          states: string[] | null;
+        }>(SQL.createMovingCursor, [...columnsOf(batch), ...leaseColumns(batch), cursor, withStates]);
+        const row = rows[0];
+        if (row?.moved != null) seen.value = Number(row.moved);
+        for (const [eventId, destinationId] of row?.inserted ?? []) inserted.add(pairKey(eventId, destinationId));
+        return { created: createdOf(inserted), states: statesOf(row?.states) };
+      },
+      true,
+      alone,
+    );
+  };
 
   return {
     name,
@@ -502,11 +606,11 @@ export function createPostgresOutbox(pool: pg.Pool, leasePool: pg.Pool = pool): 
       const { rows } = await read<{ value: number }>(SQL.readCursor);
       return Number(rows[0]?.value ?? 0);
     },
-    createDeliveries(records, cursor, lease) {
-      return createDeliveries(records, cursor, lease, false).then((done) => done.created);
+    createDeliveries(records, cursor, lease, expected) {
+      return createDeliveries(records, cursor, lease, false, expected).then((done) => done.created);
     },
-    createDeliveriesWithStates(records, cursor, lease) {
-      return createDeliveries(records, cursor, lease, true);
+    createDeliveriesWithStates(records, cursor, lease, expected) {
+      return createDeliveries(records, cursor, lease, true, expected);
     },
     async saveDeliveries(records) {
       if (records.length === 0) return;
