@@ -7,6 +7,7 @@
  */
 import { defineCommand } from "citty";
 import { UsageError } from "./cli-errors.ts";
+import { exitAfterOutput } from "./exit-after-output.ts";
 import { explainListenError } from "./port-in-use.ts";
 
 /** The emulators (their servers, h3) load when the command runs or its usage lists them, not with the CLI. */
@@ -51,7 +52,7 @@ export const emulateCommand = defineCommand({
     }
     console.log(lines.join("\n"));
     const stop = () => {
-      emulators.close().then(() => process.exit(0));
+      emulators.close().then(() => exitAfterOutput(0));
     };
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);

@@ -8,6 +8,7 @@
 import { type ArgsDef, type CommandDef, type CommandMeta, renderUsage, runCommand } from "citty";
 import type { ConfigError } from "../../src/config/resolve-config.ts";
 import { CliFailure, UsageError } from "./cli-errors.ts";
+import { exitAfterOutput } from "./exit-after-output.ts";
 
 const EX_USAGE = 64;
 
@@ -134,7 +135,10 @@ const isStoreRefusal = (error: unknown): error is Error =>
 const isConfigError = (error: unknown): error is ConfigError =>
   error instanceof Error && error.name === "ConfigError" && Array.isArray((error as Partial<ConfigError>).problems);
 
-/** Runs `root` on `argv` and exits the process with the conventional code. */
+/**
+ * Runs `root` on `argv` and exits the process with the conventional code, once what it printed
+ * has been written out (exit-after-output.ts).
+ */
 export async function runCli(root: AnyCommand, argv: string[] = process.argv.slice(2)): Promise<void> {
   let selected: Selected = { cmd: root, name: (await resolve(root.meta))?.name ?? "gateway", rest: argv };
   try {
@@ -163,7 +167,7 @@ export async function runCli(root: AnyCommand, argv: string[] = process.argv.sli
       console.error(
         `${selected.name}: ${stripColours(error.message)}\n\n${await usageOf(selected, root, process.stderr.isTTY)}`,
       );
-      process.exit(EX_USAGE);
+      return exitAfterOutput(EX_USAGE);
     }
     if (error instanceof CliFailure) console.error(`${selected.name}: ${error.message}`);
     else if (isStoreRefusal(error)) console.error(`${selected.name}: ${error.message}`);
@@ -172,6 +176,7 @@ export async function runCli(root: AnyCommand, argv: string[] = process.argv.sli
       console.error(`invalid configuration: ${error.problems[0]}`);
     } else if (isConfigError(error)) console.error(error.message);
     else console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
-    process.exit(1);
+    // Not process.exit() right away: the line may still be in stderr's queue (a pipe read slowly).
+    return exitAfterOutput(1);
   }
 }

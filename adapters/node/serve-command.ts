@@ -15,6 +15,7 @@ import { sampleEventTypes } from "../../src/samples/sample-webhooks.ts";
 import { preparePrivateDir } from "../store/sqlite/private-dir.ts";
 import { UsageError } from "./cli-errors.ts";
 import { applyDevSecrets } from "./dev-secrets.ts";
+import { exitAfterOutput } from "./exit-after-output.ts";
 import { explainStoreError, storeFailure } from "./explain-store-error.ts";
 import { dataDirOf, loadConfigFile } from "./load-config.ts";
 import { assertPortFree, explainListenError } from "./port-in-use.ts";
@@ -96,10 +97,10 @@ function stopOnSignals(running: RunningGateway, sandbox: Sandbox | undefined) {
       .stop()
       .then(() => sandbox?.close())
       .then(
-        () => process.exit(0),
+        () => exitAfterOutput(0),
         (error) => {
           console.error(JSON.stringify({ level: "error", msg: "shutdown failed", error: String(error) }));
-          process.exit(1);
+          return exitAfterOutput(1);
         },
       );
   };

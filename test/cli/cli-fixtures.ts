@@ -4,6 +4,7 @@
  * exit code and output. Also: loopback ports held busy, for the "port in use" failures.
  */
 import { type ChildProcessByStdio, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
@@ -62,10 +63,11 @@ export function collectRun(
       child.kill("SIGKILL");
       reject(new Error(`timed out: ${label}\n${stdout}\n${stderr}`));
     }, 150_000);
-    child.once("exit", (code) => {
+    // "close", not "exit": at "exit" the child's pipes may still hold its last lines (Node's
+    // child_process docs); "close" comes after both have ended.
+    child.once("close", (code) => {
       clearTimeout(timer);
-      // Let the pipes drain before resolving.
-      setImmediate(() => resolve({ code, stdout, stderr }));
+      resolve({ code, stdout, stderr });
     });
   });
 }
@@ -106,4 +108,37 @@ export async function closedPort(): Promise<number> {
   const port = portOf(server);
   await release(server);
   return port;
+}
+
+/**
+ * The lowest port the kernel hands out on its own (bind to port 0, outgoing connections): the
+ * first of /proc/sys/net/ipv4/ip_local_port_range, 32768 where that cannot be read.
+ */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 20_000 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/**
+ * A loopback port N with N and N + 1 both free a moment ago (the zero-config gateway and its
+ * emulators), taken below the kernel's ephemeral range: a port from `closedPort()` lies inside
+ * it, where another test's `listen(0)` or an outgoing connection may take N + 1 (never checked)
+ * or N before the gateway starts, which then stops on "port in use" instead of what a test
+ * expects. Bounded: 200 tries.
+ */
+export async function closedPortPair(): Promise<number> {
+  const high = ephemeralLow() - 2;
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = 10_000 + Math.floor(Math.random() * (high - 10_000));
+    const first = await holdPort(port);
+    const second = first ? await holdPort(port + 1) : undefined;
+    await release(first);
+    await release(second);
+    if (first && second) return port;
+  }
+  throw new Error("no two adjacent free loopback ports below the ephemeral range in 200 tries");
 }

@@ -10,7 +10,7 @@ import { existsSync, statSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { closedPort, gateway, STACK_LINE, scratchDir } from "./cli-fixtures.ts";
+import { closedPort, closedPortPair, gateway, STACK_LINE, scratchDir } from "./cli-fixtures.ts";
 import { isListening, productionConfig, productionEnv, writeConfig } from "./operator-fixtures.ts";
 
 interface Case {
@@ -98,7 +98,8 @@ const cases: Case[] = [
 describe("serve fails closed on a missing secret, every way but zero-config", () => {
   it.each(cases)("$name", { timeout: 240_000 }, async (c) => {
     const dir = await scratchDir();
-    const port = await closedPort();
+    // Without --config the emulators take port + 1 (checked free too, outside the kernel's range).
+    const port = c.config === "none" ? await closedPortPair() : await closedPort();
     const args = ["serve"];
     if (c.config === "json" || c.config === "json-default-store") {
       const config: Record<string, unknown> = productionConfig(port);
@@ -113,11 +114,17 @@ describe("serve fails closed on a missing secret, every way but zero-config", ()
     args.push(...(c.args?.(port) ?? (c.config === "none" ? ["--port", String(port)] : [])));
     const run = await gateway(args, { cwd: dir, env: without(productionEnv(), c.env) });
 
-    expect(run.code).toBe(1);
-    expect(run.stderr).not.toMatch(STACK_LINE);
+    // Each assertion shows what the child printed when it fails (the CI flake gave no clue).
+    const printed = `stderr: ${JSON.stringify(run.stderr)}\nstdout: ${JSON.stringify(run.stdout.slice(0, 2000))}`;
+    expect(run.code, printed).toBe(1);
+    expect(run.stderr, printed).not.toMatch(STACK_LINE);
     const stderr = run.stderr.trimEnd().split("\n");
-    for (const line of c.lines) expect(stderr.some((l) => l.startsWith(line))).toBe(true);
-    if (c.lines.length === 1) expect(stderr).toHaveLength(1);
+    for (const line of c.lines)
+      expect(
+        stderr.some((l) => l.startsWith(line)),
+        `${line}\n${printed}`,
+      ).toBe(true);
+    if (c.lines.length === 1) expect(stderr, printed).toHaveLength(1);
     expect(run.stdout).not.toContain("DEVELOPMENT ONLY");
     expect(run.stdout).not.toContain('"msg":"listening"');
     // Nothing listening (the gateway's port, and the emulators' after it), nothing generated.
@@ -131,7 +138,7 @@ describe("serve fails closed on a missing secret, every way but zero-config", ()
     timeout: 240_000,
   }, async () => {
     const dir = await scratchDir();
-    const port = await closedPort();
+    const port = await closedPortPair();
     const { spawn } = await import("node:child_process");
     const { BIN, cleanEnv } = await import("./cli-fixtures.ts");
     const child = spawn(process.execPath, [BIN, "serve", "--port", String(port)], {
