@@ -1,8 +1,10 @@
 /**
  * Transforms off the main thread on Node (docs/transformations.md "Where transforms run"): a
  * small pool of worker threads (transform-worker.ts), each running one call at a time on its own
- * QuickJS module. A call's deadline is `timeoutMs` + `slackMs` from the moment its worker starts
- * it (read from a shared clock, so loading and compiling are not counted); QuickJS's interrupt
+ * QuickJS module. A call's deadline is `timeoutMs` + `slackMs` from the moment its worker calls
+ * the program, the module's default export (read from a shared clock, so loading QuickJS,
+ * compiling the module and running its top level are not counted; the top level has its own
+ * deadline, `MODULE_TOP_LEVEL_MS` + `slackMs`); QuickJS's interrupt
  * ends ordinary loops at `timeoutMs`, and a call still running at the deadline (a built-in that
  * never checks the interrupt, a stuck allocation) is ended here: the worker is terminated and
  * replaced, and the call answers `{ ok: false }`. One worker more than `size` is kept warm as a
@@ -14,7 +16,13 @@
  */
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
-import type { TransformCall, TransformExecutor, TransformOutcome } from "../../src/transform/transform-contract.ts";
+import { timeoutMessage } from "../../src/transform/quickjs-sandbox.ts";
+import {
+  MODULE_TOP_LEVEL_MS,
+  type TransformCall,
+  type TransformExecutor,
+  type TransformOutcome,
+} from "../../src/transform/transform-contract.ts";
 import type { PoolAnswer, PoolRequest } from "./transform-worker.ts";
 
 export interface TransformPoolOptions {
@@ -43,6 +51,7 @@ interface Pending {
 
 interface Slot {
   worker: Worker;
+  /** Written by the worker: [0] when the call's program started, [1] when its module's top level did; 0 otherwise. */
   clock: Float64Array;
   /** Module keys this worker was sent the source of. */
   known: Set<string>;
@@ -77,7 +86,7 @@ export function createTransformPool(options: TransformPoolOptions = {}): Transfo
   let closed = false;
 
   const spawn = (): Slot => {
-    const shared = new SharedArrayBuffer(8);
+    const shared = new SharedArrayBuffer(16);
     const worker = new Worker(ENTRY, {
       workerData: { clock: shared },
       resourceLimits: { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: Math.max(4, heapMb >> 3) },
@@ -167,17 +176,19 @@ export function createTransformPool(options: TransformPoolOptions = {}): Transfo
     const check = () => {
       const busy = slot.busy;
       if (!busy || busy.pending !== pending) return;
-      const started = slot.clock[0] as number;
+      const program = slot.clock[0] as number;
+      const topLevel = slot.clock[1] as number;
       const now = Date.now();
-      if (started === 0) {
+      if (program === 0 && topLevel === 0) {
         // Not started: QuickJS still loading or the module compiling.
         if (now - busy.dispatchedAt > startBudgetMs) {
           kill(slot, `the transform did not start within ${startBudgetMs} ms`);
         } else busy.timer = setTimeout(check, timeoutMs + slackMs);
         return;
       }
-      const due = started + timeoutMs + slackMs;
-      if (now >= due) kill(slot, `the transform ran longer than ${timeoutMs} ms`);
+      // The program's deadline once it was called; before, its module's top level's.
+      const due = program !== 0 ? program + timeoutMs + slackMs : topLevel + MODULE_TOP_LEVEL_MS + slackMs;
+      if (now >= due) kill(slot, timeoutMessage(program !== 0 ? "program" : "top level", pending.call.limits));
       else busy.timer = setTimeout(check, due - now);
     };
     return setTimeout(check, timeoutMs + slackMs);

@@ -5,21 +5,26 @@
  * factory, so nothing persists from one call to the next; a call that leaves promise jobs queued
  * discards its runtime, so they never run in a later call; the interrupt handler ends a call at
  * its deadline, and a runtime that hit a limit is thrown away and rebuilt for the next call.
+ * A call's deadline is `timeoutMs` from the moment the default export is called: building the
+ * runtime and compiling the module are not timed here (callers bound them), and the module's top
+ * level, which runs first, has its own deadline (`MODULE_TOP_LEVEL_MS`).
  * The sandbox has no network, file system, timers or host objects: only the JSON it is given.
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
 import { SANDBOX_PRELUDE } from "./sandbox-prelude.ts";
-import type {
-  CompiledTransform,
-  TransformContext,
-  TransformEvent,
-  TransformLimits,
-  TransformOutcome,
+import {
+  type CompiledTransform,
+  MODULE_TOP_LEVEL_MS,
+  type TransformContext,
+  type TransformEvent,
+  type TransformLimits,
+  type TransformOutcome,
 } from "./transform-contract.ts";
 
 interface Instance {
   runtime: QuickJSRuntime;
   context: QuickJSContext;
+  begin: QuickJSHandle;
   run: QuickJSHandle;
   collect: QuickJSHandle;
   factory: QuickJSHandle;
@@ -51,12 +56,21 @@ export function compileTransform(
 
   return {
     version,
-    run(event: TransformEvent, context: TransformContext): TransformOutcome {
+    run(event: TransformEvent, context: TransformContext, programStarted?: () => void): TransformOutcome {
       instance ??= createInstance(quickjs, factorySource, limits, () => Date.now() > deadline);
       const { context: vm, runtime } = instance;
-      deadline = Date.now() + limits.timeoutMs;
+      // The module's top level first, on its own deadline; then the program, on timeoutMs.
+      let phase: "top level" | "program" = "top level";
+      deadline = Date.now() + MODULE_TOP_LEVEL_MS;
       try {
-        let answer = callForString(vm, instance.run, [instance.factory, vm.newString(toPayload(event, context))]);
+        const begun = callForString(vm, instance.begin, [instance.factory]);
+        let answer = begun;
+        if (begun === "") {
+          phase = "program";
+          programStarted?.();
+          deadline = Date.now() + limits.timeoutMs;
+          answer = callForString(vm, instance.run, [], [vm.newString(toPayload(event, context))]);
+        }
         if (answer === "pending") {
           // An async transform: run its jobs within the same deadline, then read the settled value.
           const jobs = runtime.executePendingJobs();
@@ -84,7 +98,7 @@ export function compileTransform(
         if (!/stack size exceeded|stack overflow/i.test(message)) reset();
         return {
           ok: false,
-          message: timedOut ? `the transform ran longer than ${limits.timeoutMs} ms` : describeLimit(message, limits),
+          message: timedOut ? timeoutMessage(phase, limits) : describeLimit(message, limits),
           logs,
         };
       } finally {
@@ -111,6 +125,13 @@ function toPayload(event: TransformEvent, context: TransformContext): string {
   return `${context.attempt}\n${destination}\n${headers}\n${event.envelope}\n${event.data ?? ""}`;
 }
 
+/** What a call that reached its deadline answers: the program's, or its module's top level's. */
+export function timeoutMessage(phase: "top level" | "program", limits: TransformLimits): string {
+  return phase === "program"
+    ? `the transform ran longer than ${limits.timeoutMs} ms`
+    : `the transform module's top level ran longer than ${MODULE_TOP_LEVEL_MS} ms`;
+}
+
 function describeLimit(message: string, limits: TransformLimits): string {
   if (/out of memory/i.test(message)) return `the transform used more than ${limits.memoryLimitMb} MiB`;
   if (/stack overflow/i.test(message)) return "the transform overflowed its stack (too deep a recursion)";
@@ -130,6 +151,7 @@ function createInstance(
     runtime.setInterruptHandler(shouldInterrupt);
     const context = runtime.newContext();
     const prelude = unwrap(context, context.evalCode(SANDBOX_PRELUDE, "gateway-prelude.js"));
+    const begin = context.getProp(prelude, "begin");
     const run = context.getProp(prelude, "run");
     const collect = context.getProp(prelude, "collect");
     prelude.dispose();
@@ -139,7 +161,7 @@ function createInstance(
       compiled.error.dispose();
       throw new TransformCompileError(describeError(message));
     }
-    return { runtime, context, run, collect, factory: compiled.value };
+    return { runtime, context, begin, run, collect, factory: compiled.value };
   } catch (error) {
     runtime.dispose();
     throw error;
@@ -148,7 +170,8 @@ function createInstance(
 
 function disposeInstance(instance: Instance): void {
   try {
-    for (const handle of [instance.run, instance.collect, instance.factory]) if (handle.alive) handle.dispose();
+    for (const handle of [instance.begin, instance.run, instance.collect, instance.factory])
+      if (handle.alive) handle.dispose();
     instance.context.dispose();
     instance.runtime.dispose();
   } catch {
@@ -166,11 +189,15 @@ function usedBytes(instance: Instance): number {
   }
 }
 
-/** Calls `fn` with `args` (disposing all but the first) and returns its string result. */
-function callForString(vm: QuickJSContext, fn: QuickJSHandle, args: QuickJSHandle[]): string {
-  const owned = args.slice(1);
+/** Calls `fn` with `borrowed` then `owned` (disposed after) and returns its string result. */
+function callForString(
+  vm: QuickJSContext,
+  fn: QuickJSHandle,
+  borrowed: QuickJSHandle[],
+  owned: QuickJSHandle[] = [],
+): string {
   try {
-    const result = vm.callFunction(fn, vm.undefined, ...args);
+    const result = vm.callFunction(fn, vm.undefined, ...borrowed, ...owned);
     if (result.error) throw takeError(vm, result.error);
     const text = vm.getString(result.value);
     result.value.dispose();

@@ -1,6 +1,6 @@
 /**
  * The script each transform context runs before the transform's module is compiled: a
- * `console` that keeps the first 20 lines of a call, the `run`/`collect` entry points the host
+ * `console` that keeps the first 20 lines of a call, the `begin`/`run`/`collect` entry points the host
  * calls, and a lockdown that freezes every intrinsic and the global object, so a call cannot
  * leave anything behind for the next one (module-level state is fresh per call, module-source.ts).
  * Properties that user code commonly assigns on its own objects (`name`, `message`, `toString`,
@@ -92,15 +92,30 @@ export const SANDBOX_PRELUDE = `(() => {
   // One string per call (each string the host creates costs a copy and a handle): the attempt,
   // then the destination, the headers, the envelope and the data as JSON texts, one a line (JSON
   // text never holds a raw line feed); an empty last line when the event has no data.
-  const run = (factory, payload) => {
+  // A call is two host calls: begin runs the module's top level (its own, larger time limit),
+  // run calls the default export it returned (the call's timeoutMs, counted from here).
+  let begun;
+  const begin = (factory) => {
     logs = [];
     pending = undefined;
+    begun = undefined;
+    try {
+      const transform = factory();
+      if (typeof transform !== "function") return answer({ error: "the default export is not a function" });
+      begun = transform;
+      return "";
+    } catch (error) {
+      return answer({ error: describe(error) });
+    }
+  };
+  const run = (payload) => {
+    const transform = begun;
+    begun = undefined;
+    if (transform === undefined) return answer({ error: "no call ran" });
     const lines = payload.split("\\n");
     if (lines.length !== 5) return answer({ error: "the gateway sent a malformed call" });
     let value;
     try {
-      const transform = factory();
-      if (typeof transform !== "function") return answer({ error: "the default export is not a function" });
       const context = { destination: JSON.parse(lines[1]), attempt: Number(lines[0]), headers: null };
       const event = JSON.parse(lines[3]);
       if (lines[4] !== "") lazyData(event, lines[4]);
@@ -171,9 +186,10 @@ export const SANDBOX_PRELUDE = `(() => {
     Promise.resolve(),
   ];
   for (const value of hidden) freeze(value);
+  freeze(begin);
   freeze(run);
   freeze(collect);
   for (const accessor of shared) freeze(accessor);
   freeze(globalThis);
-  return { run, collect };
+  return { begin, run, collect };
 })()`;

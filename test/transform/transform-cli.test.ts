@@ -35,7 +35,8 @@ function runCli(args: string[]): Promise<{ code: number | null; stdout: string; 
       stderr += chunk.toString();
     });
     child.on("error", reject);
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+    // "close": after the child's output has all been read ("exit" may come before it).
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
 }
 
@@ -95,6 +96,40 @@ describe("gateway transform test", () => {
     expect(stdout).toBe(
       "log: saw agreement.completed\ntransform_error: TypeError: cannot read property 'deeper' of undefined\n",
     );
+  }, 120_000);
+
+  it("--timeout counts the program, not its module's start-up: a 400 ms top level, --timeout 100, first call", async () => {
+    const file = join(dir, "slow-start.js");
+    await writeFile(
+      file,
+      [
+        "const until = Date.now() + 400; while (Date.now() < until) {}",
+        "const TABLE = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => ['k' + i, i]));",
+        "export default (event) => ({ type: event.type, k7: TABLE.k7 });",
+      ].join("\n"),
+    );
+    const run = await runCli([file, "--event", eventId, "--url", gateway.url, "--timeout", "100"]);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ type: "agreement.completed", k7: 7 });
+  }, 120_000);
+
+  it("an endless program after a slow top level still ends at --timeout; an endless top level at its own limit", async () => {
+    const looping = join(dir, "slow-start-loop.js");
+    await writeFile(
+      looping,
+      "const until = Date.now() + 300; while (Date.now() < until) {}\nexport default () => { for (;;) {} };",
+    );
+    const program = await runCli([looping, "--event", eventId, "--url", gateway.url, "--timeout", "100"]);
+    expect(program.code).toBe(1);
+    expect(program.stdout).toBe("transform_error: the transform ran longer than 100 ms\n");
+    const stuck = join(dir, "endless-start.js");
+    await writeFile(stuck, "for (;;) {}\nexport default () => ({ never: true });");
+    const topLevel = await runCli([stuck, "--event", eventId, "--url", gateway.url, "--timeout", "100"]);
+    expect(topLevel.code).toBe(1);
+    expect(topLevel.stdout).toBe("transform_error: the transform module's top level ran longer than 1000 ms\n");
+    // The gateway carries on: the next call answers.
+    const { code } = await runCli(["slack", "--event", eventId, "--url", gateway.url]);
+    expect(code).toBe(0);
   }, 120_000);
 
   it("runs a destination's configured transform through the API", async () => {
