@@ -53,59 +53,87 @@ function recordingSink(destinationId: string, hang: boolean) {
 /** A scheduler whose timers never fire: a process that stopped running. */
 const frozen: Scheduler = { setTimer: () => () => {} };
 
+/** An http destination nothing listens on (the sinks stand in for it); `ordered`: by subject. */
+const destination = (id: string, secrets: string[], ordered: boolean) => ({
+  id,
+  type: "http",
+  url: `http://127.0.0.1:9/${id}`,
+  secrets,
+  allowCidrs: ["127.0.0.1/32"],
+  ...(ordered ? { ordering: "subject" } : {}),
+});
+
+/**
+ * Two gateways in this process on one event store and one outbox marked shared, on one manual
+ * clock, the esign source routed to the destinations `ordered` names (each mapped to whether it
+ * is ordered by subject): the first's scheduler never runs (a process that stopped), the
+ * survivor's runs when the test moves time. Each is given its own sinks for those destinations.
+ */
+async function twoInstances(
+  esignSecret: string,
+  ordered: Record<string, boolean>,
+  sinks: { first: Sink[]; survivor: Sink[] },
+) {
+  const secrets = [makeWhsecSecret()];
+  const ids = Object.keys(ordered);
+  const config = resolveConfig(
+    {
+      store: { driver: "memory" },
+      sources: [{ id: "esign", service: "esign", secrets: [esignSecret] }],
+      destinations: ids.map((id) => destination(id, secrets, ordered[id] as boolean)),
+      routes: [{ destinations: ids }],
+      log: { level: "silent" },
+    },
+    {},
+  );
+  const store = memoryStore({ services: builtinServices });
+  const outbox: OutboxStore = { ...memoryOutbox(), shared: true };
+  let survivor: Gateway | undefined;
+  const time = createManualTime(async () => {
+    await survivor?.ctx.delivery?.settled();
+  });
+  const build = (instanceSinks: Sink[], scheduler: Scheduler) =>
+    buildInProcessGateway({
+      config,
+      resolved: true,
+      store,
+      clock: time.clock,
+      logger: createLogger("silent"),
+      delivery: { outbox, sinks: instanceSinks, scheduler, pollIntervalMs: POLL_MS, leaseMs: LEASE_MS, stopGraceMs: 0 },
+    });
+  const first = build(sinks.first, frozen);
+  survivor = build(sinks.survivor, time.scheduler);
+  open.push(first, survivor);
+  await first.start();
+  await survivor.start();
+  /** Posts one signed `agreement.completed` of `subjectId` to `gateway`: 202, the event's id. */
+  const post = async (gateway: Gateway, subjectId: string) => {
+    const delivery = await esignDelivery(esignSecret, "agreement.completed", { subjectId });
+    const response = await gateway.fetch(webhookRequest("http://gateway.test", "esign", delivery));
+    expect(response.status).toBe(202);
+    return ((await response.json()) as { id: string }).id;
+  };
+  return { first, survivor, outbox, time, post };
+}
+
 describe("records created leased to the routing instance", () => {
   it("are taken over by another instance when the router dies, once its lease ended", async () => {
-    const esignSecret = "esign_creation_lease_secret_0123456789";
-    const secrets = [makeWhsecSecret()];
-    const config = resolveConfig(
-      {
-        store: { driver: "memory" },
-        sources: [{ id: "esign", service: "esign", secrets: [esignSecret] }],
-        destinations: [
-          { id: "plain", type: "http", url: "http://127.0.0.1:9/plain", secrets, allowCidrs: ["127.0.0.1/32"] },
-          {
-            id: "ordered",
-            type: "http",
-            url: "http://127.0.0.1:9/ordered",
-            secrets,
-            allowCidrs: ["127.0.0.1/32"],
-            ordering: "subject",
-          },
-        ],
-        routes: [{ destinations: ["plain", "ordered"] }],
-        log: { level: "silent" },
-      },
-      {},
-    );
-    const store = memoryStore({ services: builtinServices });
-    const outbox: OutboxStore = { ...memoryOutbox(), shared: true };
-    let survivor: Gateway | undefined;
-    const time = createManualTime(async () => {
-      await survivor?.ctx.delivery?.settled();
-    });
     const routerPlain = recordingSink("plain", true);
     const routerOrdered = recordingSink("ordered", true);
     const survivorPlain = recordingSink("plain", false);
     const survivorOrdered = recordingSink("ordered", false);
-    const build = (sinks: Sink[], scheduler: Scheduler) =>
-      buildInProcessGateway({
-        config,
-        resolved: true,
-        store,
-        clock: time.clock,
-        logger: createLogger("silent"),
-        delivery: { outbox, sinks, scheduler, pollIntervalMs: POLL_MS, leaseMs: LEASE_MS, stopGraceMs: 0 },
-      });
-    const router = build([routerPlain.sink, routerOrdered.sink], frozen);
-    survivor = build([survivorPlain.sink, survivorOrdered.sink], time.scheduler);
-    open.push(router, survivor);
-    await router.start();
-    await survivor.start();
+    const {
+      first: router,
+      outbox,
+      time,
+      post,
+    } = await twoInstances(
+      "esign_creation_lease_secret_0123456789",
+      { plain: false, ordered: true },
+      { first: [routerPlain.sink, routerOrdered.sink], survivor: [survivorPlain.sink, survivorOrdered.sink] },
+    );
 
-    const delivery = await esignDelivery(esignSecret, "agreement.completed", { subjectId: "A" });
-    const response = await router.fetch(webhookRequest("http://gateway.test", "esign", delivery));
-    expect(response.status).toBe(202);
-    const { id } = (await response.json()) as { id: string };
+    const id = await post(router, "A");
     // The router's hub wakes its dispatcher, which routes the event and starts the attempt of
     // the record it created leased to itself, without a claim (its timers never run).
     await expect.poll(() => routerPlain.seen, { timeout: 30_000 }).toEqual([id]);
@@ -129,33 +157,6 @@ describe("records created leased to the routing instance", () => {
   }, 60_000);
 
   it("a stalled instance whose leases lapsed does not attempt an older event of a subject the survivor went on with", async () => {
-    const esignSecret = "esign_lapsed_lease_secret_0123456789";
-    const secrets = [makeWhsecSecret()];
-    const config = resolveConfig(
-      {
-        store: { driver: "memory" },
-        sources: [{ id: "esign", service: "esign", secrets: [esignSecret] }],
-        destinations: [
-          {
-            id: "ordered",
-            type: "http",
-            url: "http://127.0.0.1:9/ordered",
-            secrets,
-            allowCidrs: ["127.0.0.1/32"],
-            ordering: "subject",
-          },
-        ],
-        routes: [{ destinations: ["ordered"] }],
-        log: { level: "silent" },
-      },
-      {},
-    );
-    const store = memoryStore({ services: builtinServices });
-    const outbox: OutboxStore = { ...memoryOutbox(), shared: true };
-    let survivor: Gateway | undefined;
-    const time = createManualTime(async () => {
-      await survivor?.ctx.delivery?.settled();
-    });
     // The stalled instance's first attempt hangs until the test lets it end (the stall); the
     // survivor answers at once.
     const stalledSeen: string[] = [];
@@ -173,30 +174,20 @@ describe("records created leased to the routing instance", () => {
       close: async () => {},
     };
     const survivorSink = recordingSink("ordered", false);
-    const build = (sinks: Sink[], scheduler: Scheduler) =>
-      buildInProcessGateway({
-        config,
-        resolved: true,
-        store,
-        clock: time.clock,
-        logger: createLogger("silent"),
-        delivery: { outbox, sinks, scheduler, pollIntervalMs: POLL_MS, leaseMs: LEASE_MS, stopGraceMs: 0 },
-      });
-    const stalled = build([stalledSink], frozen);
-    survivor = build([survivorSink.sink], time.scheduler);
-    open.push(stalled, survivor);
-    await stalled.start();
-    await survivor.start();
+    const {
+      first: stalled,
+      time,
+      post,
+    } = await twoInstances(
+      "esign_lapsed_lease_secret_0123456789",
+      { ordered: true },
+      { first: [stalledSink], survivor: [survivorSink.sink] },
+    );
 
     // Three events of one subject, posted to the instance that then stalls: it claims the
     // subject and starts the first attempt, which hangs; the other two wait behind it in its lane.
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const delivery = await esignDelivery(esignSecret, "agreement.completed", { subjectId: "S" });
-      const response = await stalled.fetch(webhookRequest("http://gateway.test", "esign", delivery));
-      expect(response.status).toBe(202);
-      ids.push(((await response.json()) as { id: string }).id);
-    }
+    for (let i = 0; i < 3; i++) ids.push(await post(stalled, "S"));
     await expect.poll(() => stalledSeen, { timeout: 30_000 }).toEqual([ids[0]]);
 
     // Its leases end unrenewed; the survivor takes the subject over and delivers all three.

@@ -7,8 +7,7 @@
  * every event ends with its record, created again under the same ids and handed to the lanes;
  * an outcome write for a record the crash took puts the row back, and routing again keeps it.
  */
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { postgresOutbox } from "../../adapters/outbox/postgres/postgres-outbox.ts";
 import { memoryStore } from "../../adapters/store/memory.ts";
 import type { DeliveryRecord, OutboxStore } from "../../src/delivery/outbox-contract.ts";
@@ -17,38 +16,41 @@ import { createRouteDispatcher } from "../../src/delivery/route-dispatcher.ts";
 import { createLogger } from "../../src/ops/logger.ts";
 import { compileRoutes } from "../../src/routes/match-routes.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
-import { type PostgresServer, startPostgresServer } from "../helpers/postgres-server.ts";
+import { usePostgresServer } from "../helpers/postgres-server.ts";
 import { keyOf, makeRecord, recordId } from "../store/sample-records.ts";
 import { createManualTime } from "./helpers/manual-time.ts";
 
 const POLL_MS = 1_000;
 
-let server: PostgresServer;
-let admin: pg.Client;
+// Nothing writes the WAL in the background (no autovacuum, the WAL writer every 10 s): what a
+// commit leaves unflushed stays so while a test looks.
+const db = usePostgresServer({ settings: { autovacuum: "off", wal_writer_delay: "10000" } });
 let n = 0;
-
-beforeAll(async () => {
-  // Nothing writes the WAL in the background (no autovacuum, the WAL writer every 10 s): what a
-  // commit leaves unflushed stays so while a test looks.
-  server = await startPostgresServer({ settings: { autovacuum: "off", wal_writer_delay: "10000" } });
-  admin = new pg.Client({ connectionString: server.url });
-  await admin.connect();
-}, 120_000);
-afterAll(async () => {
-  await admin?.end();
-  await server?.stop();
-});
 
 /** What a crash that took the routing commits after `seq` leaves behind. */
 async function loseRoutingAfter(schema: string, seq: number) {
-  await admin.query(`UPDATE ${schema}.meta SET value = $1 WHERE key = 'routing_cursor'`, [seq]);
-  await admin.query(`DELETE FROM ${schema}.deliveries WHERE seq > $1`, [seq]);
+  await db.admin.query(`UPDATE ${schema}.meta SET value = $1 WHERE key = 'routing_cursor'`, [seq]);
+  await db.admin.query(`DELETE FROM ${schema}.deliveries WHERE seq > $1`, [seq]);
 }
 
 async function storedIds(schema: string): Promise<string[]> {
-  const { rows } = await admin.query<{ event_id: string }>(`SELECT event_id FROM ${schema}.deliveries ORDER BY seq`);
+  const { rows } = await db.admin.query<{ event_id: string }>(`SELECT event_id FROM ${schema}.deliveries ORDER BY seq`);
   return rows.map((r) => r.event_id);
 }
+
+/** The pending record of event `seq` for the destination "hook", as routing creates it. */
+const record = (seq: number): DeliveryRecord => ({
+  eventId: recordId(seq),
+  destinationId: "hook",
+  seq,
+  receivedAt: 1,
+  createdAt: 1,
+  updatedAt: 1,
+  state: "pending",
+  nextAttemptAt: 1,
+  failures: 0,
+  attempts: [],
+});
 
 const ids = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => recordId(from + i));
 
@@ -61,10 +63,15 @@ async function setup() {
   };
   const time = createManualTime(settle);
   const outboxes: OutboxStore[] = [];
+  /** An outbox on this test's schema, closed by `close`. */
+  const openOutbox = async () => {
+    const outbox = await postgresOutbox({ url: db.server.url, schema, poolSize: 2 });
+    outboxes.push(outbox);
+    return outbox;
+  };
   /** One gateway instance's dispatcher on the shared outbox; `handed`: what it gave its lanes. */
   const instance = async (owner: string) => {
-    const outbox = await postgresOutbox({ url: server.url, schema, poolSize: 2 });
-    outboxes.push(outbox);
+    const outbox = await openOutbox();
     const handed: DeliveryRecord[] = [];
     const dispatcher = createRouteDispatcher({
       store: store as StoreDriver,
@@ -100,25 +107,13 @@ async function setup() {
     await settle();
     for (const outbox of outboxes) await outbox.close();
   };
-  return { schema, instance, append, settle, time, close };
+  return { schema, openOutbox, instance, append, settle, time, close };
 }
 
 describe("routing writes lost after their acknowledgement (PostgreSQL asynchronous commit)", () => {
   it("refuses a routing write whose stored cursor is behind the one its caller knows, writing nothing", async () => {
     const t = await setup();
-    const outbox = await postgresOutbox({ url: server.url, schema: t.schema, poolSize: 2 });
-    const record = (seq: number): DeliveryRecord => ({
-      eventId: recordId(seq),
-      destinationId: "hook",
-      seq,
-      receivedAt: 1,
-      createdAt: 1,
-      updatedAt: 1,
-      state: "pending",
-      nextAttemptAt: 1,
-      failures: 0,
-      attempts: [],
-    });
+    const outbox = await t.openOutbox();
     expect(await outbox.createDeliveries([record(1), record(2)], 2, undefined, 0)).toHaveLength(2);
     await loseRoutingAfter(t.schema, 1);
     const refused = await outbox.createDeliveries([record(3)], 3, undefined, 2).catch((error) => error);
@@ -130,28 +125,15 @@ describe("routing writes lost after their acknowledgement (PostgreSQL asynchrono
     const created = await outbox.createDeliveries([record(1), record(2), record(3)], 3, undefined, 1);
     expect(created.map((r) => r.seq)).toEqual([2, 3]);
     expect(await outbox.readCursor()).toBe(3);
-    await outbox.close();
     await t.close();
   });
 
   it("commits a routing write asynchronously (alone, or with others in one transaction), a save synchronously", async () => {
     const t = await setup();
-    const outbox = await postgresOutbox({ url: server.url, schema: t.schema, poolSize: 2 });
+    const outbox = await t.openOutbox();
     /** WAL bytes inserted and not flushed yet. */
     const unflushed = async () =>
-      Number((await admin.query("SELECT pg_current_wal_insert_lsn() - pg_current_wal_flush_lsn() AS d")).rows[0].d);
-    const record = (seq: number): DeliveryRecord => ({
-      eventId: recordId(seq),
-      destinationId: "hook",
-      seq,
-      receivedAt: 1,
-      createdAt: 1,
-      updatedAt: 1,
-      state: "pending",
-      nextAttemptAt: 1,
-      failures: 0,
-      attempts: [],
-    });
+      Number((await db.admin.query("SELECT pg_current_wal_insert_lsn() - pg_current_wal_flush_lsn() AS d")).rows[0].d);
     for (let seq = 1; seq <= 3; seq++) {
       await outbox.saveDeliveries([{ ...record(seq), seq: 0 }]);
       expect(await unflushed()).toBe(0);
@@ -168,7 +150,6 @@ describe("routing writes lost after their acknowledgement (PostgreSQL asynchrono
     ]);
     expect(await unflushed()).toBeGreaterThan(0);
     expect(await outbox.readCursor()).toBe(6);
-    await outbox.close();
     await t.close();
   });
 

@@ -15,6 +15,8 @@ import { chmod, chown, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import pg from "pg";
+import { afterAll, beforeAll } from "vitest";
 import { findFreePort } from "./redis-server.ts";
 
 const run = promisify(execFile);
@@ -162,6 +164,34 @@ export async function startPostgresServer(options: PostgresServerOptions = {}): 
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A server for the tests of one file or `describe` block, and a client to look into it. */
+export interface PostgresForTests {
+  server: PostgresServer;
+  /** Connected to `server` as its superuser: what a test reads or changes behind the gateway's back. */
+  admin: pg.Client;
+}
+
+/**
+ * Starts a server (`options` as `startPostgresServer`) and connects its `admin` client before the
+ * tests of the file or `describe` block it is called in, and ends both after them. Its fields
+ * are set once the server is up: read them inside tests and hooks.
+ */
+export function usePostgresServer(options: PostgresServerOptions = {}): PostgresForTests {
+  const handle: Partial<PostgresForTests> = {};
+  beforeAll(async () => {
+    const server = await startPostgresServer(options);
+    handle.server = server;
+    const admin = new pg.Client({ connectionString: server.url });
+    await admin.connect();
+    handle.admin = admin;
+  }, 120_000);
+  afterAll(async () => {
+    await handle.admin?.end();
+    await handle.server?.stop();
+  });
+  return handle as PostgresForTests;
 }
 
 /** A setting value as `pg_ctl -o` passes it to the server. */

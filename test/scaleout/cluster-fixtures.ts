@@ -14,7 +14,7 @@ import {
   makeSecrets,
   startGatewayProcess,
 } from "../helpers/gateway-process.ts";
-import { type PostgresServer, startPostgresServer } from "../helpers/postgres-server.ts";
+import { type PostgresServer, type PostgresServerOptions, startPostgresServer } from "../helpers/postgres-server.ts";
 import { adminKeyHash } from "../helpers/signed-requests.ts";
 
 export interface ClusterOptions {
@@ -131,11 +131,11 @@ export interface Engine {
   stop(): Promise<void>;
 }
 
-/** Starts a fresh redis-server (AOF, `appendfsync always`) or PostgreSQL server. */
-export async function startEngine(name: EngineName): Promise<Engine> {
+/** Starts a fresh redis-server (AOF, `appendfsync always`) or PostgreSQL server (with `postgres`'s options). */
+export async function startEngine(name: EngineName, postgres: PostgresServerOptions = {}): Promise<Engine> {
   const fresh = () => `t${randomBytes(4).toString("hex")}`;
   if (name === "postgres") {
-    const server = await startPostgresServer();
+    const server = await startPostgresServer(postgres);
     return {
       name,
       cluster: { postgresUrl: server.url },
@@ -171,11 +171,13 @@ export function useClusterSuite(
   options: {
     responder?: Responder;
     cluster: (receiver: WebhookReceiver) => Omit<ClusterOptions, "redisUrl" | "postgresUrl">;
+    /** The PostgreSQL server's options (its settings), when the engine is "postgres". */
+    postgres?: PostgresServerOptions;
   },
 ): ClusterSuite {
   const suite: Partial<ClusterSuite> = {};
   beforeAll(async () => {
-    const engine = await startEngine(engineName);
+    const engine = await startEngine(engineName, options.postgres);
     suite.engine = engine;
     const receiver = await startWebhookReceiver(options.responder);
     suite.receiver = receiver;
@@ -187,4 +189,29 @@ export function useClusterSuite(
     await suite.engine?.stop();
   });
   return suite as ClusterSuite;
+}
+
+/**
+ * For the tests that stop or crash PostgreSQL under a gateway: one instance on a fresh server
+ * (`settings` as `startPostgresServer` takes them), its "hook" destination at a receiver
+ * answering `responder` and retrying through the fault (`hookRetriesThroughFaults`). Started
+ * before the block's tests, stopped after; `server` is the suite's PostgreSQL server.
+ */
+export function useGatewayOnPostgres(options: { responder?: Responder; settings?: Record<string, string> }) {
+  const suite = useClusterSuite("postgres", {
+    responder: options.responder,
+    postgres: { settings: options.settings },
+    cluster: (receiver) => ({ count: 1, hookUrl: receiver.url, edit: hookRetriesThroughFaults }),
+  });
+  return {
+    get server(): PostgresServer {
+      return suite.engine.postgres as PostgresServer;
+    },
+    get receiver(): WebhookReceiver {
+      return suite.receiver;
+    },
+    get cluster(): Cluster {
+      return suite.cluster;
+    },
+  };
 }

@@ -7,45 +7,30 @@
  * event still reaches the destination, some perhaps twice with the same webhook-id (at least
  * once). The repeats and the times the router found the stored cursor behind are printed.
  */
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startWebhookReceiver, type WebhookReceiver, waitFor } from "../delivery/helpers/webhook-receiver.ts";
+import { describe, expect, test } from "vitest";
+import { waitFor } from "../delivery/helpers/webhook-receiver.ts";
 import { type GatewayProcess, logLinesWith } from "../helpers/gateway-process.ts";
-import { type PostgresServer, startPostgresServer } from "../helpers/postgres-server.ts";
 import { esignDelivery, listAllEventIds, webhookRequest } from "../helpers/signed-requests.ts";
-import { type Cluster, hookRetriesThroughFaults, startCluster } from "./cluster-fixtures.ts";
+import { useGatewayOnPostgres } from "./cluster-fixtures.ts";
 
 const HANG_MS = 30_000;
 /** Senders in parallel (each one request at a time). */
 const SENDERS = 4;
 
 describe("PostgreSQL crash under a delivering gateway", () => {
-  let server: PostgresServer;
-  let receiver: WebhookReceiver;
-  let cluster: Cluster;
   /** Deliveries the destination answered 200, per webhook-id. */
   const received = new Map<string, number>();
-
-  beforeAll(async () => {
-    server = await startPostgresServer({ settings: { wal_writer_delay: "10000" } });
-    receiver = await startWebhookReceiver((request) => {
+  const suite = useGatewayOnPostgres({
+    settings: { wal_writer_delay: "10000" },
+    responder: (request) => {
       const id = request.headers["webhook-id"] as string;
       received.set(id, (received.get(id) ?? 0) + 1);
       return { status: 200 };
-    });
-    cluster = await startCluster({
-      postgresUrl: server.url,
-      count: 1,
-      hookUrl: receiver.url,
-      edit: hookRetriesThroughFaults,
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await cluster?.stop();
-    await receiver?.close();
-    await server?.stop();
+    },
   });
 
   test("every acknowledged event is delivered after the crash; repeats only, counted", async () => {
+    const { server, cluster } = suite;
     const gateway = cluster.gateways[0] as GatewayProcess;
     const { secrets } = cluster;
     const acknowledged: string[] = [];

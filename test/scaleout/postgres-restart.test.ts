@@ -9,41 +9,23 @@
  * every webhook acknowledged before, during or after the outage is in the log, and the outbox
  * delivers every one of them, including those whose attempts failed before the outage.
  */
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startWebhookReceiver, type WebhookReceiver, waitFor } from "../delivery/helpers/webhook-receiver.ts";
+import { describe, expect, test } from "vitest";
+import { waitFor } from "../delivery/helpers/webhook-receiver.ts";
 import type { GatewayProcess } from "../helpers/gateway-process.ts";
-import { type PostgresServer, startPostgresServer } from "../helpers/postgres-server.ts";
 import { esignDelivery, listAllEventIds, webhookRequest } from "../helpers/signed-requests.ts";
 import { openReadyWs } from "../stream/stream-fixtures.ts";
-import { type Cluster, hookRetriesThroughFaults, startCluster, wsUrlOf } from "./cluster-fixtures.ts";
+import { useGatewayOnPostgres, wsUrlOf } from "./cluster-fixtures.ts";
 
 /** An answer slower than this counts as a hang (the pool's connect timeout is 5 s). */
 const HANG_MS = 30_000;
 
 describe.each(["fast", "immediate"] as const)("PostgreSQL stopped with -m %s", (mode) => {
-  let server: PostgresServer;
-  let receiver: WebhookReceiver;
-  let cluster: Cluster;
   /** Ids the hook destination answered 200 for. */
   const delivered = new Set<string>();
-
-  beforeAll(async () => {
-    server = await startPostgresServer();
-    receiver = await startWebhookReceiver(() => ({ status: 500 }));
-    cluster = await startCluster({
-      postgresUrl: server.url,
-      count: 1,
-      hookUrl: receiver.url,
-      edit: hookRetriesThroughFaults,
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await cluster?.stop();
-    await receiver?.close();
-    await server?.stop();
-  });
+  const suite = useGatewayOnPostgres({ responder: () => ({ status: 500 }) });
 
   test("503 + Retry-After while down under load, reconnect without restart, nothing acknowledged lost", async () => {
+    const { server, receiver, cluster } = suite;
     const gateway = cluster.gateways[0] as GatewayProcess;
     const { secrets, streamKey } = cluster;
     const subscriber = await openReadyWs(wsUrlOf(gateway, streamKey));

@@ -3,28 +3,16 @@
  * with `synchronous_commit = off`), the appends and reads on the other half, so one store never
  * holds more than `poolSize` connections; with `poolSize` 1 the claims share the one connection.
  */
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { postgresStore } from "../../adapters/store/postgres/postgres-store.ts";
 import type { EventRecord } from "../../src/store/contract.ts";
-import { type PostgresServer, startPostgresServer } from "../helpers/postgres-server.ts";
+import { usePostgresServer } from "../helpers/postgres-server.ts";
 
-let server: PostgresServer;
-let admin: pg.Client;
-
-beforeAll(async () => {
-  server = await startPostgresServer();
-  admin = new pg.Client({ connectionString: server.url });
-  await admin.connect();
-}, 120_000);
-afterAll(async () => {
-  await admin?.end();
-  await server?.stop();
-});
+const db = usePostgresServer();
 
 /** The gateway's sessions open on the server now. */
 async function gatewaySessions(): Promise<number> {
-  const { rows } = await admin.query<{ n: string }>(
+  const { rows } = await db.admin.query<{ n: string }>(
     "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'gateway'",
   );
   return Number(rows[0]?.n);
@@ -58,7 +46,7 @@ const record = (n: number): EventRecord => ({
 describe("postgres store connections", () => {
   for (const poolSize of [1, 2, 4]) {
     it(`holds at most poolSize ${poolSize} connections under 60 concurrent claims and appends, none after close`, async () => {
-      const store = await postgresStore({ url: server.url, schema: `pools${poolSize}`, poolSize });
+      const store = await postgresStore({ url: db.server.url, schema: `pools${poolSize}`, poolSize });
       let peak = 0;
       try {
         const results = await Promise.all(

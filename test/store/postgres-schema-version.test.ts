@@ -13,32 +13,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PG_SCHEMA_VERSION, pgMigrationSteps } from "../../adapters/store/postgres/pg-schema.ts";
 import { postgresStore } from "../../adapters/store/postgres/postgres-store.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
-import { type PostgresServer, startPostgresServer } from "../helpers/postgres-server.ts";
+import { usePostgresServer } from "../helpers/postgres-server.ts";
 import { keyOf, makeRecord } from "./sample-records.ts";
 
-let server: PostgresServer;
-let admin: pg.Client;
-
-beforeAll(async () => {
-  server = await startPostgresServer();
-  admin = new pg.Client({ connectionString: server.url });
-  await admin.connect();
-}, 120_000);
-afterAll(async () => {
-  await admin?.end();
-  await server?.stop();
-});
+const db = usePostgresServer();
 
 const DAY = 24 * 3600_000;
-const open = (schema: string) => postgresStore({ url: server.url, schema, poolSize: 4 });
+const open = (schema: string) => postgresStore({ url: db.server.url, schema, poolSize: 4 });
 
 /** The events table's storage options and how many chunks its TOAST table holds. */
 async function eventsStorage(schema: string) {
-  const { rows } = await admin.query<{ options: string[] | null; toast: string }>(
+  const { rows } = await db.admin.query<{ options: string[] | null; toast: string }>(
     `SELECT c.reloptions AS options, t.oid::regclass::text AS toast
       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace LEFT JOIN pg_class t ON t.oid = c.reltoastrelid
       WHERE n.nspname = $1 AND c.relname = 'events'`,
@@ -46,12 +35,12 @@ async function eventsStorage(schema: string) {
   );
   const row = rows[0];
   if (!row) throw new Error(`no events table in ${schema}`);
-  const chunks = await admin.query<{ n: string }>(`SELECT count(*) AS n FROM ${row.toast}`);
+  const chunks = await db.admin.query<{ n: string }>(`SELECT count(*) AS n FROM ${row.toast}`);
   return { options: row.options ?? [], toastChunks: Number(chunks.rows[0]?.n) };
 }
 
 async function version(schema: string): Promise<number> {
-  const { rows } = await admin.query<{ version: number }>(`SELECT version FROM ${schema}.schema_version`);
+  const { rows } = await db.admin.query<{ version: number }>(`SELECT version FROM ${schema}.schema_version`);
   return Number(rows[0]?.version);
 }
 
@@ -71,7 +60,7 @@ describe("postgres store: layout versions", () => {
       // Each of these rows is above PostgreSQL's default threshold (2032 bytes for 8 kB pages,
       // record and document together): at layout 1 such rows leave chunks in the TOAST table
       // (the next test).
-      const { rows } = await admin.query<{ size: number }>(
+      const { rows } = await db.admin.query<{ size: number }>(
         "SELECT octet_length(record) + octet_length(doc::text) AS size FROM lv_fresh.events",
       );
       for (const row of rows) expect(Number(row.size)).toBeGreaterThan(2_032);
@@ -98,11 +87,11 @@ describe("postgres store: layout versions", () => {
     await first.close();
     // Back to layout 1 as the release before wrote it: the default TOAST threshold, version 1,
     // and rows written under it.
-    await admin.query(`ALTER TABLE ${schema}.events RESET (toast_tuple_target)`);
-    await admin.query(`UPDATE ${schema}.schema_version SET version = 1`);
-    await admin.query(`DELETE FROM ${schema}.events`);
-    await admin.query(`DELETE FROM ${schema}.marks`);
-    await admin.query(`UPDATE ${schema}.meta SET value = 0 WHERE key = 'last_seq'`);
+    await db.admin.query(`ALTER TABLE ${schema}.events RESET (toast_tuple_target)`);
+    await db.admin.query(`UPDATE ${schema}.schema_version SET version = 1`);
+    await db.admin.query(`DELETE FROM ${schema}.events`);
+    await db.admin.query(`DELETE FROM ${schema}.marks`);
+    await db.admin.query(`UPDATE ${schema}.meta SET value = 0 WHERE key = 'last_seq'`);
     const atOne = await postgresStoreAtLayoutOne(schema, old);
     expect(atOne.toastChunks).toBeGreaterThan(0);
     expect(pgMigrationSteps(1)).toEqual([
@@ -112,7 +101,7 @@ describe("postgres store: layout versions", () => {
 
     // An instance of the previous build appending and delivering meanwhile: its transaction's
     // locks do not hold the migration up (it would wait here until the test's timeout).
-    const running = new pg.Client({ connectionString: server.url });
+    const running = new pg.Client({ connectionString: db.server.url });
     await running.connect();
     await running.query("BEGIN");
     await running.query(`LOCK TABLE ${schema}.events, ${schema}.marks, ${schema}.deliveries IN ROW EXCLUSIVE MODE`);
@@ -151,7 +140,7 @@ describe("postgres store: layout versions", () => {
     const schema = "lv_newer";
     const store = await open(schema);
     await store.close();
-    await admin.query(`UPDATE ${schema}.schema_version SET version = 3`);
+    await db.admin.query(`UPDATE ${schema}.schema_version SET version = 3`);
     await expect(open(schema)).rejects.toThrow(
       `postgres store: schema ${schema} is at version 3, newer than this gateway's 2`,
     );
@@ -181,10 +170,10 @@ describe("gateway migrate on a postgres store", () => {
     const schema = "lv_cli";
     const store = await open(schema);
     await store.close();
-    await admin.query(`ALTER TABLE ${schema}.events RESET (toast_tuple_target)`);
-    await admin.query(`UPDATE ${schema}.schema_version SET version = 1`);
+    await db.admin.query(`ALTER TABLE ${schema}.events RESET (toast_tuple_target)`);
+    await db.admin.query(`UPDATE ${schema}.schema_version SET version = 1`);
     const config = join(await mkdtemp(join(tmpdir(), "gw-pg-migrate-")), "gateway.json");
-    await writeFile(config, JSON.stringify({ store: { driver: "postgres", url: server.url, schema } }));
+    await writeFile(config, JSON.stringify({ store: { driver: "postgres", url: db.server.url, schema } }));
 
     const dry = await gateway(["migrate", "--config", config, "--dry-run"]);
     expect(dry).toMatchObject({ code: 0, stderr: "" });
@@ -206,7 +195,7 @@ describe("gateway migrate on a postgres store", () => {
     const again = await gateway(["migrate", "--config", config, "--dry-run"]);
     expect(again).toMatchObject({ code: 0, stdout: "the postgres store is at layout version 2: nothing to migrate\n" });
 
-    await admin.query(`UPDATE ${schema}.schema_version SET version = 7`);
+    await db.admin.query(`UPDATE ${schema}.schema_version SET version = 7`);
     const newer = await gateway(["migrate", "--config", config]);
     expect(newer.code).toBe(1);
     const lines = newer.stderr.trim().split("\n");
@@ -215,13 +204,13 @@ describe("gateway migrate on a postgres store", () => {
     expect(await version(schema)).toBe(7);
 
     const empty = join(await mkdtemp(join(tmpdir(), "gw-pg-migrate-")), "gateway.json");
-    await writeFile(empty, JSON.stringify({ store: { driver: "postgres", url: server.url, schema: "lv_none" } }));
+    await writeFile(empty, JSON.stringify({ store: { driver: "postgres", url: db.server.url, schema: "lv_none" } }));
     const none = await gateway(["migrate", "--config", empty]);
     expect(none).toMatchObject({
       code: 0,
       stdout: "the postgres store has no tables yet: nothing to migrate (serve creates them at layout version 2)\n",
     });
-    const { rows } = await admin.query("SELECT 1 FROM information_schema.schemata WHERE schema_name = 'lv_none'");
+    const { rows } = await db.admin.query("SELECT 1 FROM information_schema.schemata WHERE schema_name = 'lv_none'");
     expect(rows).toHaveLength(0);
   }, 180_000);
 });
@@ -238,17 +227,17 @@ async function postgresStoreAtLayoutOne(schema: string, records: ReturnType<type
   const summarize = createEventSummarizer(undefined);
   for (const [i, record] of records.entries()) {
     const c = eventColumns(record, summarize);
-    await admin.query(
+    await db.admin.query(
       `INSERT INTO ${schema}.events (seq, id, source_id, type, subject, external_id, received_at, record, doc)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb)`,
       [i + 1, c.id, c.sourceId, c.type, c.subject, c.externalId, c.receivedAt, c.record, c.doc],
     );
-    await admin.query(`INSERT INTO ${schema}.marks (key, event_id, expires_at) VALUES ($1, $2, $3)`, [
+    await db.admin.query(`INSERT INTO ${schema}.marks (key, event_id, expires_at) VALUES ($1, $2, $3)`, [
       pgBytes(keyOf(record)),
       record.id,
       Date.now() + DAY,
     ]);
   }
-  await admin.query(`UPDATE ${schema}.meta SET value = $1 WHERE key = 'last_seq'`, [records.length]);
+  await db.admin.query(`UPDATE ${schema}.meta SET value = $1 WHERE key = 'last_seq'`, [records.length]);
   return eventsStorage(schema);
 }
