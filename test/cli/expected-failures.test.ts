@@ -9,7 +9,16 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GatewayProcess, startGatewayProcess } from "../helpers/gateway-process.ts";
-import { closedPort, gateway, holdPort, portOf, release, STACK_LINE, scratchDir } from "./cli-fixtures.ts";
+import {
+  closedPort,
+  closedPortPair,
+  gateway,
+  holdPort,
+  portOf,
+  release,
+  STACK_LINE,
+  scratchDir,
+} from "./cli-fixtures.ts";
 
 /** Exit 1, exactly one line on stderr starting with `prefix`, no stack. */
 function expectOneLine(run: { code: number | null; stderr: string }, prefix: string) {
@@ -67,12 +76,13 @@ describe("port in use", () => {
   });
 
   it("the emulators' port (gateway port + 1): says whose it is, --port and GATEWAY_EMULATORS=off", async () => {
-    // A free port whose successor is busy.
+    // A free port whose successor is busy (below the kernel's ephemeral range: nothing takes the
+    // port itself meanwhile).
     let busy: Awaited<ReturnType<typeof holdPort>>;
     let port = 0;
     for (let tries = 0; !busy && tries < 20; tries++) {
-      port = await closedPort();
-      busy = port < 65535 ? await holdPort(port + 1) : undefined;
+      port = await closedPortPair();
+      busy = await holdPort(port + 1);
     }
     try {
       const run = await gateway(["serve", "--port", String(port)], { cwd: await scratchDir() });
