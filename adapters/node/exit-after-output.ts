@@ -15,9 +15,16 @@ export function flushed(stream: NodeJS.WritableStream & { writableLength?: numbe
   });
 }
 
-/** Sets the exit code, waits until stdout and stderr are written out, then exits. */
+/** How long an exit waits for a reader that does not read at all (a pipe held open, never drained). */
+export const FLUSH_BOUND_MS = 10_000;
+
+/**
+ * Sets the exit code, waits until stdout and stderr are written out (at most `FLUSH_BOUND_MS`),
+ * then exits.
+ */
 export async function exitAfterOutput(code: number): Promise<never> {
   process.exitCode = code;
-  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  const bound = new Promise<void>((resolve) => setTimeout(resolve, FLUSH_BOUND_MS).unref());
+  await Promise.race([Promise.all([flushed(process.stdout), flushed(process.stderr)]), bound]);
   process.exit(code);
 }
