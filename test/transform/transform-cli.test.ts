@@ -132,6 +132,17 @@ describe("gateway transform test", () => {
     expect(code).toBe(0);
   }, 120_000);
 
+  it("a top level stuck inside one built-in (no interrupt reaches it) is ended from outside at its limit", async () => {
+    const stuck = join(dir, "stuck-start.js");
+    // Minutes of one indexOf: only the pool's outside deadline (1000 ms + slack) ends it.
+    await writeFile(stuck, "const i = 'a'.repeat(1e6).indexOf('a'.repeat(5e5) + 'b');\nexport default () => ({ i });");
+    const run = await runCli([stuck, "--event", eventId, "--url", gateway.url, "--timeout", "100"]);
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    expect(run.stdout).toBe("transform_error: the transform module's top level ran longer than 1000 ms\n");
+    // Its worker was replaced: the next call answers.
+    expect((await runCli(["slack", "--event", eventId, "--url", gateway.url])).code).toBe(0);
+  }, 120_000);
+
   it("runs a destination's configured transform through the API", async () => {
     const response = await testTransform({ event: eventId, destination: "chat" });
     expect(response.status).toBe(200);
