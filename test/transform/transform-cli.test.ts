@@ -98,45 +98,41 @@ describe("gateway transform test", () => {
     );
   }, 120_000);
 
+  /** Saves `lines` as module `name` and runs `gateway transform test` on it with `--timeout 100`. */
+  const tryModule = async (name: string, lines: string[]) => {
+    const file = join(dir, name);
+    await writeFile(file, lines.join("\n"));
+    return runCli([file, "--event", eventId, "--url", gateway.url, "--timeout", "100"]);
+  };
+  const SLOW_START = (ms: number) => `const until = Date.now() + ${ms}; while (Date.now() < until) {}`;
+
   it("--timeout counts the program, not its module's start-up: a 400 ms top level, --timeout 100, first call", async () => {
-    const file = join(dir, "slow-start.js");
-    await writeFile(
-      file,
-      [
-        "const until = Date.now() + 400; while (Date.now() < until) {}",
-        "const TABLE = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => ['k' + i, i]));",
-        "export default (event) => ({ type: event.type, k7: TABLE.k7 });",
-      ].join("\n"),
-    );
-    const run = await runCli([file, "--event", eventId, "--url", gateway.url, "--timeout", "100"]);
+    const run = await tryModule("slow-start.js", [
+      SLOW_START(400),
+      "const TABLE = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => ['k' + i, i]));",
+      "export default (event) => ({ type: event.type, k7: TABLE.k7 });",
+    ]);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({ type: "agreement.completed", k7: 7 });
   }, 120_000);
 
   it("an endless program after a slow top level still ends at --timeout; an endless top level at its own limit", async () => {
-    const looping = join(dir, "slow-start-loop.js");
-    await writeFile(
-      looping,
-      "const until = Date.now() + 300; while (Date.now() < until) {}\nexport default () => { for (;;) {} };",
-    );
-    const program = await runCli([looping, "--event", eventId, "--url", gateway.url, "--timeout", "100"]);
+    const program = await tryModule("slow-start-loop.js", [SLOW_START(300), "export default () => { for (;;) {} };"]);
     expect(program.code).toBe(1);
     expect(program.stdout).toBe("transform_error: the transform ran longer than 100 ms\n");
-    const stuck = join(dir, "endless-start.js");
-    await writeFile(stuck, "for (;;) {}\nexport default () => ({ never: true });");
-    const topLevel = await runCli([stuck, "--event", eventId, "--url", gateway.url, "--timeout", "100"]);
+    const topLevel = await tryModule("endless-start.js", ["for (;;) {}", "export default () => ({ never: true });"]);
     expect(topLevel.code).toBe(1);
     expect(topLevel.stdout).toBe("transform_error: the transform module's top level ran longer than 1000 ms\n");
     // The gateway carries on: the next call answers.
-    const { code } = await runCli(["slack", "--event", eventId, "--url", gateway.url]);
-    expect(code).toBe(0);
+    expect((await runCli(["slack", "--event", eventId, "--url", gateway.url])).code).toBe(0);
   }, 120_000);
 
   it("a top level stuck inside one built-in (no interrupt reaches it) is ended from outside at its limit", async () => {
-    const stuck = join(dir, "stuck-start.js");
     // Minutes of one indexOf: only the pool's outside deadline (1000 ms + slack) ends it.
-    await writeFile(stuck, "const i = 'a'.repeat(1e6).indexOf('a'.repeat(5e5) + 'b');\nexport default () => ({ i });");
-    const run = await runCli([stuck, "--event", eventId, "--url", gateway.url, "--timeout", "100"]);
+    const run = await tryModule("stuck-start.js", [
+      "const i = 'a'.repeat(1e6).indexOf('a'.repeat(5e5) + 'b');",
+      "export default () => ({ i });",
+    ]);
     expect(run.code, run.stdout + run.stderr).toBe(1);
     expect(run.stdout).toBe("transform_error: the transform module's top level ran longer than 1000 ms\n");
     // Its worker was replaced: the next call answers.
