@@ -40,9 +40,9 @@ const ask = (phase: string) =>
   });
 
 async function child(dir: string, url: string, schema: string): Promise<void> {
-  const { postgresStore } = (await import(join(dir, "adapters/store/postgres/postgres-store.ts"))) as typeof import(
-    "../../adapters/store/postgres/postgres-store.ts"
-  );
+  const { postgresStore } = (await import(
+    join(dir, "adapters/store/postgres/postgres-store.ts")
+  )) as typeof import("../../adapters/store/postgres/postgres-store.ts");
   const store = await postgresStore({ url, schema });
   const burn = () => {
     const until = performance.now() + workUs / 1000;
@@ -101,10 +101,14 @@ async function parent(): Promise<void> {
       const order = round % 2 === 0 ? sides : [...sides].reverse();
       for (const side of order) {
         const schema = `ab_${randomBytes(4).toString("hex")}`;
-        const proc = spawn(process.execPath, ["--import", "tsx", import.meta.filename, "--child", side.dir, server.url, schema], {
-          env: { ...process.env, ...side.env },
-          stdio: ["ignore", "inherit", "inherit", "ipc"],
-        });
+        const proc = spawn(
+          process.execPath,
+          ["--import", "tsx", import.meta.filename, "--child", side.dir, server.url, schema],
+          {
+            env: { ...process.env, ...side.env },
+            stdio: ["ignore", "inherit", "inherit", "ipc"],
+          },
+        );
         let serverAtStart = 0;
         let serverAtStop = 0;
         const done = await new Promise<{ appends: number; elapsed: number; cpuUs: number }>((ok, fail) => {

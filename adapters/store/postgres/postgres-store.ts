@@ -63,7 +63,7 @@ const PURGE_BATCH = 1_000;
 const ID_BATCH = 500;
 
 /** Append groups in flight at once, each on a connection of its own (see the header). */
-const APPENDS_IN_FLIGHT = Number(process.env.GW_APPENDS_IN_FLIGHT ?? 2);
+const APPENDS_IN_FLIGHT = 2;
 /** Runs of one append group at most, when another instance recorded one of its ids meanwhile. */
 const APPEND_ATTEMPTS = 3;
 
@@ -230,13 +230,14 @@ interface PendingAppend {
 
 /** Opens the pool, creates the schema when missing, and returns the driver. */
 export const postgresStore: StoreFactory<PostgresStoreOptions> = async (options) => {
-  // The claims' connections are carved out of poolSize (half of it), and the append groups'
-  // (APPENDS_IN_FLIGHT) out of the rest when at least two are left for the reads. With fewer
-  // connections the claims share the one pool and commit synchronously (correct, one flush more),
-  // and the appends share the reads' pool.
+  // Half of poolSize serves the reads; the other half the dedupe claims (at most
+  // CLAIM_STATEMENTS_IN_FLIGHT at once, plus releases) and, from 8 connections on, the append
+  // groups (APPENDS_IN_FLIGHT). With fewer, the appends share the reads' connections, and with a
+  // single connection the claims too, committing synchronously (correct, one flush more).
   const size = options.poolSize ?? 10;
-  const claimSize = size >= 2 ? Math.floor(size / 2) : 0;
-  const appendSize = size - claimSize - APPENDS_IN_FLIGHT >= 2 ? APPENDS_IN_FLIGHT : 0;
+  const half = size >= 2 ? Math.floor(size / 2) : 0;
+  const appendSize = half >= CLAIM_STATEMENTS_IN_FLIGHT + APPENDS_IN_FLIGHT ? APPENDS_IN_FLIGHT : 0;
+  const claimSize = half - appendSize;
   const pool = await openSchemaPool({ ...options, poolSize: size - claimSize - appendSize }, async (client) => {
     if (options.warn) {
       const { rows } = await client.query<{ fsync: string }>("SELECT current_setting('fsync') AS fsync");
