@@ -1,5 +1,5 @@
 /**
- * The `postgres` store's append groups: one statement each, committed on its own, up to two in
+ * The `postgres` store's append groups: one statement each, committed on its own, one group in
  * flight per instance, several instances on one database. What must hold: seq order is commit
  * order (a reader that saw seq n has seen every seq below n, whatever the instances and groups
  * in flight), and an id recorded by another instance while a group waited for the counter's
@@ -54,8 +54,8 @@ describe("postgres store: append groups", () => {
       const total = 1_200;
       let appended = 0;
       const writer = async (store: StoreDriver, first: number) => {
-        // Waves of concurrent appends: each wave is one group, and the next wave is sent while
-        // the groups before it are in flight.
+        // Waves of concurrent appends, the next sent while the ones before are in flight (they
+        // gather into the next group), on two instances whose groups contend for the counter.
         const waves: Promise<unknown>[] = [];
         for (let wave = 0; wave < total / 2 / 20; wave++) {
           const records = Array.from({ length: 20 }, (_, i) => makeRecord(first + wave * 20 + i));
