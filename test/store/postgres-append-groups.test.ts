@@ -1,0 +1,118 @@
+/**
+ * The `postgres` store's append groups: one statement each, committed on its own, one group in
+ * flight per instance, several instances on one database. What must hold: seq order is commit
+ * order (a reader that saw seq n has seen every seq below n, whatever the instances and groups
+ * in flight), and an id recorded by another instance while a group waited for the counter's
+ * lock answers with its seq instead of failing the group.
+ */
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { postgresStore } from "../../adapters/store/postgres/postgres-store.ts";
+import type { StoreDriver } from "../../src/store/contract.ts";
+import { type PostgresServer, startPostgresServer } from "../helpers/postgres-server.ts";
+import { keyOf, makeRecord } from "./sample-records.ts";
+
+let server: PostgresServer;
+let admin: pg.Client;
+let n = 0;
+const DAY = 24 * 3600_000;
+
+beforeAll(async () => {
+  server = await startPostgresServer();
+  admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+}, 120_000);
+afterAll(async () => {
+  await admin?.end();
+  await server?.stop();
+});
+
+/** Two instances on one fresh schema (default pool size: the appends have connections of their own). */
+async function twoInstances(): Promise<{ schema: string; a: StoreDriver; b: StoreDriver }> {
+  const schema = `ag${++n}`;
+  const a = await postgresStore({ url: server.url, schema });
+  const b = await postgresStore({ url: server.url, schema });
+  return { schema, a, b };
+}
+
+/** Resolves once `count` append statements wait for a lock (the counter's row). */
+async function appendsWaitingForLock(count: number): Promise<void> {
+  for (let i = 0; i < 2_000; i++) {
+    const { rows } = await admin.query<{ n: string }>(
+      "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE meta SET value = value + %'",
+    );
+    if (Number(rows[0]?.n) >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`fewer than ${count} appends ever waited for the counter's lock`);
+}
+
+describe("postgres store: append groups", () => {
+  it("seq order is commit order: a reader following the log never skips a seq, with two instances appending", async () => {
+    const { a, b } = await twoInstances();
+    try {
+      const total = 1_200;
+      let appended = 0;
+      const writer = async (store: StoreDriver, first: number) => {
+        // Waves of concurrent appends, the next sent while the ones before are in flight (they
+        // gather into the next group), on two instances whose groups contend for the counter.
+        const waves: Promise<unknown>[] = [];
+        for (let wave = 0; wave < total / 2 / 20; wave++) {
+          const records = Array.from({ length: 20 }, (_, i) => makeRecord(first + wave * 20 + i));
+          waves.push(Promise.all(records.map((r) => store.append(r, keyOf(r), DAY))).then(() => (appended += 20)));
+          if (wave % 3 === 2) await Promise.race(waves);
+        }
+        await Promise.all(waves);
+      };
+      // The reader follows the log as the hub and the router do: read after its cursor, move to
+      // the last seq read. A seq committed after a higher one would be skipped for good.
+      let cursor = 0;
+      const reader = async () => {
+        for (let round = 0; round < 100_000 && cursor < total; round++) {
+          const page = await a.readAfter(cursor, 100);
+          for (const record of page) {
+            expect(record.seq, `after ${cursor}`).toBe(cursor + 1);
+            cursor = record.seq;
+          }
+          if (page.length === 0 && appended === total) break;
+        }
+      };
+      await Promise.all([writer(a, 1), writer(b, 1_000_000), reader()]);
+      expect(cursor).toBe(total);
+      expect(await a.lastSeq()).toBe(total);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  }, 120_000);
+
+  it("an id another instance recorded while the group waited for the counter answers with its seq", async () => {
+    const { schema, a, b } = await twoInstances();
+    const holder = new pg.Client({ connectionString: server.url });
+    try {
+      await a.append(makeRecord(1), keyOf(makeRecord(1)), DAY);
+      // Hold the counter's row lock so that both appends take their snapshot before either
+      // records the event: one of them then finds the id taken only when it inserts.
+      // (A session of its own: pg_stat_activity, polled by `admin`, is frozen within a transaction.)
+      await holder.connect();
+      await holder.query("BEGIN");
+      await holder.query(`UPDATE ${schema}.meta SET value = value WHERE key = 'last_seq'`);
+      const record = makeRecord(2);
+      const both = [a.append(record, "first-key", DAY), b.append(record, "second-key", DAY)];
+      await appendsWaitingForLock(2);
+      await holder.query("COMMIT");
+      const results = await Promise.all(both);
+      expect(results.filter((r) => r.inserted)).toHaveLength(1);
+      expect(results.map((r) => r.seq)).toEqual([2, 2]);
+      expect(await a.lastSeq()).toBe(2);
+      // Both keys name the event; the log holds it once.
+      expect(await a.claim("first-key", 30_000)).toEqual({ status: "duplicate", id: record.id });
+      expect(await b.claim("second-key", 30_000)).toEqual({ status: "duplicate", id: record.id });
+      expect((await a.readAfter(0, 10)).map((e) => e.id)).toEqual([makeRecord(1).id, record.id]);
+      // Appends go on as before.
+      expect((await b.append(makeRecord(3), keyOf(makeRecord(3)), DAY)).seq).toBe(3);
+    } finally {
+      await holder.end().catch(() => {});
+      await Promise.all([a.close(), b.close()]);
+    }
+  }, 60_000);
+});
