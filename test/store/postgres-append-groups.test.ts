@@ -6,39 +6,28 @@
  * lock answers with its seq instead of failing the group.
  */
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { postgresStore } from "../../adapters/store/postgres/postgres-store.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
-import { type PostgresServer, startPostgresServer } from "../helpers/postgres-server.ts";
+import { usePostgresServer } from "../helpers/postgres-server.ts";
 import { keyOf, makeRecord } from "./sample-records.ts";
 
-let server: PostgresServer;
-let admin: pg.Client;
+const pgServer = usePostgresServer();
 let n = 0;
 const DAY = 24 * 3600_000;
-
-beforeAll(async () => {
-  server = await startPostgresServer();
-  admin = new pg.Client({ connectionString: server.url });
-  await admin.connect();
-}, 120_000);
-afterAll(async () => {
-  await admin?.end();
-  await server?.stop();
-});
 
 /** Two instances on one fresh schema (default pool size: the appends have connections of their own). */
 async function twoInstances(): Promise<{ schema: string; a: StoreDriver; b: StoreDriver }> {
   const schema = `ag${++n}`;
-  const a = await postgresStore({ url: server.url, schema });
-  const b = await postgresStore({ url: server.url, schema });
+  const a = await postgresStore({ url: pgServer.server.url, schema });
+  const b = await postgresStore({ url: pgServer.server.url, schema });
   return { schema, a, b };
 }
 
 /** Resolves once `count` append statements wait for a lock (the counter's row). */
 async function appendsWaitingForLock(count: number): Promise<void> {
   for (let i = 0; i < 2_000; i++) {
-    const { rows } = await admin.query<{ n: string }>(
+    const { rows } = await pgServer.admin.query<{ n: string }>(
       "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE meta SET value = value + %'",
     );
     if (Number(rows[0]?.n) >= count) return;
@@ -87,7 +76,7 @@ describe("postgres store: append groups", () => {
 
   it("an id another instance recorded while the group waited for the counter answers with its seq", async () => {
     const { schema, a, b } = await twoInstances();
-    const holder = new pg.Client({ connectionString: server.url });
+    const holder = new pg.Client({ connectionString: pgServer.server.url });
     try {
       await a.append(makeRecord(1), keyOf(makeRecord(1)), DAY);
       // Hold the counter's row lock so that both appends take their snapshot before either
