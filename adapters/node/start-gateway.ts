@@ -16,6 +16,8 @@ import { builtinServices } from "../../src/services/registry.ts";
 import { type ResolveHost, warnRefusedDestinations } from "../../src/ssrf/refused-destinations.ts";
 import type { StoreDriver } from "../../src/store/contract.ts";
 import { readStreamOptionsFromEnv, type StreamOptionsInput } from "../../src/stream/stream-options.ts";
+import { builtinTransformSource } from "../../src/transform/builtin-transforms.ts";
+import { BUILTIN_TRANSFORMS } from "../../src/transform/transform-schema.ts";
 import { openConfiguredHub } from "../hub/registry.ts";
 import { openConfiguredOutbox } from "../outbox/registry.ts";
 import { sendsOffMainThread } from "../sink/http.ts";
@@ -133,6 +135,7 @@ export async function startNodeGateway(options: NodeGatewayOptions): Promise<Run
     size: config.transforms.workers,
     slackMs: config.transforms.deadlineSlackMs,
     heapMb: config.transforms.workerHeapMb,
+    warmUpSources: BUILTIN_TRANSFORMS.map((name) => builtinTransformSource(name, builtinServices)),
   });
   if (config.destinations.some((d) => d.transform)) transformExecutor.start();
   const gateway = createGateway({

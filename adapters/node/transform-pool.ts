@@ -36,6 +36,11 @@ export interface TransformPoolOptions {
   startBudgetMs?: number;
   /** Time a new worker may take to start (load its code and QuickJS, warm up), ms. Default 120 s. */
   spawnBudgetMs?: number;
+  /**
+   * Transform modules each worker runs before its first call (the built-ins, so that their first
+   * real call is not their slowest: transform-worker.ts). Default none (a generic warm-up only).
+   */
+  warmUpSources?: readonly string[];
 }
 
 /** The CPU count minus one (the main thread keeps a core), at least 1 and at most 4: 1 on 2 cores. */
@@ -88,7 +93,7 @@ export function createTransformPool(options: TransformPoolOptions = {}): Transfo
   const spawn = (): Slot => {
     const shared = new SharedArrayBuffer(16);
     const worker = new Worker(ENTRY, {
-      workerData: { clock: shared },
+      workerData: { clock: shared, warmUpSources: options.warmUpSources ?? [] },
       resourceLimits: { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: Math.max(4, heapMb >> 3) },
       stdout: false,
       stderr: false,

@@ -6,13 +6,10 @@
  * (`clock[0]`), and clears both after; compiling and loading QuickJS are not timed.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { builtinServices } from "../../src/services/registry.ts";
-import { builtinTransformSource } from "../../src/transform/builtin-transforms.ts";
 import { createCompiledCache } from "../../src/transform/compiled-cache.ts";
 import { toFactorySource } from "../../src/transform/module-source.ts";
 import { compileTransform } from "../../src/transform/quickjs-sandbox.ts";
 import { type TransformCall, type TransformOutcome, toTransformEvent } from "../../src/transform/transform-contract.ts";
-import { BUILTIN_TRANSFORMS } from "../../src/transform/transform-schema.ts";
 import { loadQuickJSNode } from "./quickjs-node.ts";
 
 /** What the pool sends: a call, with the module source only when this worker may not have it. */
@@ -22,7 +19,8 @@ export type PoolAnswer = { id: number; outcome: TransformOutcome } | { id: numbe
 
 const port = parentPort;
 if (!port) throw new Error("transform-worker.ts runs as a worker thread of transform-pool.ts");
-const clock = new Float64Array((workerData as { clock: SharedArrayBuffer }).clock);
+const data = workerData as { clock: SharedArrayBuffer; warmUpSources?: string[] };
+const clock = new Float64Array(data.clock);
 const compiled = createCompiledCache(loadQuickJSNode);
 
 /**
@@ -49,8 +47,9 @@ const WARM_UP = `(function () { "use strict";
 })`;
 
 /**
- * Loads QuickJS and runs transforms before the first call: the built-ins (`slack`, `teams`,
- * `discord`) on a sample event, then the warm-up above, 20 times each. The engine's first pass
+ * Loads QuickJS and runs transforms before the first call: the modules the pool was given
+ * (`warmUpSources`: the gateway passes the built-ins `slack`, `teams` and `discord`, built from
+ * its service registry), then the warm-up above, 20 times each, on a sample event. The engine's first pass
  * through a path costs far more than the next ones (WebAssembly functions compile on first use,
  * among others). Measured on the first `slack` call of a fresh process (load 3-5 on 2 cores, 8-10
  * runs each): a median 7.7 ms (2-10 ms) after a one-line warm-up, 0.55 ms (0.5-2.9 ms) after this
@@ -60,9 +59,9 @@ const WARM_UP = `(function () { "use strict";
 const warm = (async () => {
   const quickjs = await loadQuickJSNode();
   const sources = [
-    ...BUILTIN_TRANSFORMS.map((name) => {
-      const factory = toFactorySource(builtinTransformSource(name, builtinServices));
-      if (!factory.ok) throw new Error(`built-in ${name}: ${factory.message}`);
+    ...(data.warmUpSources ?? []).map((module, i) => {
+      const factory = toFactorySource(module);
+      if (!factory.ok) throw new Error(`warm-up module ${i}: ${factory.message}`);
       return factory.source;
     }),
     WARM_UP,
@@ -70,11 +69,11 @@ const warm = (async () => {
   const event = toTransformEvent({
     specversion: "1.0",
     id: "evt_warm_up",
-    source: "/webhooks/esign",
-    type: "agreement.completed",
+    source: "/webhooks/warm-up",
+    type: "document.completed",
     subject: "warm-up",
     time: "2026-01-02T03:04:05.000Z",
-    data: { agreement_id: "agr_warm", status: "completed", signers: [{ name: "A", email: "a@example.com" }] },
+    data: { document_id: "doc_warm", status: "completed", people: [{ name: "A", email: "a@example.com" }] },
   });
   for (const source of sources) {
     const transform = compileTransform(quickjs, source, "warm-up", { timeoutMs: 60_000, memoryLimitMb: 16 });
