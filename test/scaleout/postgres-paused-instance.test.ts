@@ -2,9 +2,10 @@
  * Two instances on one PostgreSQL; one is frozen (SIGSTOP: a VM pause, a debugger, a stop-the-world
  * pause) in the middle of a load of webhooks, five times over. The other must go on acknowledging
  * its own webhooks while the first is frozen: the journal counter's row lock, which orders every
- * instance's appends, is held only inside the server for one statement and its commit, never
- * while the server waits for a gateway (adapters/store/postgres/postgres-store.ts). Afterwards
- * every acknowledged event, from either instance, is in the log.
+ * instance's appends, is held by an append transaction between round trips, and PostgreSQL ends
+ * a transaction left idle that long (`APPEND_IDLE_LIMIT`, adapters/store/postgres/postgres-store.ts).
+ * Without that limit the other instance answered 503 after its 30 s statement timeout. Afterwards
+ * every acknowledged event, from either instance, is in the log once.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { GatewayProcess } from "../helpers/gateway-process.ts";
@@ -70,8 +71,11 @@ describe("PostgreSQL: an instance frozen under load", () => {
       }
       await Promise.all(senders);
     }
-    const logged = new Set(await listAllEventIds(other.url, cluster.secrets.adminKey));
+    // Every acknowledged event is in the log, once. (A webhook the frozen instance answered with
+    // an error after it woke may be there too: its sender retries and gets the duplicate's 200.)
+    const loggedIds = await listAllEventIds(other.url, cluster.secrets.adminKey);
+    const logged = new Set(loggedIds);
     expect(acknowledged.filter((id) => !logged.has(id))).toEqual([]);
-    expect(logged.size).toBe(new Set(acknowledged).size);
+    expect(logged.size).toBe(loggedIds.length);
   }, 240_000);
 });

@@ -1,9 +1,8 @@
 /**
- * The `postgres` store's append groups: one statement each, committed on its own, one group in
- * flight per instance, several instances on one database. What must hold: seq order is commit
- * order (a reader that saw seq n has seen every seq below n, whatever the instances and groups
- * in flight), and an id recorded by another instance while a group waited for the counter's
- * lock answers with its seq instead of failing the group.
+ * The `postgres` store's append groups, several instances on one database. What must hold: seq
+ * order is commit order (a reader that saw seq n has seen every seq below n, whatever the
+ * instances and groups in flight), and an id recorded by another instance while a group waited
+ * for the journal counter's lock answers with its seq instead of failing the group.
  */
 import pg from "pg";
 import { describe, expect, it } from "vitest";
@@ -28,7 +27,7 @@ async function twoInstances(): Promise<{ schema: string; a: StoreDriver; b: Stor
 async function appendsWaitingForLock(count: number): Promise<void> {
   for (let i = 0; i < 2_000; i++) {
     const { rows } = await pgServer.admin.query<{ n: string }>(
-      "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE meta SET value = value + %'",
+      "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE meta SET value = value%'",
     );
     if (Number(rows[0]?.n) >= count) return;
     await new Promise((resolve) => setTimeout(resolve, 10));

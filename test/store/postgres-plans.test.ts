@@ -44,7 +44,7 @@ describe("postgres store: generic plans of the ingress statements on young table
     for (let rows = 1; rows <= 256; rows *= 2) {
       const statement = appendStatement(rows);
       expect(statement.rows).toBe(rows);
-      const plan = await genericPlan(`append_${rows}`, statement.text, 3 + 8 * rows);
+      const plan = await genericPlan(`append_${rows}`, statement.text, 4 + 8 * rows);
       expect(plan, `append of ${rows}`).toContain("events_id_key");
       expect(plan, `append of ${rows}`).not.toMatch(/Seq Scan on (events|marks)\b/);
     }

@@ -10,16 +10,12 @@
  *   without waiting for the disk (`synchronous_commit = off`, their own connections): a 202
  *   needs the claim on disk only together with the event, and the append's synchronous commit
  *   gives that (see `SQL.claim`). That saves one WAL flush per webhook.
- * - Appends are group-committed per instance: the appends that arrive while a group is in flight
- *   go together in the next one. A group is one statement, committed on its own (one round trip:
- *   `SQL.append`): it moves the `last_seq` counter (taking its row lock), inserts the new events
- *   with the seqs it reserved, and writes their dedupe marks (replacing the claims). `append`
- *   resolves after the statement's commit returned, and every session runs with
- *   `synchronous_commit = on`, so an acknowledged event is on disk. The row lock is held until
- *   the commit is visible, which makes seq order the commit order across instances. It is held
- *   only inside the server, for the statement and its commit: never while the server waits for
- *   a gateway (a gateway frozen in the middle of an append does not stop the other instances'),
- *   and one round trip per group instead of the three a transaction of three statements took.
+ * - Appends are group-committed per instance: the appends that arrive while a transaction is in
+ *   flight go together in the next one. One transaction takes the `last_seq` row lock, inserts
+ *   the new events with the next seqs, writes their dedupe marks (replacing the claims) and moves
+ *   the counter, in one statement; `append` resolves after COMMIT returned, and every session
+ *   runs with `synchronous_commit = on`, so an acknowledged event is on disk. The row lock is
+ *   held until the commit is visible, which makes seq order the commit order across instances.
  * - Content filters are pushed down as JSONB (filter-to-jsonb.ts) and every filtered read is
  *   finished in memory with the compiled predicate, so answers are exact even where the
  *   translation is not.
@@ -40,7 +36,15 @@ import type {
 import { StoreUnavailableError } from "../../../src/store/contract.ts";
 import { createEventSummarizer } from "../../../src/store/match-event-query.ts";
 import { EVENT_SQL, type EventRow, eventFromRow } from "../../../src/store/sql/event-sql.ts";
-import { createPool, type PostgresOptions, pgBytes, prepared, toPg, unavailable } from "./pg-connection.ts";
+import {
+  createPool,
+  inTransaction,
+  type PostgresOptions,
+  pgBytes,
+  prepared,
+  toPg,
+  unavailable,
+} from "./pg-connection.ts";
 import { buildPgListQuery, buildPgReadAfterQuery, eventColumns } from "./pg-event-queries.ts";
 import { openSchemaPool } from "./pg-schema.ts";
 
@@ -62,19 +66,8 @@ const PURGE_BATCH = 1_000;
 /** Ids per removal or redaction statement. */
 const ID_BATCH = 500;
 
-/**
- * Append groups in flight at once. One: the appends arriving while a group is in flight gather
- * into the next, which keeps groups large under load (fewer commits per event) and call order
- * deterministic. Two were measured (2026-11-27, 800 webhooks/s with an HTTP destination on the
- * 2-core bench machine): groups of about one event each, more commits and server CPU per event,
- * and deliveries fell seconds behind the 202s, where one kept 800/s with a p95 of 43-109 ms.
- */
-const APPENDS_IN_FLIGHT = 1;
-/** Runs of one append group at most, when another instance recorded one of its ids meanwhile. */
-const APPEND_ATTEMPTS = 3;
-
-/** The first event row's first parameter in `SQL.append` (the marks come before). */
-const APPEND_FIRST_ROW_PARAM = 4;
+/** Takes the journal counter's row lock until the transaction ends; answers the last seq. */
+const SQL_LOCK_SEQ = "UPDATE meta SET value = value WHERE key = 'last_seq' RETURNING value";
 
 const SQL = {
   /**
@@ -101,18 +94,9 @@ const SQL = {
       FROM input i LEFT JOIN taken t ON t.key = i.key`,
   release: "DELETE FROM marks WHERE key = $1 AND event_id IS NULL",
   /**
-   * The append of up to `rows` events (`appendStatement` below), one statement committed on its
-   * own. The events of ids not recorded yet get the next seqs in input order; ids recorded
-   * before answer with their seq, found by a probe of `events_id_key` (the statement's snapshot
-   * does not see its own inserts). `counter` moves `last_seq` past the new events and answers
-   * where they start: its UPDATE takes the row lock, waiting for the group that holds it to
-   * commit, and then works on the row as that group left it (PostgreSQL re-reads a row updated
-   * meanwhile), so the seqs follow on from the events that group inserted. The probe, though,
-   * reads the snapshot taken when the statement began, before that wait: should the group it
-   * waited for have recorded one of the same ids, the insert fails on `events_id_key` and the
-   * whole group runs again (`APPEND_ATTEMPTS`), with a snapshot that sees it. That needs two
-   * different dedupe keys for one event id arriving within one commit of each other.
-   *
+   * The append of up to `rows` events (`appendStatement` below). The events of ids not recorded
+   * yet get the next seqs in input order; ids recorded before answer with their seq, found by
+   * the same probe of `events_id_key` (the statement's snapshot does not see its own inserts).
    * The probe is a subquery per input row, not a join: the statement runs a generic plan made
    * when a connection first runs it, often on a young, small table, and for a join that plan
    * was a hash join over a sequential scan of `events`, read whole by every append from then on
@@ -120,11 +104,11 @@ const SQL = {
    * the unique key is an index probe whatever the statistics said.
    */
   append: (rows: number) => {
-    // $1..$3 the marks (arrays: keys, event ids, expiries), then 8 parameters per event row. A
-    // row whose id is NULL is padding (see `appendStatement`).
+    // $1 the seq before the batch, $2..$4 the marks (arrays: keys, event ids, expiries), then 8
+    // parameters per event row. A row whose id is NULL is padding (see `appendStatement`).
     const values: string[] = [];
     for (let r = 0; r < rows; r++) {
-      const p = APPEND_FIRST_ROW_PARAM + r * 8;
+      const p = 5 + r * 8;
       values.push(
         `($${p}::text, $${p + 1}::text, $${p + 2}::text, $${p + 3}::text, $${p + 4}::text, $${p + 5}::bigint, $${p + 6}::text, $${p + 7}::jsonb, ${r + 1})`,
       );
@@ -136,17 +120,15 @@ const SQL = {
       SELECT i.*, (SELECT e.seq FROM events e WHERE e.id = i.id) AS recorded FROM input i),
     fresh AS (
       SELECT p.*, row_number() OVER (ORDER BY p.ord) AS rn FROM probed p WHERE p.recorded IS NULL),
-    counter AS (
-      UPDATE meta SET value = value + (SELECT count(*) FROM fresh) WHERE key = 'last_seq'
-      RETURNING value - (SELECT count(*) FROM fresh) AS base),
     inserted AS (
       INSERT INTO events (seq, id, source_id, type, subject, external_id, received_at, record, doc)
-      SELECT c.base + f.rn, f.id, f.source_id, f.type, f.subject, f.external_id, f.received_at, f.record, f.doc
-        FROM fresh f CROSS JOIN counter c
+      SELECT $1 + rn, id, source_id, type, subject, external_id, received_at, record, doc FROM fresh
       RETURNING id, seq),
+    counter AS (
+      UPDATE meta SET value = $1 + (SELECT count(*) FROM fresh) WHERE key = 'last_seq'),
     marked AS (
       INSERT INTO marks (key, event_id, expires_at)
-      SELECT * FROM unnest($1::bytea[], $2::text[], $3::bigint[]) AS m(key, event_id, expires_at) ORDER BY key
+      SELECT * FROM unnest($2::bytea[], $3::text[], $4::bigint[]) AS m(key, event_id, expires_at) ORDER BY key
       ON CONFLICT (key) DO UPDATE SET event_id = excluded.event_id, expires_at = excluded.expires_at)
     SELECT id, seq, true AS inserted FROM inserted
     UNION ALL SELECT id, recorded, false FROM probed WHERE recorded IS NOT NULL`;
@@ -202,11 +184,22 @@ export function appendStatement(rows: number): { name: string; text: string; row
 }
 
 /**
- * The append connections' sessions plan the append statements once (a generic plan): their plan
- * does not depend on the values, and the custom plans PostgreSQL would otherwise make for the
- * first runs of each size class cost more than the appends.
+ * Opens an append's transaction and takes the journal counter's row lock, in one round trip.
+ * The append statements are planned once per connection (a generic plan): their plan does not
+ * depend on the values, and the custom plans PostgreSQL would otherwise make for the first runs
+ * of each size class cost more than the appends. The lock is taken by a statement of its own,
+ * before the append's: under READ COMMITTED the append's snapshot is taken when it starts, so it
+ * sees every event committed by the holder the lock waited for.
+ *
+ * The lock is held between round trips, so a gateway that stops between them (a VM pause, a
+ * stop-the-world pause, SIGSTOP) would hold every instance's appends for as long as it stays
+ * stopped: PostgreSQL ends such a transaction once it has been idle for
+ * `APPEND_IDLE_LIMIT` (its appends fail with 503 and their senders retry; the other instances go
+ * on). A live gateway sends its next statement within milliseconds, even under heavy load.
+ * Tested by test/scaleout/postgres-paused-instance.test.ts.
  */
-const APPEND_SESSION = { plan_cache_mode: "force_generic_plan" };
+const APPEND_IDLE_LIMIT = "5s";
+const BEGIN_APPEND = `BEGIN; SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL idle_in_transaction_session_timeout = '${APPEND_IDLE_LIMIT}'; ${SQL_LOCK_SEQ}`;
 
 /**
  * The claim pool's sessions plan their statements once (a generic plan). Left to itself,
@@ -236,15 +229,12 @@ interface PendingAppend {
 
 /** Opens the pool, creates the schema when missing, and returns the driver. */
 export const postgresStore: StoreFactory<PostgresStoreOptions> = async (options) => {
-  // Half of poolSize serves the reads; the other half the dedupe claims (at most
-  // CLAIM_STATEMENTS_IN_FLIGHT at once, plus releases) and, from 6 connections on, the append
-  // groups (APPENDS_IN_FLIGHT). With fewer, the appends share the reads' connections, and with a
-  // single connection the claims too, committing synchronously (correct, one flush more).
+  // The claims' connections are carved out of poolSize (half of it): appends are group-committed,
+  // one transaction in flight at a time, so the other half serves them and the reads. With a
+  // single connection the claims share it and commit synchronously (correct, one flush more).
   const size = options.poolSize ?? 10;
-  const half = size >= 2 ? Math.floor(size / 2) : 0;
-  const appendSize = half >= CLAIM_STATEMENTS_IN_FLIGHT + APPENDS_IN_FLIGHT ? APPENDS_IN_FLIGHT : 0;
-  const claimSize = half - appendSize;
-  const pool = await openSchemaPool({ ...options, poolSize: size - claimSize - appendSize }, async (client) => {
+  const claimSize = size >= 2 ? Math.floor(size / 2) : 0;
+  const pool = await openSchemaPool({ ...options, poolSize: size - claimSize }, async (client) => {
     if (options.warn) {
       const { rows } = await client.query<{ fsync: string }>("SELECT current_setting('fsync') AS fsync");
       if (rows[0]?.fsync !== "on") {
@@ -255,28 +245,24 @@ export const postgresStore: StoreFactory<PostgresStoreOptions> = async (options)
     }
   });
   const claimPool = claimSize > 0 ? createPool(options, claimSize, false, CLAIM_SESSION) : pool;
-  const appendPool = appendSize > 0 ? createPool(options, appendSize, true, APPEND_SESSION) : pool;
-  return createPostgresStore(pool, options, claimPool, appendPool);
+  return createPostgresStore(pool, options, claimPool);
 };
 
 /**
  * The driver on an opened pool whose schema exists; `claimPool` (default: `pool`) runs the
- * dedupe claims and releases, best with `synchronous_commit = off` sessions (`SQL.claim`), and
- * `appendPool` (default: `pool`) the append groups, best with generic plans (`APPEND_SESSION`).
+ * dedupe claims and releases, best with `synchronous_commit = off` sessions (`SQL.claim`).
  */
 export function createPostgresStore(
   pool: pg.Pool,
   options: PostgresStoreOptions = {},
   claimPool: pg.Pool = pool,
-  appendPool: pg.Pool = pool,
 ): StoreDriver {
   const now = options.now ?? Date.now;
   const summarizeEvent = createEventSummarizer(options.services);
   const name = "postgres";
   let closed = false;
   let queue: PendingAppend[] = [];
-  const appendsInFlight = new Set<Promise<void>>();
-  let appendsScheduled = false;
+  let flushing: Promise<void> | undefined;
   let claims: PendingClaim[] = [];
   let claimsInFlight = 0;
 
@@ -292,7 +278,7 @@ export function createPostgresStore(
     }
   };
 
-  /** One statement for a batch of appends; each caller gets its own answer. */
+  /** One transaction for a batch of appends; each caller gets its own answer. */
   const commit = async (batch: PendingAppend[]) => {
     // One row per id (the first wins; later ones answer as not inserted), one mark per key.
     const firstOfId = new Map<string, PendingAppend>();
@@ -300,36 +286,32 @@ export function createPostgresStore(
     const columns = [...firstOfId.values()].map((item) => eventColumns(item.record, summarizeEvent));
     const marks = new Map<string, { eventId: string; expiresAt: number }>();
     for (const item of batch) marks.set(item.dedupeKey, { eventId: item.record.id, expiresAt: item.expiresAt });
-    const statement = appendStatement(columns.length);
-    const values: unknown[] = [
-      [...marks.keys()].map(pgBytes),
-      [...marks.values()].map((m) => m.eventId),
-      [...marks.values()].map((m) => m.expiresAt),
-    ];
-    for (const c of columns) {
-      values.push(c.id, c.sourceId, c.type, c.subject, c.externalId, c.receivedAt, c.record, c.doc);
-    }
-    for (let pad = columns.length; pad < statement.rows; pad++) {
-      values.push(null, null, null, null, null, null, null, null);
-    }
-    let rows: { id: string; seq: number; inserted: boolean }[] = [];
-    for (let attempt = 1; ; attempt++) {
-      try {
-        rows = (
-          await appendPool.query<{ id: string; seq: number; inserted: boolean }>({
-            name: statement.name,
-            text: statement.text,
-            values,
-          })
-        ).rows;
-        break;
-      } catch (error) {
-        // Another instance recorded one of these ids after this statement's snapshot (SQL.append).
-        const code = (error as { code?: string; constraint?: string }).code;
-        const constraint = (error as { constraint?: string }).constraint;
-        if (code !== "23505" || constraint !== "events_id_key" || attempt >= APPEND_ATTEMPTS) throw error;
-      }
-    }
+    const rows = await inTransaction(
+      pool,
+      async (client, opened) => {
+        const last = Number((opened.rows[0] as { value?: number } | undefined)?.value ?? 0);
+        const statement = appendStatement(columns.length);
+        const values: unknown[] = [
+          last,
+          [...marks.keys()].map(pgBytes),
+          [...marks.values()].map((m) => m.eventId),
+          [...marks.values()].map((m) => m.expiresAt),
+        ];
+        for (const c of columns) {
+          values.push(c.id, c.sourceId, c.type, c.subject, c.externalId, c.receivedAt, c.record, c.doc);
+        }
+        for (let pad = columns.length; pad < statement.rows; pad++) {
+          values.push(null, null, null, null, null, null, null, null);
+        }
+        const result = await client.query<{ id: string; seq: number; inserted: boolean }>({
+          name: statement.name,
+          text: statement.text,
+          values,
+        });
+        return result.rows;
+      },
+      BEGIN_APPEND,
+    );
     const byId = new Map(rows.map((r) => [r.id, r]));
     const answered = new Set<string>();
     for (const item of batch) {
@@ -396,22 +378,18 @@ export function createPostgresStore(
     }
   };
 
-  /** Sends the queued appends as groups, up to APPENDS_IN_FLIGHT at once. */
-  const sendAppends = () => {
-    while (queue.length > 0 && appendsInFlight.size < APPENDS_IN_FLIGHT) {
+  const flush = async () => {
+    while (queue.length > 0) {
       const batch = queue.slice(0, APPEND_BATCH);
       queue = queue.slice(batch.length);
-      const sent: Promise<void> = commit(batch)
-        .catch((error) => {
-          const failure = unavailable(`${name} store`, error);
-          for (const item of batch) item.reject(failure);
-        })
-        .finally(() => {
-          appendsInFlight.delete(sent);
-          sendAppends();
-        });
-      appendsInFlight.add(sent);
+      try {
+        await commit(batch);
+      } catch (error) {
+        const failure = unavailable(`${name} store`, error);
+        for (const item of batch) item.reject(failure);
+      }
     }
+    flushing = undefined;
   };
 
   /** Reads pages through `read` until `want` rows match the filter (all rows when there is none). */
@@ -452,14 +430,7 @@ export function createPostgresStore(
       if (closed) return Promise.reject(new StoreUnavailableError(`${name} store is closed`));
       return new Promise<AppendResult>((resolve, reject) => {
         queue.push({ record, dedupeKey, expiresAt: now() + dedupeTtlMs, resolve, reject });
-        // The appends of one turn of the event loop go together (one group, in call order).
-        if (!appendsScheduled) {
-          appendsScheduled = true;
-          queueMicrotask(() => {
-            appendsScheduled = false;
-            sendAppends();
-          });
-        }
+        flushing ??= flush();
       });
     },
     async release(dedupeKey) {
@@ -558,13 +529,8 @@ export function createPostgresStore(
     async close() {
       if (closed) return;
       closed = true;
-      // The appends already asked for are still sent and answered.
-      sendAppends();
-      while (appendsInFlight.size > 0) await Promise.all(appendsInFlight);
-      await Promise.all([
-        pool.end(),
-        ...[claimPool, appendPool].filter((other) => other !== pool).map((other) => other.end()),
-      ]);
+      await flushing;
+      await Promise.all([pool.end(), claimPool === pool ? undefined : claimPool.end()]);
     },
   };
 }
