@@ -1,10 +1,10 @@
 /**
  * Transforms off the main thread on Node (docs/transformations.md "Where transforms run"): a
  * small pool of worker threads (transform-worker.ts), each running one call at a time on its own
- * QuickJS module. A call's deadline is `timeoutMs` + `slackMs` from the moment its worker calls
- * the program, the module's default export (read from a shared clock, so loading QuickJS,
- * compiling the module and running its top level are not counted; the top level has its own
- * deadline, `MODULE_TOP_LEVEL_MS` + `slackMs`); QuickJS's interrupt
+ * QuickJS module. A call's deadline is `timeoutMs` + `slackMs` from the moment its worker starts
+ * the module's top level, which runs before every call and shares the call's `timeoutMs` with the
+ * default export (read from a shared clock, so loading QuickJS and compiling the module are not
+ * counted); QuickJS's interrupt
  * ends ordinary loops at `timeoutMs`, and a call still running at the deadline (a built-in that
  * never checks the interrupt, a stuck allocation) is ended here: the worker is terminated and
  * replaced, and the call answers `{ ok: false }`. One worker more than `size` is kept warm as a
@@ -17,12 +17,7 @@
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { timeoutMessage } from "../../src/transform/quickjs-sandbox.ts";
-import {
-  MODULE_TOP_LEVEL_MS,
-  type TransformCall,
-  type TransformExecutor,
-  type TransformOutcome,
-} from "../../src/transform/transform-contract.ts";
+import type { TransformCall, TransformExecutor, TransformOutcome } from "../../src/transform/transform-contract.ts";
 import type { PoolAnswer, PoolRequest } from "./transform-worker.ts";
 
 export interface TransformPoolOptions {
@@ -56,7 +51,10 @@ interface Pending {
 
 interface Slot {
   worker: Worker;
-  /** Written by the worker: [0] when the call's program started, [1] when its module's top level did; 0 otherwise. */
+  /**
+   * Written by the worker: [0] when the call started (its module's top level), the deadline's
+   * origin; [1] when its program, the default export, was called (names what overran); 0 otherwise.
+   */
   clock: Float64Array;
   /** Module keys this worker was sent the source of. */
   known: Set<string>;
@@ -77,6 +75,8 @@ const ENTRY = import.meta.url.endsWith(".js")
 export function createTransformPool(options: TransformPoolOptions = {}): TransformExecutor & {
   /** Workers alive now (tests, metrics). */
   size(): number;
+  /** Calls this pool ended from outside (their worker terminated at the deadline) so far (tests, metrics). */
+  endedFromOutside(): number;
   /** Starts the workers now rather than on the first call (a gateway with transforms configured). */
   start(): void;
 } {
@@ -89,6 +89,7 @@ export function createTransformPool(options: TransformPoolOptions = {}): Transfo
   const queue: Pending[] = [];
   let nextId = 1;
   let closed = false;
+  let ended = 0;
 
   const spawn = (): Slot => {
     const shared = new SharedArrayBuffer(16);
@@ -170,6 +171,7 @@ export function createTransformPool(options: TransformPoolOptions = {}): Transfo
     slot.dead = true;
     slots.splice(slots.indexOf(slot), 1);
     slot.worker.terminate().catch(() => {});
+    ended++;
     busy.pending.resolve({ ok: false, message, logs: [] });
     // A replacement (the spare, if ready, takes the next call meanwhile).
     if (!closed && slots.length < size + 1) spawn();
@@ -181,20 +183,21 @@ export function createTransformPool(options: TransformPoolOptions = {}): Transfo
     const check = () => {
       const busy = slot.busy;
       if (!busy || busy.pending !== pending) return;
-      const program = slot.clock[0] as number;
-      const topLevel = slot.clock[1] as number;
+      const started = slot.clock[0] as number;
       const now = Date.now();
-      if (program === 0 && topLevel === 0) {
+      if (started === 0) {
         // Not started: QuickJS still loading or the module compiling.
         if (now - busy.dispatchedAt > startBudgetMs) {
           kill(slot, `the transform did not start within ${startBudgetMs} ms`);
         } else busy.timer = setTimeout(check, timeoutMs + slackMs);
         return;
       }
-      // The program's deadline once it was called; before, its module's top level's.
-      const due = program !== 0 ? program + timeoutMs + slackMs : topLevel + MODULE_TOP_LEVEL_MS + slackMs;
-      if (now >= due) kill(slot, timeoutMessage(program !== 0 ? "program" : "top level", pending.call.limits));
-      else busy.timer = setTimeout(check, due - now);
+      // One deadline from the start of the module's top level; the message names the part running.
+      const due = started + timeoutMs + slackMs;
+      if (now >= due) {
+        const phase = (slot.clock[1] as number) !== 0 ? "program" : "top level";
+        kill(slot, timeoutMessage(phase, pending.call.limits));
+      } else busy.timer = setTimeout(check, due - now);
     };
     return setTimeout(check, timeoutMs + slackMs);
   };
@@ -237,6 +240,7 @@ export function createTransformPool(options: TransformPoolOptions = {}): Transfo
       });
     },
     size: () => slots.length,
+    endedFromOutside: () => ended,
     start() {
       if (!closed && slots.length === 0) spawn();
     },

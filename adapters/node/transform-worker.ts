@@ -1,9 +1,9 @@
 /**
  * The body of one transform worker thread (transform-pool.ts): compiles each module once (a
  * bounded cache, src/transform/compiled-cache.ts) on the QuickJS module of this thread and runs the calls the pool hands it, one
- * at a time. It writes into the shared `clock` the pool reads for its deadlines when the
- * module's top level starts (`clock[1]`) and when the program, the default export, is called
- * (`clock[0]`), and clears both after; compiling and loading QuickJS are not timed.
+ * at a time. It writes into the shared `clock` the pool reads when the call starts, with its
+ * module's top level (`clock[0]`, the deadline's origin), and when the program, the default
+ * export, is called (`clock[1]`), and clears both after; compiling and loading QuickJS are not timed.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { createCompiledCache } from "../../src/transform/compiled-cache.ts";
@@ -95,10 +95,10 @@ async function handle({ id, call }: PoolRequest): Promise<PoolAnswer> {
   if (!("run" in transform)) return { id, outcome: transform };
   // A runtime discarded by the last call is rebuilt before the clock starts.
   transform.prepare();
-  clock[1] = Date.now();
+  clock[0] = Date.now();
   try {
     const outcome = transform.run(call.event, call.context, () => {
-      clock[0] = Date.now();
+      clock[1] = Date.now();
     });
     return { id, outcome };
   } finally {

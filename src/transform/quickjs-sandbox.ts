@@ -5,20 +5,20 @@
  * factory, so nothing persists from one call to the next; a call that leaves promise jobs queued
  * discards its runtime, so they never run in a later call; the interrupt handler ends a call at
  * its deadline, and a runtime that hit a limit is thrown away and rebuilt for the next call.
- * A call's deadline is `timeoutMs` from the moment the default export is called: building the
- * runtime and compiling the module are not timed here (callers bound them), and the module's top
- * level, which runs first, has its own deadline (`MODULE_TOP_LEVEL_MS`).
+ * A call's deadline is `timeoutMs` from the start of the module's top level (which runs before
+ * every call): the top level, the default export, the promise it returns and its reads of the
+ * event's data share that one budget. Building the runtime and compiling the module are not
+ * timed here (callers bound them).
  * The sandbox has no network, file system, timers or host objects: only the JSON it is given.
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
 import { SANDBOX_PRELUDE } from "./sandbox-prelude.ts";
-import {
-  type CompiledTransform,
-  MODULE_TOP_LEVEL_MS,
-  type TransformContext,
-  type TransformEvent,
-  type TransformLimits,
-  type TransformOutcome,
+import type {
+  CompiledTransform,
+  TransformContext,
+  TransformEvent,
+  TransformLimits,
+  TransformOutcome,
 } from "./transform-contract.ts";
 
 interface Instance {
@@ -59,16 +59,16 @@ export function compileTransform(
     run(event: TransformEvent, context: TransformContext, programStarted?: () => void): TransformOutcome {
       instance ??= createInstance(quickjs, factorySource, limits, () => Date.now() > deadline);
       const { context: vm, runtime } = instance;
-      // The module's top level first, on its own deadline; then the program, on timeoutMs.
+      // One budget from here: the module's top level, then the program. The phase only names,
+      // in the answer, the part that was running when the budget ran out.
       let phase: "top level" | "program" = "top level";
-      deadline = Date.now() + MODULE_TOP_LEVEL_MS;
+      deadline = Date.now() + limits.timeoutMs;
       try {
         const begun = callForString(vm, instance.begin, [instance.factory]);
         let answer = begun;
         if (begun === "") {
           phase = "program";
           programStarted?.();
-          deadline = Date.now() + limits.timeoutMs;
           answer = callForString(vm, instance.run, [], [vm.newString(toPayload(event, context))]);
         }
         if (answer === "pending") {
@@ -125,11 +125,14 @@ function toPayload(event: TransformEvent, context: TransformContext): string {
   return `${context.attempt}\n${destination}\n${headers}\n${event.envelope}\n${event.data ?? ""}`;
 }
 
-/** What a call that reached its deadline answers: the program's, or its module's top level's. */
+/**
+ * What a call that used up its `timeoutMs` answers, named for the part that was running then: the
+ * module's top level (the default export never called), or the program.
+ */
 export function timeoutMessage(phase: "top level" | "program", limits: TransformLimits): string {
   return phase === "program"
     ? `the transform ran longer than ${limits.timeoutMs} ms`
-    : `the transform module's top level ran longer than ${MODULE_TOP_LEVEL_MS} ms`;
+    : `the transform module's top level ran longer than ${limits.timeoutMs} ms`;
 }
 
 function describeLimit(message: string, limits: TransformLimits): string {

@@ -92,8 +92,8 @@ export const SANDBOX_PRELUDE = `(() => {
   // One string per call (each string the host creates costs a copy and a handle): the attempt,
   // then the destination, the headers, the envelope and the data as JSON texts, one a line (JSON
   // text never holds a raw line feed); an empty last line when the event has no data.
-  // A call is two host calls: begin runs the module's top level (its own, larger time limit),
-  // run calls the default export it returned (the call's timeoutMs, counted from here).
+  // A call is two host calls under one time budget: begin runs the module's top level, run calls
+  // the default export it returned (so the host can say which of the two used the budget up).
   let begun;
   const begin = (factory) => {
     logs = [];

@@ -46,9 +46,10 @@ export interface CompiledTransform {
   /** `sha256:` + the first 16 hex digits of the module source's SHA-256. */
   readonly version: string;
   /**
-   * Runs the transform on one event within the time and memory limits: the module's top level
-   * first (within `MODULE_TOP_LEVEL_MS`), then the default export (within `timeoutMs`, counted from
-   * its call). `programStarted` is called, synchronously, right before the default export is.
+   * Runs the transform on one event within the time and memory limits: the module's top level,
+   * then the default export, both within one `timeoutMs` counted from the start of the top level.
+   * `programStarted` is called, synchronously, right before the default export is (a host that
+   * ends the call from outside names the part that overran with it).
    */
   run(event: TransformEvent, context: TransformContext, programStarted?: () => void): TransformOutcome;
   /** Builds the runtime now if the last call discarded it, so the next `run` starts at once. */
@@ -57,13 +58,6 @@ export interface CompiledTransform {
   memoryBytes(): number;
   dispose(): void;
 }
-
-/**
- * The time a module's top level may take, ms. It runs before every call (nothing persists from
- * one call to the next), and is the module's start-up, not the program's run: `timeoutMs` starts
- * when the default export is called. Generous, yet a top level that never ends is still ended.
- */
-export const MODULE_TOP_LEVEL_MS = 1000;
 
 /** Limits of one transform. */
 export interface TransformLimits {

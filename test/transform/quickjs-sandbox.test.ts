@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { loadQuickJSNode } from "../../adapters/node/quickjs-node.ts";
 import { toFactorySource } from "../../src/transform/module-source.ts";
 import { compileTransform } from "../../src/transform/quickjs-sandbox.ts";
-import { MODULE_TOP_LEVEL_MS, toTransformEvent } from "../../src/transform/transform-contract.ts";
+import { toTransformEvent } from "../../src/transform/transform-contract.ts";
 
 async function compile(code: string, timeoutMs = 1000) {
   const factory = toFactorySource(code);
@@ -80,29 +80,55 @@ describe("the QuickJS sandbox call", () => {
   });
 });
 
-describe("what timeoutMs counts (the program's run, from the call of the default export)", () => {
-  it("a module whose top level takes 4 x timeoutMs: its first call on a fresh sandbox answers", async () => {
+describe("what timeoutMs counts (the module's top level and the program together, one budget)", () => {
+  it("a module whose top level takes 4 x timeoutMs fails at its top level, the program never called", async () => {
+    // Used to answer (the top level had its own 1 s): a module's start-up runs before every call,
+    // so it counts in the call's budget.
     const transform = await compile(slowTopLevel(400, "export default (event) => ({ type: event.type });"), 100);
-    const called: number[] = [];
-    const outcome = transform.run(toTransformEvent({ id: "e", type: "t.slow-start" }), context, () =>
-      called.push(Date.now()),
-    );
-    expect(outcome).toEqual({ ok: true, skip: false, json: '{"type":"t.slow-start"}', logs: ["started"] });
-    expect(called).toHaveLength(1);
+    let called = false;
+    const outcome = transform.run(toTransformEvent({ id: "e", type: "t.slow-start" }), context, () => {
+      called = true;
+    });
+    expect(outcome).toEqual({
+      ok: false,
+      message: "the transform module's top level ran longer than 100 ms",
+      logs: [],
+    });
+    expect(called).toBe(false);
     transform.dispose();
   });
 
-  it("an endless program is still ended at its timeoutMs, after a slow top level", async () => {
+  it("the top level and the program share the budget: each under it, together over it, the call fails", async () => {
+    // 150 ms of top level, then 150 ms of program, with timeoutMs 200: each part alone fits, the
+    // two do not (whichever part is running when the budget runs out is named).
     const transform = await compile(
-      slowTopLevel(300, 'export default () => { console.log("looping"); for (;;) {} };'),
-      100,
+      slowTopLevel(
+        150,
+        "export default () => { const until = Date.now() + 150; while (Date.now() < until) {} return { done: true }; };",
+      ),
+      200,
     );
     const outcome = transform.run(toTransformEvent({ id: "e", type: "t" }), context);
+    expect(outcome.ok).toBe(false);
+    expect(!outcome.ok && outcome.message).toMatch(/^the transform (module's top level )?ran longer than 200 ms$/);
+    transform.dispose();
+  });
+
+  it("an endless program is ended at timeoutMs, its top level's logs and its own kept", async () => {
+    const transform = await compile(
+      'const TABLE = Object.fromEntries(Array.from({ length: 200 }, (_, i) => ["k" + i, i]));\nconsole.log("started", TABLE.k7);\nexport default () => { console.log("looping"); for (;;) {} };',
+      100,
+    );
+    let called = false;
+    const outcome = transform.run(toTransformEvent({ id: "e", type: "t" }), context, () => {
+      called = true;
+    });
     expect(outcome).toEqual({
       ok: false,
       message: "the transform ran longer than 100 ms",
-      logs: ["started", "looping"],
+      logs: ["started 7", "looping"],
     });
+    expect(called).toBe(true);
     // The runtime was thrown away and is built again: the next call runs (and is ended) the same way.
     expect(transform.run(toTransformEvent({ id: "e", type: "t" }), context)).toMatchObject({
       ok: false,
@@ -111,18 +137,22 @@ describe("what timeoutMs counts (the program's run, from the call of the default
     transform.dispose();
   });
 
-  it("an endless top level is ended at its own limit, the program never called", async () => {
-    const transform = await compile("for (;;) {}\nexport default () => ({ never: true });", 50);
+  it("an endless top level is ended at timeoutMs (50 ms), the program never called; the next call too", async () => {
+    const transform = await compile(
+      'console.log("starting");\nfor (;;) {}\nexport default () => ({ never: true });',
+      50,
+    );
     let called = false;
     const outcome = transform.run(toTransformEvent({ id: "e", type: "t" }), context, () => {
       called = true;
     });
     expect(outcome).toEqual({
       ok: false,
-      message: `the transform module's top level ran longer than ${MODULE_TOP_LEVEL_MS} ms`,
-      logs: [],
+      message: "the transform module's top level ran longer than 50 ms",
+      logs: ["starting"],
     });
     expect(called).toBe(false);
+    expect(transform.run(toTransformEvent({ id: "e", type: "t" }), context)).toEqual(outcome);
     transform.dispose();
   });
 
