@@ -61,7 +61,7 @@ const CASES: Record<string, { file: string; exportName: string; about: string }>
     file: "./cases/transform.ts",
     exportName: "benchTransform",
     about:
-      "CPU per delivery with a trivial transform, in-thread (before) and in the worker pool (after); added latency per call; memory per compiled transform",
+      "CPU per delivery with a trivial transform, in-thread (before) and in the worker pool (after); added latency per call; memory per compiled transform; a hostile top level beside a trivial transform on one worker",
   },
   erase: {
     file: "./cases/erase.ts",

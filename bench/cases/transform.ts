@@ -8,7 +8,11 @@
  *   - latency per call, one call at a time: in-thread and through the pool; the difference at
  *     p50 and p99 is what the pool adds (message to the worker and back; target <= 1 ms at p99);
  *   - memory: QuickJS's own count of what one compiled transform holds between calls (its
- *     runtime, frozen context and compiled module), for one and as the mean over 100 compiled ones.
+ *     runtime, frozen context and compiled module), for one and as the mean over 100 compiled ones;
+ *   - a hostile module on a one-worker pool (what 2 cores get): calls per second of a trivial
+ *     transform while a transform whose top level loops for ever, or sits inside one built-in,
+ *     is called back to back beside it (`timeoutMs` 50, the default slack). The loop is ended by
+ *     QuickJS's interrupt inside the worker; the built-in only from outside, the worker replaced.
  */
 import { randomBytes } from "node:crypto";
 import { loadQuickJSNode } from "../../adapters/node/quickjs-node.ts";
@@ -93,6 +97,48 @@ async function latencies(transform: PreparedTransform, record: EventRecord, coun
     if (!outcome.ok) throw new Error(outcome.message);
   }
   return out.sort((x, y) => x - y);
+}
+
+/** Top levels no call gets past: an endless loop, and one `indexOf` that runs for minutes. */
+const HOSTILE_TOP_LEVELS = {
+  loop: "for (;;) {}\nexport default () => ({ never: true });",
+  "stuck built-in": "const i = 'a'.repeat(1e6).indexOf('a'.repeat(5e5) + 'b');\nexport default () => ({ i });",
+} as const;
+
+/**
+ * Calls per second of the trivial transform, and of the hostile one, over `seconds` on a fresh
+ * one-worker pool, each called back to back (both queue for the one worker).
+ */
+async function beside(hostile: string | undefined, record: EventRecord, seconds: number) {
+  const registry = createTransformRegistry({
+    destinations: [],
+    services: builtinServices,
+    loadQuickJS: loadQuickJSNode,
+    executor: createTransformPool({ size: 1 }),
+  });
+  const event = toTransformEvent(record.event);
+  const context = { destination: "bench", attempt: 1, headers: {} };
+  const good = await registry.compile({ code: TRIVIAL, timeoutMs: 50, memoryLimitMb: 16 });
+  const bad =
+    hostile === undefined ? undefined : await registry.compile({ code: hostile, timeoutMs: 50, memoryLimitMb: 16 });
+  for (let i = 0; i < 20; i++) await good.run(event, context); // the worker started and warm
+  let stop = false;
+  const loop = async (transform: PreparedTransform, ok: boolean) => {
+    let calls = 0;
+    while (!stop) {
+      const outcome = await transform.run(event, context);
+      if (outcome.ok !== ok) throw new Error(`unexpected outcome: ${JSON.stringify(outcome)}`);
+      calls++;
+    }
+    return calls;
+  };
+  const running = [loop(good, true), bad ? loop(bad, false) : Promise.resolve(0)];
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  stop = true;
+  const [goodCalls, badCalls] = await Promise.all(running);
+  registry.close();
+  const perSecond = (n: number) => Math.round(((n as number) / seconds) * 10) / 10;
+  return { good: perSecond(goodCalls as number), bad: perSecond(badCalls as number) };
 }
 
 export async function benchTransform(options: { durationSeconds?: number } = {}) {
@@ -191,6 +237,20 @@ export async function benchTransform(options: { durationSeconds?: number } = {})
     "KiB per compiled transform (QuickJS memory_used_size)": Math.round(perTransformBytes / 102.4) / 10,
     "KiB per compiled transform (mean over 100, QuickJS count)": Math.round(quickjsBytes / 100 / 102.4) / 10,
   };
+  // A hostile module beside a trivial one on a one-worker pool.
+  const window = Math.max(3, Math.min(10, options.durationSeconds ?? 10));
+  const alone = await beside(undefined, record, window);
+  Object.assign(out, {
+    "hostile: trivial calls/s on a one-worker pool, alone": alone.good,
+    "hostile window, seconds": window,
+  });
+  for (const [name, code] of Object.entries(HOSTILE_TOP_LEVELS)) {
+    const figures = await beside(code, record, window);
+    Object.assign(out, {
+      [`hostile: trivial calls/s beside a top level that never ends (${name})`]: figures.good,
+      [`hostile: calls/s of the top level that never ends (${name})`]: figures.bad,
+    });
+  }
   for (const [key, value] of Object.entries(out)) console.log(`${key}: ${value}`);
   return out;
 }
