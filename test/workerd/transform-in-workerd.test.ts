@@ -3,7 +3,8 @@
  * object's engine reshapes (signed over the transformed bytes, verified with the Standard
  * Webhooks library), skips, formats Slack, and turns an endless loop, a memory bomb and a throw
  * into dead letters with `transform_error` while the other destinations deliver; probes find
- * nothing of the host; `POST /transforms/test` answers from the Worker itself.
+ * nothing of the host; `POST /transforms/test` answers from the Worker itself, and a module whose
+ * top level never ends fails within its `timeoutMs` there too.
  */
 import { env } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
@@ -101,5 +102,25 @@ describe("transforms in workerd", () => {
     });
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ ok: true, skipped: false, result: { id }, logs: ["agreement.sent"] });
+  });
+
+  it("a module whose top level loops for ever fails within its timeoutMs (50 ms) there too; the next call answers", async () => {
+    const { id } = await record("agreement.sent");
+    const endless = await admin("/transforms/test", {
+      method: "POST",
+      body: JSON.stringify({ event: id, code: "for (;;) {}\nexport default () => ({ never: true });", timeoutMs: 50 }),
+    });
+    expect(endless.status).toBe(200);
+    const answer = (await endless.json()) as { ok: boolean; error?: { code: string; message: string } };
+    expect(answer.ok).toBe(false);
+    expect(answer.error?.code).toBe("transform_error");
+    // Named for the top level when the object's own interrupt ended it (workerd's local clock
+    // moves while code runs); the caller's deadline, which cannot tell the parts apart, names the call.
+    expect(answer.error?.message).toMatch(/^the transform (module's top level )?ran longer than 50 ms$/);
+    const next = await admin("/transforms/test", {
+      method: "POST",
+      body: JSON.stringify({ event: id, code: "export default (e) => ({ id: e.id });", timeoutMs: 50 }),
+    });
+    expect(await next.json()).toMatchObject({ ok: true, result: { id } });
   });
 });
