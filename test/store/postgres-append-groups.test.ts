@@ -103,4 +103,48 @@ describe("postgres store: append groups", () => {
       await Promise.all([a.close(), b.close()]);
     }
   }, 60_000);
+
+  it("a burst of large events goes in groups of at most 4 MiB of rows, a larger event alone; every one recorded whole", async () => {
+    // Before the limit, the events queued behind a group went together in the next one: 47 events
+    // of 1 MiB in one statement (and 256 of 300 concurrent appends of 1 MiB failed together when
+    // pg built that statement for longer than the append's 5 s idle limit).
+    const { schema, a, b } = await twoInstances();
+    const holder = new pg.Client({ connectionString: pgServer.server.url });
+    try {
+      const large = (i: number, chars: number) =>
+        makeRecord(100 + i, { data: { event_id: `big-${i}`, note: `${i}:${"x".repeat(chars)}` } });
+      const records = Array.from({ length: 48 }, (_, i) => large(i, i === 20 ? 6 * 1024 * 1024 : 512 * 1024));
+      // The counter's lock held elsewhere: the first append's group waits for it and the others
+      // queue behind, as a burst does behind a group in flight.
+      await holder.connect();
+      await holder.query("BEGIN");
+      await holder.query(`UPDATE ${schema}.meta SET value = value WHERE key = 'last_seq'`);
+      const appended = records.map((r) => a.append(r, keyOf(r), DAY));
+      await appendsWaitingForLock(1);
+      await holder.query("COMMIT");
+      const results = await Promise.all(appended);
+      expect(results.every((r) => r.inserted)).toBe(true);
+      // One group is one transaction: its rows share their xmin.
+      const { rows: groups } = await pgServer.admin.query<{ events: number; chars: string; ids: string[] }>(
+        `SELECT count(*)::int AS events, sum(length(record))::text AS chars, array_agg(id) AS ids
+           FROM ${schema}.events GROUP BY xmin::text`,
+      );
+      const bigId = (records[20] as { id: string }).id;
+      for (const group of groups) {
+        if (group.ids.includes(bigId)) expect(group.events).toBe(1);
+        // Record and filter document each hold the note: at most 3 events of ~1 MiB fit in 4 MiB.
+        else expect(group.events).toBeLessThanOrEqual(3);
+      }
+      expect(groups.reduce((sum, g) => sum + g.events, 0)).toBe(48);
+      // Every event reads back whole, from either instance.
+      const read = await b.readAfter(0, 100);
+      expect(read.map((r) => r.id)).toEqual(records.map((r) => r.id));
+      for (const [i, record] of read.entries()) {
+        expect(JSON.stringify(record.event)).toBe(JSON.stringify((records[i] as { event: unknown }).event));
+      }
+    } finally {
+      await holder.end().catch(() => {});
+      await Promise.all([a.close(), b.close()]);
+    }
+  }, 120_000);
 });

@@ -57,6 +57,15 @@ export interface PostgresStoreOptions extends PostgresOptions, StoreWiring {
 
 /** Appends per transaction at most. */
 const APPEND_BATCH = 256;
+/**
+ * Characters of records and filter documents per append transaction at most (a lone larger
+ * event goes alone). Without it a burst of large webhooks (the default body limit is 1 MiB) made
+ * one statement of up to 256 of them, hundreds of MiB held in memory at once; `pg` took longer
+ * to build that statement's message (after the lock's answer) than the append's idle limit, so
+ * PostgreSQL ended the transaction and every webhook of the group got 503, again at every retry
+ * (256 of 300 concurrent appends of 1 MiB events; test/store/postgres-append-groups.test.ts).
+ */
+const APPEND_GROUP_CHARS = 4 * 1024 * 1024;
 /** Claims per statement at most. */
 const CLAIM_BATCH = 256;
 /** Claim statements in flight at once (one being executed while the next is on the wire). */
@@ -221,6 +230,8 @@ interface PendingClaim {
 
 interface PendingAppend {
   record: EventRecord;
+  /** The row's values (`eventColumns`), made when its group is formed. */
+  columns?: ReturnType<typeof eventColumns>;
   dedupeKey: string;
   expiresAt: number;
   resolve(result: AppendResult): void;
@@ -278,12 +289,17 @@ export function createPostgresStore(
     }
   };
 
+  const columnsOf = (item: PendingAppend) => {
+    item.columns ??= eventColumns(item.record, summarizeEvent);
+    return item.columns;
+  };
+
   /** One transaction for a batch of appends; each caller gets its own answer. */
   const commit = async (batch: PendingAppend[]) => {
     // One row per id (the first wins; later ones answer as not inserted), one mark per key.
     const firstOfId = new Map<string, PendingAppend>();
     for (const item of batch) if (!firstOfId.has(item.record.id)) firstOfId.set(item.record.id, item);
-    const columns = [...firstOfId.values()].map((item) => eventColumns(item.record, summarizeEvent));
+    const columns = [...firstOfId.values()].map((item) => columnsOf(item));
     const marks = new Map<string, { eventId: string; expiresAt: number }>();
     for (const item of batch) marks.set(item.dedupeKey, { eventId: item.record.id, expiresAt: item.expiresAt });
     const rows = await inTransaction(
@@ -380,8 +396,31 @@ export function createPostgresStore(
 
   const flush = async () => {
     while (queue.length > 0) {
-      const batch = queue.slice(0, APPEND_BATCH);
-      queue = queue.slice(batch.length);
+      // Up to APPEND_BATCH events and APPEND_GROUP_CHARS characters; at least one event.
+      // Its rows' values are made here, group by group (not for the whole queue at once).
+      let take = 0;
+      let chars = 0;
+      let failed: { item: PendingAppend; error: unknown } | undefined;
+      while (take < queue.length && take < APPEND_BATCH) {
+        const item = queue[take] as PendingAppend;
+        try {
+          const c = columnsOf(item);
+          chars += c.record.length + (c.doc?.length ?? 0);
+        } catch (error) {
+          failed = { item, error };
+          break;
+        }
+        if (take > 0 && chars > APPEND_GROUP_CHARS) break;
+        take++;
+      }
+      if (failed && take === 0) {
+        // A record that cannot be written as a row fails alone.
+        queue = queue.slice(1);
+        failed.item.reject(unavailable(`${name} store`, failed.error));
+        continue;
+      }
+      const batch = queue.slice(0, take);
+      queue = queue.slice(take);
       try {
         await commit(batch);
       } catch (error) {
