@@ -41,6 +41,11 @@ const CASES: Record<string, { file: string; exportName: string; about: string }>
     about: "2,000 WebSocket subscribers vs a bare and a naive ws broadcast",
   },
   hostile: { file: "./cases/hostile.ts", exportName: "benchHostile", about: "CPU per forged or unsigned webhook" },
+  burst: {
+    file: "./cases/large-burst.ts",
+    exportName: "benchLargeBurst",
+    about: "200 webhooks of 1 MiB at once into one gateway on sqlite, Redis and PostgreSQL (minutes; only when named)",
+  },
   scaleout: {
     file: "./cases/scaleout.ts",
     exportName: "benchScaleout",
@@ -71,7 +76,7 @@ const CASES: Record<string, { file: string; exportName: string; about: string }>
 };
 
 /** Cases that take minutes (the scale case fills a million events) run only when named. */
-const ON_REQUEST = new Set(["scale", "erase"]);
+const ON_REQUEST = new Set(["scale", "erase", "burst"]);
 const USAGE = [
   "usage: npm run bench [-- <case>...]   (no case: every one but scale)",
   "",

@@ -47,8 +47,10 @@ export interface ScriptedStoreOptions extends StoreWiring {
 
 const PURGE_BATCH = 500;
 const SCAN_BATCH = 200;
-/** Bounds one query's walk of an index (each round reads up to SCAN_BATCH entries). */
-const MAX_SCAN_ROUNDS = 5_000;
+/** Record characters per scan script at most (after its first record): see `scanScript`. */
+const SCAN_CHARS = 1024 * 1024;
+/** Bounds one query's walk of an index: index entries read at most. */
+const MAX_SCANNED = 5_000 * SCAN_BATCH;
 
 /** Creates the store driver on `runner`. */
 export function createScriptedStore(runner: ScriptRunner, options: ScriptedStoreOptions = {}): StoreDriver {
@@ -246,9 +248,19 @@ async function walk(
   const matches = compileEventQuery(query);
   const out: EventRecord[] = [];
   const batch = Math.min(SCAN_BATCH, Math.max(want, 16));
-  for (let round = 0; round < MAX_SCAN_ROUNDS; round++) {
-    const reply = (await run(scanScript, sets, [direction, bound, batch, keys.eventPrefix])) as ScriptReply[];
-    for (let i = 0; i < reply.length; i += 3) {
+  for (let scanned = 0; scanned < MAX_SCANNED; ) {
+    const reply = (await run(scanScript, sets, [
+      direction,
+      bound,
+      batch,
+      keys.eventPrefix,
+      SCAN_CHARS,
+    ])) as ScriptReply[];
+    // A page cut short by the character budget ends with one element more (`scanScript`).
+    const cut = reply.length % 3 === 1;
+    const entries = cut ? reply.length - 1 : reply.length;
+    scanned += entries / 3;
+    for (let i = 0; i < entries; i += 3) {
       const json = reply[i + 2] as string;
       bound = String(reply[i]);
       if (!json) continue; // purged between the index read and now
@@ -257,7 +269,7 @@ async function walk(
       out.push(record);
       if (out.length === want) return out;
     }
-    if (reply.length < batch * 3) break;
+    if (!cut && entries < batch * 3) break;
   }
   return out;
 }

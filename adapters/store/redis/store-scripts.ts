@@ -75,8 +75,11 @@ return {tonumber(r[1]), r[2]}
 
 /**
  * One page of the union of index sorted sets. KEYS: the sets. ARGV: 'desc' or 'asc', the
- * exclusive seq bound ('+inf' / '-inf' for none), count, event key prefix.
- * Returns seq, id, JSON (nil when purged meanwhile) triples, at most count, in order.
+ * exclusive seq bound ('+inf' / '-inf' for none), count, event key prefix, and a budget of
+ * record characters. Returns seq, id, JSON (nil when purged meanwhile) triples, at most count,
+ * in order; once the records returned reach the budget the page ends early (after at least one)
+ * and a last element, 1, says so. Redis runs one script at a time: a page of 200 records of 1 MiB
+ * held every other command (every instance's appends) for seconds.
  */
 export const scanScript = defineScript(
   "scan",
@@ -98,10 +101,19 @@ end
 if desc then table.sort(items, function(a, b) return a[1] > b[1] end)
 else table.sort(items, function(a, b) return a[1] < b[1] end) end
 local out = {}
-for i = 1, math.min(count, #items) do
+local budget = tonumber(ARGV[5])
+local chars = 0
+local n = math.min(count, #items)
+for i = 1, n do
+  local json = redis.call('HGET', ARGV[4] .. items[i][2], 'j') or ''
   out[#out + 1] = items[i][1]
   out[#out + 1] = items[i][2]
-  out[#out + 1] = redis.call('HGET', ARGV[4] .. items[i][2], 'j') or ''
+  out[#out + 1] = json
+  chars = chars + #json
+  if chars >= budget and i < n then
+    out[#out + 1] = 1
+    return out
+  end
 end
 return out
 `,
