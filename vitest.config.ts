@@ -25,6 +25,8 @@ export default defineConfig({
     pool: "forks",
     // The gateway processes run the compiled sources (dist/), built here when they changed.
     globalSetup: ["test/helpers/compile-global-setup.ts"],
+    // Property tests from one fixed seed (FC_SEED to explore others): the suite is deterministic.
+    setupFiles: ["test/helpers/fast-check-seed.ts"],
     // Most suites wait on the gateway processes they spawn: one worker per core (vitest leaves one
     // core idle by default, a single worker on a 2-core machine).
     maxWorkers: 2,

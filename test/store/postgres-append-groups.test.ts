@@ -35,6 +35,23 @@ async function appendsWaitingForLock(count: number): Promise<void> {
   throw new Error(`fewer than ${count} appends ever waited for the counter's lock`);
 }
 
+/**
+ * Holds the journal counter's row lock in a session of its own (pg_stat_activity, polled by
+ * `admin`, is frozen within a transaction); `release` commits and ends the session.
+ */
+async function holdCounterLock(schema: string): Promise<{ release: () => Promise<void>; end: () => Promise<void> }> {
+  const holder = new pg.Client({ connectionString: pgServer.server.url });
+  await holder.connect();
+  await holder.query("BEGIN");
+  await holder.query(`UPDATE ${schema}.meta SET value = value WHERE key = 'last_seq'`);
+  return {
+    release: async () => {
+      await holder.query("COMMIT");
+    },
+    end: () => holder.end().catch(() => {}),
+  };
+}
+
 describe("postgres store: append groups", () => {
   it("seq order is commit order: a reader following the log never skips a seq, with two instances appending", async () => {
     const { a, b } = await twoInstances();
@@ -75,19 +92,16 @@ describe("postgres store: append groups", () => {
 
   it("an id another instance recorded while the group waited for the counter answers with its seq", async () => {
     const { schema, a, b } = await twoInstances();
-    const holder = new pg.Client({ connectionString: pgServer.server.url });
+    let lock: Awaited<ReturnType<typeof holdCounterLock>> | undefined;
     try {
       await a.append(makeRecord(1), keyOf(makeRecord(1)), DAY);
       // Hold the counter's row lock so that both appends take their snapshot before either
       // records the event: one of them then finds the id taken only when it inserts.
-      // (A session of its own: pg_stat_activity, polled by `admin`, is frozen within a transaction.)
-      await holder.connect();
-      await holder.query("BEGIN");
-      await holder.query(`UPDATE ${schema}.meta SET value = value WHERE key = 'last_seq'`);
+      lock = await holdCounterLock(schema);
       const record = makeRecord(2);
       const both = [a.append(record, "first-key", DAY), b.append(record, "second-key", DAY)];
       await appendsWaitingForLock(2);
-      await holder.query("COMMIT");
+      await lock.release();
       const results = await Promise.all(both);
       expect(results.filter((r) => r.inserted)).toHaveLength(1);
       expect(results.map((r) => r.seq)).toEqual([2, 2]);
@@ -99,29 +113,27 @@ describe("postgres store: append groups", () => {
       // Appends go on as before.
       expect((await b.append(makeRecord(3), keyOf(makeRecord(3)), DAY)).seq).toBe(3);
     } finally {
-      await holder.end().catch(() => {});
+      await lock?.end();
       await Promise.all([a.close(), b.close()]);
     }
   }, 60_000);
 
   it("a burst of large events goes in groups of at most 4 MiB of rows, a larger event alone; every one recorded whole", async () => {
     // Before the limit, the events queued behind a group went together in the next one: 47 events
-    // of 1 MiB in one statement (and 256 of 300 concurrent appends of 1 MiB failed together when
+    // of about 1 MB in one statement (and 256 of 300 concurrent appends of about 1 MB failed together when
     // pg built that statement for longer than the append's 5 s idle limit).
     const { schema, a, b } = await twoInstances();
-    const holder = new pg.Client({ connectionString: pgServer.server.url });
+    let lock: Awaited<ReturnType<typeof holdCounterLock>> | undefined;
     try {
       const large = (i: number, chars: number) =>
         makeRecord(100 + i, { data: { event_id: `big-${i}`, note: `${i}:${"x".repeat(chars)}` } });
       const records = Array.from({ length: 48 }, (_, i) => large(i, i === 20 ? 6 * 1024 * 1024 : 512 * 1024));
       // The counter's lock held elsewhere: the first append's group waits for it and the others
       // queue behind, as a burst does behind a group in flight.
-      await holder.connect();
-      await holder.query("BEGIN");
-      await holder.query(`UPDATE ${schema}.meta SET value = value WHERE key = 'last_seq'`);
+      lock = await holdCounterLock(schema);
       const appended = records.map((r) => a.append(r, keyOf(r), DAY));
       await appendsWaitingForLock(1);
-      await holder.query("COMMIT");
+      await lock.release();
       const results = await Promise.all(appended);
       expect(results.every((r) => r.inserted)).toBe(true);
       // One group is one transaction: its rows share their xmin.
@@ -143,7 +155,7 @@ describe("postgres store: append groups", () => {
         expect(JSON.stringify(record.event)).toBe(JSON.stringify((records[i] as { event: unknown }).event));
       }
     } finally {
-      await holder.end().catch(() => {});
+      await lock?.end();
       await Promise.all([a.close(), b.close()]);
     }
   }, 120_000);

@@ -63,7 +63,7 @@ const APPEND_BATCH = 256;
  * one statement of up to 256 of them, hundreds of MiB held in memory at once; `pg` took longer
  * to build that statement's message (after the lock's answer) than the append's idle limit, so
  * PostgreSQL ended the transaction and every webhook of the group got 503, again at every retry
- * (256 of 300 concurrent appends of 1 MiB events; test/store/postgres-append-groups.test.ts).
+ * (256 of 300 concurrent appends of 1 MB events; test/store/postgres-append-groups.test.ts).
  */
 const APPEND_GROUP_CHARS = 4 * 1024 * 1024;
 /** Claims per statement at most. */
