@@ -14,6 +14,7 @@ export const H3_WEBHOOK_FILES = [
   "test/ingress/concurrent-deliveries.test.ts",
   "test/security/webhook-hostile-traffic.test.ts",
   "test/security/refused-body-linger.test.ts",
+  "test/ingress/bodies-in-flight.test.ts",
 ];
 
 const nodeSuite = { include: ["test/**/*.test.ts"], exclude: ["test/workerd/**", "node_modules/**"] };

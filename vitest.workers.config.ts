@@ -162,6 +162,9 @@ const GATEWAY_CONFIG = {
   // (the runaway transforms of transform-no-stall-in-workerd.test.ts run for seconds).
   transforms: { deadlineSlackMs: 2000 },
   operationalEvents: { deadBatchSeconds: 1 },
+  // Webhook bodies in flight per isolate (test/workerd/hardening-in-workerd.test.ts fills it):
+  // 1.5 MiB, above the sources' default 1 MiB body limit as the config check requires.
+  ingress: { maxBodyBytesInFlight: 1.5 * 1024 * 1024 },
   // Per-type retention (test/workerd/lifecycle-in-workerd.test.ts ages an event past it).
   retention: [{ sources: ["esign"], types: ["agreement.viewed"], days: 1 }],
   upstreams: [

@@ -26,6 +26,7 @@ import { createEnricher, type Enricher } from "./enrich/create-enricher.ts";
 import type { GatewayContext } from "./gateway-context.ts";
 import type { GatewayOptions } from "./gateway-options.ts";
 import { type GatewaySettings, type SettingsDeps, settingsOf } from "./gateway-settings.ts";
+import { createIngressBodyBudget } from "./ingress/ingress-body-budget.ts";
 import { readRawBody } from "./ingress/read-raw-body.ts";
 import { resumeErasures } from "./lifecycle/erase-events.ts";
 import { createOperationalEvents, type OperationalEvents } from "./operational-events/create-operational-events.ts";
@@ -100,6 +101,12 @@ export function buildGatewayContext(options: GatewayOptions): GatewayParts {
   });
 
   let settings = settingsOf(config, settingsDeps);
+  const bodyBudget = createIngressBodyBudget({
+    max: () => settings.config.ingress.maxBodyBytesInFlight,
+    metrics,
+    logger,
+    clock,
+  });
   const proxyDeps: ProxyDeps = {
     // Read through: a reload's clients reach a proxy it keeps (upstreams unchanged).
     get config() {
@@ -201,6 +208,7 @@ export function buildGatewayContext(options: GatewayOptions): GatewayParts {
     get verificationLimiter() {
       return settings.verificationLimiter;
     },
+    bodyBudget,
     get enricher() {
       return enricher;
     },

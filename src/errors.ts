@@ -14,6 +14,7 @@ export type ErrorCode =
   | "payload_too_large"
   | "in_progress"
   | "store_unavailable"
+  | "overloaded"
   | "unauthorized"
   | "forbidden"
   | "not_found"

@@ -10,6 +10,7 @@ import type { GatewayConfig, SourceConfig } from "./config/schema.ts";
 import type { CryptoPort } from "./crypto/crypto-port.ts";
 import type { DeliveriesErased, DeliveryEngine } from "./delivery/delivery-engine.ts";
 import type { Enricher } from "./enrich/create-enricher.ts";
+import type { BodyBudget, BodyLease } from "./ingress/body-budget.ts";
 import type { RawBodyResult } from "./ingress/read-raw-body.ts";
 import type { VerificationFailureLimiter } from "./ingress/verification-failure-limiter.ts";
 import type { RetentionPolicy } from "./lifecycle/retention-rules.ts";
@@ -42,7 +43,7 @@ export interface GatewayContext {
   /** `fetch` for the API proxy's upstream calls (runtime adapters may supply a faster one). */
   upstreamFetch: UpstreamFetch;
   /** Reads a request body as exact bytes up to a limit (runtime adapters may supply a faster one). */
-  readBody: (request: Request, limit: number, deadlineMs?: number) => Promise<RawBodyResult>;
+  readBody: (request: Request, limit: number, deadlineMs?: number, lease?: BodyLease) => Promise<RawBodyResult>;
   /**
    * Lists a request's headers as lower-cased name -> value, repeated names joined by ", " (what
    * iterating its `Headers` gives); runtime adapters may read them without building a `Headers`.
@@ -56,6 +57,8 @@ export interface GatewayContext {
   nativeRequestBody?: (request: Request) => unknown;
   /** The SSE body channel (default Web streams; the Node adapter pipes a Node stream). */
   createEventStreamChannel?: CreateEventStreamChannel;
+  /** The process's budget of webhook body bytes in flight (src/ingress/body-budget.ts). */
+  bodyBudget: BodyBudget;
   /** Refuses addresses that keep failing webhook verification (src/ingress/verification-failure-limiter.ts). */
   verificationLimiter?: VerificationFailureLimiter;
   /** Notified after each durable append (delivery engine, live stream). */

@@ -12,6 +12,7 @@
  * bounded while (linger-after-refusal.ts).
  */
 import type { IncomingMessage } from "node:http";
+import type { BodyLease } from "../../src/ingress/body-budget.ts";
 import { type RawBodyResult, readRawBody } from "../../src/ingress/read-raw-body.ts";
 import { lingerAfterRefusal } from "./linger-after-refusal.ts";
 
@@ -20,16 +21,29 @@ type NodeBacked = Request & { runtime?: { node?: { req?: IncomingMessage } } };
 /** First allocation for a body of unknown or large declared length. */
 const INITIAL_CAPACITY = 16 * 1024;
 
-export function readNodeBody(request: Request, limit: number, deadlineMs?: number): Promise<RawBodyResult> {
+export function readNodeBody(
+  request: Request,
+  limit: number,
+  deadlineMs?: number,
+  lease?: BodyLease,
+): Promise<RawBodyResult> {
   const req = (request as NodeBacked).runtime?.node?.req;
   if (!req || request.bodyUsed || req.readableEnded || req.readableDidRead) {
-    return readRawBody(request, limit, deadlineMs);
+    return readRawBody(request, limit, deadlineMs, lease);
   }
-  return readIncomingBody(req, limit, deadlineMs);
+  return readIncomingBody(req, limit, deadlineMs, lease);
 }
 
-/** Reads an unread `IncomingMessage`'s body (what `readNodeBody` does once it found one). */
-export function readIncomingBody(req: IncomingMessage, limit: number, deadlineMs?: number): Promise<RawBodyResult> {
+/**
+ * Reads an unread `IncomingMessage`'s body (what `readNodeBody` does once it found one), taking
+ * its bytes from `lease` as they arrive when given (src/ingress/body-budget.ts).
+ */
+export function readIncomingBody(
+  req: IncomingMessage,
+  limit: number,
+  deadlineMs?: number,
+  lease?: BodyLease,
+): Promise<RawBodyResult> {
   const declaredText = req.headers["content-length"];
   const declared = declaredText === undefined ? undefined : Number(declaredText);
   // The rest of a refused body is read and thrown away, bounded, so the client reads the 413
@@ -39,9 +53,15 @@ export function readIncomingBody(req: IncomingMessage, limit: number, deadlineMs
     return Promise.resolve({ ok: false, reason: "too_large" });
   }
   const arrived = declared === undefined ? undefined : takeArrivedBody(req, declared);
-  if (arrived) return Promise.resolve({ ok: true, bytes: arrived });
+  if (arrived) {
+    if (lease && !lease.take(arrived.byteLength)) {
+      lingerAfterRefusal(req);
+      return Promise.resolve({ ok: false, reason: "over_budget" });
+    }
+    return Promise.resolve({ ok: true, bytes: arrived });
+  }
   return new Promise((resolve, reject) => {
-    new IncomingBodyRead(req, limit, declared ?? limit, deadlineMs, resolve, reject);
+    new IncomingBodyRead(req, limit, declared ?? limit, deadlineMs, lease, resolve, reject);
   });
 }
 
@@ -77,6 +97,7 @@ function takeArrivedBody(req: IncomingMessage, declared: number): Uint8Array | u
 class IncomingBodyRead {
   #req: IncomingMessage;
   #limit: number;
+  #lease: BodyLease | undefined;
   /** The most the body can take: its declared length, else the limit. */
   #ceiling: number;
   #buffer: Buffer;
@@ -94,11 +115,13 @@ class IncomingBodyRead {
     limit: number,
     ceiling: number,
     deadlineMs: number | undefined,
+    lease: BodyLease | undefined,
     resolve: (result: RawBodyResult) => void,
     reject: (error: unknown) => void,
   ) {
     this.#req = req;
     this.#limit = limit;
+    this.#lease = lease;
     this.#ceiling = ceiling;
     this.#resolve = resolve;
     this.#reject = reject;
@@ -133,6 +156,12 @@ class IncomingBodyRead {
       this.#cleanup();
       lingerAfterRefusal(this.#req);
       this.#resolve({ ok: false, reason: "too_large" });
+      return;
+    }
+    if (this.#lease && !this.#lease.take(chunk.length)) {
+      this.#cleanup();
+      lingerAfterRefusal(this.#req);
+      this.#resolve({ ok: false, reason: "over_budget" });
       return;
     }
     let buffer = this.#buffer;

@@ -22,6 +22,7 @@ import type { GatewayConfig } from "../../src/config/schema.ts";
 import type { Gateway } from "../../src/create-gateway.ts";
 import { toErrorAnswer } from "../../src/errors.ts";
 import type { HeaderReader } from "../../src/http/header-reader.ts";
+import type { BodyLease } from "../../src/ingress/body-budget.ts";
 import type { WebhookInput } from "../../src/ingress/webhook-exchange.ts";
 import type { Logger } from "../../src/ops/logger.ts";
 import { CliFailure } from "./cli-errors.ts";
@@ -92,8 +93,8 @@ class NodeWebhookInput implements WebhookInput {
     this.headers = new NodeHeaderReader(req.rawHeaders);
     this.clientAddress = clientAddress;
   }
-  readBody(limit: number, deadlineMs?: number) {
-    return readIncomingBody(this.#req, limit, deadlineMs);
+  readBody(limit: number, deadlineMs?: number, lease?: BodyLease) {
+    return readIncomingBody(this.#req, limit, deadlineMs, lease);
   }
   listHeaders() {
     return this.headers.take();

@@ -61,8 +61,17 @@ export const FailedVerificationLimitSchema = v.strictObject({
   allowAddresses: v.optional(v.array(address), []),
 });
 
+/** Default budget of webhook body bytes in flight (src/ingress/body-budget.ts): 64 MiB. */
+export const DEFAULT_MAX_BODY_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
+
 export const IngressProtectionSchema = v.strictObject({
   failedVerificationLimit: v.optional(FailedVerificationLimitSchema, {}),
+  /**
+   * Bytes of webhook bodies the process holds at once, received and not yet answered; past it a
+   * body is refused with 503 `overloaded` (src/ingress/body-budget.ts). At least every source's
+   * `bodyLimitBytes` (checked). Default 64 MiB.
+   */
+  maxBodyBytesInFlight: v.optional(ms(1024, 64 * 1024 * 1024 * 1024), DEFAULT_MAX_BODY_BYTES_IN_FLIGHT),
 });
 
 /** Who may read `/metrics` and the full `/healthz` (docs/security-and-deployment.md#what-protects-what). */

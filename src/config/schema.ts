@@ -200,6 +200,18 @@ function checkCrossReferences({ dataset, addIssue }: v.RawCheckContext<ConfigObj
     const { hub, store } = dataset.value;
     const hubProblem = hub && hubStoreMismatch(hub.driver, store.driver);
     if (hubProblem) addIssue({ message: hubProblem, path: pathOf(value, ["hub", "driver"]) });
+    // One body within its source's limit must always fit the budget of bodies in flight.
+    const budget = dataset.value.ingress.maxBodyBytesInFlight;
+    const largest = dataset.value.sources.reduce(
+      (most: SourceConfig | undefined, s) => (s.bodyLimitBytes > (most?.bodyLimitBytes ?? 0) ? s : most),
+      undefined,
+    );
+    if (largest && largest.bodyLimitBytes > budget) {
+      addIssue({
+        message: `at least every source's bodyLimitBytes (source "${largest.id}" takes bodies of up to ${largest.bodyLimitBytes} bytes; received ${budget})`,
+        path: pathOf(value, ["ingress", "maxBodyBytesInFlight"]),
+      });
+    }
   }
   const sourceIds = new Set<string>();
   list(value.sources).forEach((s, i) => {

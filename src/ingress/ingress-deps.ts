@@ -10,6 +10,7 @@ import type { Metrics } from "../ops/metrics.ts";
 import type { WriteHealth } from "../ops/write-health.ts";
 import type { ServiceRegistry } from "../services/service-contract.ts";
 import type { EventRecord, StoreDriver } from "../store/contract.ts";
+import type { BodyBudget } from "./body-budget.ts";
 import type { VerificationFailureLimiter } from "./verification-failure-limiter.ts";
 
 /** What the signature pre-check before the body is read uses. */
@@ -28,6 +29,8 @@ export interface IngressDeps extends IngressGuardDeps {
   metrics: Metrics;
   logger: Logger;
   writeHealth?: WriteHealth;
+  /** The process's budget of webhook body bytes in flight; without it only each source's limit applies. */
+  bodyBudget?: BodyBudget;
   /** Notified after each durable append (the live hub, src/stream/hub-contract.ts). */
   hub: { publish(record: EventRecord): void };
   /** Told each webhook refused with an error code. */

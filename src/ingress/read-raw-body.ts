@@ -2,22 +2,28 @@
  * Reads a request body as the exact bytes received, refusing more than `limit` bytes without
  * buffering them: a declared Content-Length over the limit is refused before reading, and a
  * streamed body is cut off as soon as it passes the limit. With a deadline, a body that has not
- * ended in time is abandoned (`timeout`), so a slow sender cannot hold the request open.
+ * ended in time is abandoned (`timeout`), so a slow sender cannot hold the request open. With a
+ * lease of the process's body budget (body-budget.ts), each chunk is taken from it as it arrives,
+ * and a chunk that does not fit ends the read (`over_budget`).
  */
 import { concatBytes } from "../encoding/concat-bytes.ts";
+import type { BodyLease } from "./body-budget.ts";
 
-export type RawBodyResult = { ok: true; bytes: Uint8Array } | { ok: false; reason: "too_large" | "timeout" };
+export type RawBodyResult =
+  | { ok: true; bytes: Uint8Array }
+  | { ok: false; reason: "too_large" | "timeout" | "over_budget" };
 
 const EMPTY = new Uint8Array(0);
 
 /**
  * Reads the body of `request` (or of a response: only its headers and body are read) up to
- * `limit` bytes, within `deadlineMs` when given.
+ * `limit` bytes, within `deadlineMs` when given, taking its bytes from `lease` when given.
  */
 export async function readRawBody(
   request: Pick<Request, "headers" | "body">,
   limit: number,
   deadlineMs?: number,
+  lease?: BodyLease,
 ): Promise<RawBodyResult> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) {
@@ -45,6 +51,10 @@ export async function readRawBody(
       if (size > limit) {
         await reader.cancel().catch(() => {});
         return { ok: false, reason: "too_large" };
+      }
+      if (lease && !lease.take(value.byteLength)) {
+        await reader.cancel().catch(() => {});
+        return { ok: false, reason: "over_budget" };
       }
       chunks.push(value);
     }

@@ -17,12 +17,15 @@ import { type EventRecord, toDedupeKey } from "../store/contract.ts";
 import { describeEventSpan } from "../tracing/event-span-attributes.ts";
 import { attachTraceContext, readTraceHeaders } from "../tracing/trace-context.ts";
 import type { TraceSpan } from "../tracing/tracing-port.ts";
+import type { BodyLease } from "./body-budget.ts";
 import type { IngressDeps } from "./ingress-deps.ts";
 import { guardBeforeBody } from "./ingress-guards.ts";
 import { verifyWebhook } from "./verify-webhook.ts";
 import type { WebhookAnswer, WebhookInput } from "./webhook-exchange.ts";
 
 const STORE_RETRY_AFTER_SECONDS = "5";
+/** Bodies in flight finish within milliseconds to a body deadline: a short wait is enough. */
+const OVERLOADED_RETRY_AFTER_SECONDS = "1";
 
 // A plain answer the runtime renders (webhook-exchange.ts): no Response object on the hot path.
 function json(status: number, body: unknown, requestId: string): WebhookAnswer {
@@ -55,6 +58,24 @@ export async function receiveWebhook(
   request: WebhookInput,
   requestId: string,
   span?: TraceSpan,
+): Promise<WebhookAnswer> {
+  // The body's bytes count against the process's budget until the answer is made: the copies
+  // made while verifying, normalizing and recording it live that long (body-budget.ts).
+  const lease = ctx.bodyBudget?.lease();
+  try {
+    return await receiveLeased(ctx, sourceId, request, requestId, span, lease);
+  } finally {
+    lease?.release();
+  }
+}
+
+async function receiveLeased(
+  ctx: IngressDeps,
+  sourceId: string,
+  request: WebhookInput,
+  requestId: string,
+  span: TraceSpan | undefined,
+  lease: BodyLease | undefined,
 ): Promise<WebhookAnswer> {
   const { metrics, logger, store } = ctx;
   const source = ctx.sources.get(sourceId);
@@ -95,7 +116,7 @@ export async function receiveWebhook(
   let started = 0;
   let receivedAt = 0;
   try {
-    body = await request.readBody(source.bodyLimitBytes, source.bodyTimeoutMs);
+    body = await request.readBody(source.bodyLimitBytes, source.bodyTimeoutMs, lease);
     started = performance.now();
     receivedAt = ctx.clock.now();
     if (body.ok) {
@@ -126,6 +147,22 @@ export async function receiveWebhook(
       "body_timeout",
       {
         headers: { connection: "close" },
+      },
+    );
+  }
+  if (!body.ok && body.reason === "over_budget") {
+    throw refuse(
+      ctx,
+      source,
+      sourceId,
+      requestId,
+      503,
+      "overloaded",
+      "the gateway is holding as many webhook bodies as it may at once; retry later",
+      "over_budget",
+      {
+        // As after a 413: the rest of the body stays unread, the connection closes after the answer.
+        headers: { "retry-after": OVERLOADED_RETRY_AFTER_SECONDS, connection: "close" },
       },
     );
   }

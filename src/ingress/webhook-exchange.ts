@@ -7,14 +7,18 @@
  */
 import { clientAddressOf } from "../http/client-address.ts";
 import type { HeaderReader } from "../http/header-reader.ts";
+import type { BodyLease } from "./body-budget.ts";
 import type { RawBodyResult } from "./read-raw-body.ts";
 
 export interface WebhookInput {
   headers: HeaderReader;
   /** The client address as the runtime reports it (after `server.trustProxy`), if known. */
   clientAddress: string | undefined;
-  /** Reads the body as exact bytes, refusing past `limit` while reading and giving up at the deadline. */
-  readBody(limit: number, deadlineMs?: number): Promise<RawBodyResult>;
+  /**
+   * Reads the body as exact bytes, refusing past `limit` while reading, giving up at the deadline,
+   * and taking each chunk from `lease` (the process's body budget) when given.
+   */
+  readBody(limit: number, deadlineMs?: number, lease?: BodyLease): Promise<RawBodyResult>;
   /** The headers as lower-cased name -> value, repeated ones joined by ", " (what the record keeps). */
   listHeaders(): Headers | Record<string, string>;
 }
@@ -29,13 +33,13 @@ export interface WebhookAnswer {
 /** The input of a Fetch `Request`, read with the runtime's body reader and header lister. */
 export function webhookInputOfRequest(
   request: Request,
-  readBody: (request: Request, limit: number, deadlineMs?: number) => Promise<RawBodyResult>,
+  readBody: (request: Request, limit: number, deadlineMs?: number, lease?: BodyLease) => Promise<RawBodyResult>,
   listHeaders: ((request: Request) => Record<string, string>) | undefined,
 ): WebhookInput {
   return {
     headers: request.headers,
     clientAddress: clientAddressOf(request),
-    readBody: (limit, deadlineMs) => readBody(request, limit, deadlineMs),
+    readBody: (limit, deadlineMs, lease) => readBody(request, limit, deadlineMs, lease),
     listHeaders: () => (listHeaders ? listHeaders(request) : request.headers),
   };
 }

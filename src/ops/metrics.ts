@@ -105,6 +105,10 @@ export const GATEWAY_METRICS = {
   gateway_webhooks_duplicate_total: { type: "counter", help: "Webhooks answered as duplicates." },
   gateway_webhooks_in_progress_total: { type: "counter", help: "Webhooks answered 409 in_progress." },
   gateway_webhooks_rejected_total: { type: "counter", help: "Webhooks rejected, by reason." },
+  gateway_webhook_body_bytes_in_flight: {
+    type: "gauge",
+    help: "Bytes of webhook bodies received and not yet answered (bounded by ingress.maxBodyBytesInFlight).",
+  },
   gateway_webhooks_budget_waits_total: {
     type: "counter",
     help: "Webhooks that waited for a read slot of an address over the failed-verification limit.",

@@ -95,6 +95,20 @@ describe("gateway validate", () => {
     expect(run.code).toBe(1);
   });
 
+  it("a budget of bodies in flight smaller than a source's body limit is a problem", { timeout: 240_000 }, async () => {
+    const dir = await scratchDir();
+    const config = productionConfig(0) as ReturnType<typeof productionConfig> & Record<string, unknown>;
+    (config.sources[1] as Record<string, unknown>).bodyLimitBytes = 4 * 1024 * 1024;
+    config.ingress = { maxBodyBytesInFlight: 2 * 1024 * 1024 };
+    await writeConfig(dir, config);
+    const run = await gateway(["validate", "--config", "gateway.json"], { cwd: dir, env: productionEnv() });
+    expect(run.stderr.trim()).toBe(
+      "invalid configuration: ingress.maxBodyBytesInFlight: expected at least every source's bodyLimitBytes " +
+        '(source "staffing" takes bodies of up to 4194304 bytes; received 2097152)',
+    );
+    expect(run.code).toBe(1);
+  });
+
   it("--workers: the file as the Worker's GATEWAY_CONFIG, the environment as its bindings", {
     timeout: 240_000,
   }, async () => {

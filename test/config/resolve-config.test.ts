@@ -52,6 +52,7 @@ describe("defaults", () => {
         concurrentReads: 2,
         allowAddresses: [],
       },
+      maxBodyBytesInFlight: 64 * 1024 * 1024,
     });
     expect(config.metrics).toEqual({
       bearerTokenHashes: [],

@@ -4,13 +4,14 @@
  * inside workerd: proxy paths an upstream would resolve elsewhere, the client JWT lifetime rule,
  * CORS without a Host-based exemption, `/metrics` behind credentials, and the per-address limiter
  * of failed webhook verifications, keyed by `CF-Connecting-IP` (the client address Cloudflare
- * sets, which h3's Workers adapter reports as the request's address).
+ * sets, which h3's Workers adapter reports as the request's address), and the isolate's budget of
+ * webhook body bytes in flight.
  */
 import { env, exports } from "cloudflare:workers";
 import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { ADMIN_KEY, BASE, esignBody, postWebhook } from "./gateway-client.ts";
-import { ESIGN_SECRET, esignSignature } from "./reference-signatures.ts";
+import { ESIGN_SECRET, esignSignature, utf8 } from "./reference-signatures.ts";
 
 const APP_KEY = "workerd_test_app_key_0123456789";
 
@@ -108,5 +109,70 @@ describe("failed-verification budget", () => {
       "cf-connecting-ip": "203.0.113.7",
     });
     expect(signed.status).toBe(202);
+  });
+});
+
+describe("webhook bodies in flight", () => {
+  /** The gauge of body bytes in flight (admin key). */
+  const inFlight = async () => {
+    const text = await (
+      await exports.default.fetch(`${BASE}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
+    ).text();
+    return Number(/^gateway_webhook_body_bytes_in_flight (\d+)$/m.exec(text)?.[1]);
+  };
+  const signedBody = (prefix: string, padding: number) => {
+    const eventId = `${prefix}-${crypto.randomUUID()}`;
+    const text = JSON.stringify({
+      event: "agreement.completed",
+      event_id: eventId,
+      agreement_id: "ag-w",
+      pad: "x".repeat(padding),
+    });
+    return { eventId, text, bytes: utf8(text) };
+  };
+
+  it("a body past the isolate's budget (1.5 MiB here) is refused 503 overloaded while another is held; the held one is recorded", async () => {
+    // A body of about 1 MB streams in and stalls 10 bytes short of its end.
+    const held = signedBody("held", 1_000_000);
+    let finish!: () => void;
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(held.bytes.subarray(0, held.bytes.length - 10));
+        finish = () => {
+          controller.enqueue(held.bytes.subarray(held.bytes.length - 10));
+          controller.close();
+        };
+      },
+    });
+    const heldAnswer = exports.default.fetch(`${BASE}/webhooks/esign`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-svc-signature": await esignSignature(ESIGN_SECRET, held.text) },
+      body: stream,
+    });
+    let bytes = 0;
+    for (let i = 0; i < 2_000 && bytes < held.bytes.length - 10; i++) {
+      bytes = await inFlight();
+      if (bytes < held.bytes.length - 10) await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(bytes).toBe(held.bytes.length - 10);
+
+    // A second body of 700 KB does not fit beside it.
+    const refused = signedBody("refused", 700_000);
+    const answer = await postWebhook("esign", refused.text, {
+      "x-svc-signature": await esignSignature(ESIGN_SECRET, refused.text),
+    });
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get("retry-after")).toBe("1");
+    expect(((await answer.json()) as { error: { code: string } }).error.code).toBe("overloaded");
+    expect(await inFlight()).toBe(held.bytes.length - 10);
+
+    // The held body ends: recorded; everything is given back; the refused one's retry is recorded.
+    finish();
+    expect((await heldAnswer).status).toBe(202);
+    expect(await inFlight()).toBe(0);
+    const retried = await postWebhook("esign", refused.text, {
+      "x-svc-signature": await esignSignature(ESIGN_SECRET, refused.text),
+    });
+    expect(retried.status).toBe(202);
   });
 });
