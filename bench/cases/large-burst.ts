@@ -110,8 +110,21 @@ async function burstOn(engine: string, budgetName: string): Promise<Record<strin
       }),
     );
     const answeredMs = performance.now() - started;
+    if (gateway.child.exitCode !== null || gateway.child.signalCode !== null) {
+      clearInterval(sampler);
+      const last = gateway.lines.slice(-3).map((line) => line.slice(0, 300));
+      console.log(
+        `${engine}: the gateway exited (${gateway.child.exitCode ?? gateway.child.signalCode}) during the burst:`,
+        last,
+      );
+      return {
+        accepted: outcomes.filter((o) => o.first === 202).length,
+        exited: 1,
+        peak_rss_mb: Math.round(peak / 1e6),
+      };
+    }
     // The burst's events (the gateway's own operational events, source `gateway`, are not counted).
-    const logged = new Set(await listAllEventIds(gateway.url, cluster.secrets.adminKey, "source=esign")).size;
+    const logged = new Set(await listAllEventIds(gateway.url, cluster.secrets.adminKey, "source=esign", 20)).size;
     let deliveredMs = Number.NaN;
     for (const deadline = performance.now() + WAIT_SECONDS * 1000; performance.now() < deadline; ) {
       if (new Set(hook.ids()).size >= logged) {
