@@ -110,30 +110,34 @@ async function burstOn(engine: string, budgetName: string): Promise<Record<strin
       }),
     );
     const answeredMs = performance.now() - started;
-    if (gateway.child.exitCode !== null || gateway.child.signalCode !== null) {
-      clearInterval(sampler);
-      const last = gateway.lines.slice(-3).map((line) => line.slice(0, 300));
-      console.log(
-        `${engine}: the gateway exited (${gateway.child.exitCode ?? gateway.child.signalCode}) during the burst:`,
-        last,
-      );
+    const exited = () => gateway.child.exitCode !== null || gateway.child.signalCode !== null;
+    // Every webhook is a distinct event: the destination should get each one recorded.
+    const recordedNow = outcomes.filter((o) => o.last === 202 || o.last === 200).length;
+    let deliveredMs = Number.NaN;
+    for (const deadline = performance.now() + WAIT_SECONDS * 1000; performance.now() < deadline && !exited(); ) {
+      if (new Set(hook.ids()).size >= recordedNow) {
+        deliveredMs = performance.now() - started;
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    // The burst's events (the gateway's own operational events, source `gateway`, are not counted).
+    const logged = exited()
+      ? Number.NaN
+      : await listAllEventIds(gateway.url, cluster.secrets.adminKey, "source=esign", 20).then(
+          (ids) => new Set(ids).size,
+          () => Number.NaN,
+        );
+    clearInterval(sampler);
+    if (exited()) {
+      const last = gateway.lines.slice(-Number(process.env.BURST_LOG_LINES ?? 3)).map((line) => line.slice(0, 300));
+      console.log(`${engine}: the gateway exited (${gateway.child.exitCode ?? gateway.child.signalCode}):`, last);
       return {
         accepted: outcomes.filter((o) => o.first === 202).length,
         exited: 1,
         peak_rss_mb: Math.round(peak / 1e6),
       };
     }
-    // The burst's events (the gateway's own operational events, source `gateway`, are not counted).
-    const logged = new Set(await listAllEventIds(gateway.url, cluster.secrets.adminKey, "source=esign", 20)).size;
-    let deliveredMs = Number.NaN;
-    for (const deadline = performance.now() + WAIT_SECONDS * 1000; performance.now() < deadline; ) {
-      if (new Set(hook.ids()).size >= logged) {
-        deliveredMs = performance.now() - started;
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    clearInterval(sampler);
     let longestCommandMs = Number.NaN;
     if (redis) {
       const admin = new Redis(redis.url);
