@@ -6,8 +6,8 @@
  * go (and time out), and once Redis answers again everything is given back and runs.
  *
  * Why it matters: during a burst of large webhooks Redis fell behind, each 503 made the upstream
- * retry, and each retry queued another copy of the event on the connection; a gateway with a
- * 512 MiB heap ran out of memory (`npm run bench -- burst`).
+ * retry, and each retry queued another copy of the event on the connection, without bound
+ * (`npm run bench -- burst`).
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type IoredisRunner, openIoredisRunner } from "../../adapters/store/redis/ioredis-runner.ts";

@@ -7,11 +7,11 @@
  * Commands that Redis has not answered yet are bounded in bytes (`maxUnansweredBytes`). A
  * command past its deadline fails, but it was sent: the client keeps it, and its arguments, until
  * Redis answers. When Redis falls behind (a burst of large webhooks on `appendfsync always`),
- * the ingress answers 503, the upstreams retry, and every retry used to add another copy on the
- * one connection: a gateway with a 512 MiB heap ran out of memory (`npm run bench -- burst`). So
- * the deadline is this runner's own (not ioredis's `commandTimeout`, which forgets a command at
- * its deadline), the bytes count until Redis's answer or the connection's end, and a command that
- * would pass the bound fails at once ("Redis has not answered ..."), as when Redis is unreachable.
+ * the ingress answers 503, the upstreams retry, and every retry added another copy of the event
+ * on the one connection, without bound. So the deadline is this runner's own (not ioredis's
+ * `commandTimeout`, which stops waiting at its deadline but keeps the command), the bytes count
+ * until Redis's answer or the connection's end, and a command that would pass the bound fails at
+ * once ("Redis has not answered ..."), as when Redis is unreachable.
  */
 import { createHash } from "node:crypto";
 import { Redis } from "ioredis";
